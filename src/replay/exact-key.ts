@@ -1,0 +1,76 @@
+import stringify from 'fast-json-stable-stringify';
+import { bodyJson, bodyText } from '../tape/body.js';
+import { SECRET_QUERY } from '../tape/redact.js';
+import type { Body } from '../tape/schema.js';
+
+/** The request fields a key is computed from (a subset of an exchange). */
+export interface KeyedRequest {
+  route: string;
+  request: { method: string; path: string; query: [string, string][]; body: Body };
+}
+
+export interface ExactKeyOptions {
+  /**
+   * Body fields left out of the key because they change every run. Dotted paths from the body root; `*` matches
+   * any one key. Defaults: {@link DEFAULT_IGNORED_FIELDS}.
+   */
+  ignoreFields?: readonly string[];
+  /** Query parameters left out of the key (secrets are always left out: they are redacted on the tape). */
+  ignoreQuery?: readonly string[];
+}
+
+/**
+ * Per-run noise left out of the exact key by default. JSON-RPC ids and `_meta` (progress tokens, trace context)
+ * differ on every run of the same agent; they are rewritten to the incoming ones when an answer is replayed.
+ * `id` is only ignored in JSON-RPC messages (bodies with `"jsonrpc": "2.0"`).
+ */
+export const DEFAULT_IGNORED_FIELDS: readonly string[] = ['jsonrpc:id', 'params._meta', '_meta'];
+
+/**
+ * The canonical exact key: method, route, path, sorted query, and the body as stable JSON with noise removed.
+ * Two requests with the same key are the same request.
+ */
+export function exactKey(req: KeyedRequest, opts: ExactKeyOptions = {}): string {
+  const ignoreQuery = new Set([...SECRET_QUERY, ...(opts.ignoreQuery ?? [])].map((q) => q.toLowerCase()));
+  const query = req.request.query
+    .filter(([k]) => !ignoreQuery.has(k.toLowerCase()))
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .sort()
+    .join('&');
+  return `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${query}\n${canonicalBody(req.request.body, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS)}`;
+}
+
+/** The body as stable JSON with the ignored fields removed, or its text for non-JSON bodies. */
+export function canonicalBody(body: Body, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS): string {
+  const json = body.kind === 'json' ? body.json : bodyJson(body);
+  if (json === undefined) return body.kind === 'base64' ? `base64:${body.base64}` : (bodyText(body) ?? '');
+  return stringify(stripFields(json, ignoreFields));
+}
+
+/** A copy of `json` without the given dotted paths (`jsonrpc:` paths apply only to JSON-RPC messages). */
+export function stripFields(json: unknown, paths: readonly string[]): unknown {
+  if (json === null || typeof json !== 'object') return json;
+  if (Array.isArray(json)) return json.map((m) => stripFields(m, paths)); // JSON-RPC batches
+  const isRpc = (json as Record<string, unknown>).jsonrpc === '2.0';
+  let out: unknown = json;
+  for (const raw of paths) {
+    const rpcOnly = raw.startsWith('jsonrpc:');
+    if (rpcOnly && !isRpc) continue;
+    out = removePath(out, (rpcOnly ? raw.slice('jsonrpc:'.length) : raw).split('.'));
+  }
+  return out;
+}
+
+function removePath(value: unknown, parts: string[]): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || parts.length === 0) return value;
+  const [head, ...rest] = parts as [string, ...string[]];
+  const obj = value as Record<string, unknown>;
+  const keys = head === '*' ? Object.keys(obj) : Object.hasOwn(obj, head) ? [head] : [];
+  if (keys.length === 0) return value;
+  const copy: Record<string, unknown> = { ...obj };
+  for (const k of keys) {
+    if (rest.length === 0) delete copy[k];
+    else copy[k] = removePath(copy[k], rest);
+  }
+  return copy;
+}

@@ -1,0 +1,67 @@
+import { bodyJson, bodyText } from '../tape/body.js';
+import type { Exchange } from '../tape/schema.js';
+import { stripFields, DEFAULT_IGNORED_FIELDS } from './exact-key.js';
+import type { Candidate, IncomingRequest } from './matcher.js';
+
+const MAX_DIFFS = 6;
+
+/**
+ * Rank recorded exchanges by how close their request is to `req`, and say what differed (method, path, query,
+ * and the body field by field). Used for miss reports; cheap enough for a miss, never run on a hit.
+ */
+export function explainCandidates(req: IncomingRequest, exchanges: readonly Exchange[], limit: number): Candidate[] {
+  const seen = new Set<string>();
+  const reqBody = stripFields(bodyJson(req.request.body) ?? bodyText(req.request.body), DEFAULT_IGNORED_FIELDS);
+  const scored: Candidate[] = [];
+  for (const ex of exchanges) {
+    const differences: string[] = [];
+    let total = 3;
+    let same = 0;
+    if (ex.request.method === req.request.method) same++;
+    else differences.push(`method: ${ex.request.method} vs ${req.request.method}`);
+    if (ex.request.path === req.request.path) same++;
+    else differences.push(`path: ${ex.request.path} vs ${req.request.path}`);
+    const q1 = JSON.stringify([...ex.request.query].sort());
+    const q2 = JSON.stringify([...req.request.query].sort());
+    if (q1 === q2) same++;
+    else differences.push(`query: ${short(q1)} vs ${short(q2)}`);
+    const exBody = stripFields(bodyJson(ex.request.body) ?? bodyText(ex.request.body), DEFAULT_IGNORED_FIELDS);
+    const leaves = { total: 0, same: 0 };
+    diffValues(exBody, reqBody, 'body', differences, leaves);
+    total += leaves.total;
+    same += leaves.same;
+    const fingerprint = differences.join('\n') + ex.request.path;
+    if (seen.has(fingerprint)) continue;
+    seen.add(fingerprint);
+    const shown = differences.length > MAX_DIFFS ? [...differences.slice(0, MAX_DIFFS), `... and ${differences.length - MAX_DIFFS} more`] : differences;
+    scored.push({ exchange: ex, score: total === 0 ? 0 : Math.round((same / total) * 1000) / 1000, differences: shown });
+  }
+  return scored.sort((a, b) => b.score - a.score).slice(0, limit);
+}
+
+/** Walk two JSON values; count leaves and record `path: recorded vs incoming` for each difference. */
+function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves: { total: number; same: number }): void {
+  if (isObject(a) && isObject(b)) {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffValues(a[k], b[k], `${path}.${k}`, out, leaves);
+    return;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.max(a.length, b.length);
+    for (let i = 0; i < n; i++) diffValues(a[i], b[i], `${path}[${i}]`, out, leaves);
+    return;
+  }
+  leaves.total++;
+  if (JSON.stringify(a) === JSON.stringify(b)) {
+    leaves.same++;
+    return;
+  }
+  out.push(`${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function short(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}

@@ -1,0 +1,102 @@
+/**
+ * The matching pipeline: given an incoming request, find the recorded exchange to answer it with.
+ * Stages run in order and stop at the first hit: exact key (O(1)), then the semantic stages (normalised,
+ * similarity) registered through `stages`. Every outcome explains itself; a miss lists the closest candidates.
+ * Matching knows no sockets: it works on exchanges, so the proxy and the library API share it.
+ */
+import type { Exchange } from '../tape/schema.js';
+import { exactKey, type ExactKeyOptions, type KeyedRequest } from './exact-key.js';
+
+/** An incoming request in tape terms, with the request-side meaning (model, tool name) when known. */
+export type IncomingRequest = KeyedRequest & Partial<Pick<Exchange, 'transport' | 'llm' | 'mcp'>>;
+
+export interface Candidate {
+  exchange: Exchange;
+  /** Similarity in [0,1]; 1 is identical. */
+  score: number;
+  /** Human-readable differences, e.g. `body.messages[1].content: "Paris" vs "Rome"`. */
+  differences: string[];
+}
+
+export type MatchOutcome =
+  | { kind: 'exact' | 'semantic'; exchange: Exchange; stage: string; score: number; explanation: string }
+  | { kind: 'miss'; candidates: Candidate[]; explanation: string };
+
+/** A semantic stage: looks for a match after the exact key missed. */
+export interface MatchStage {
+  readonly name: string;
+  /** Return a hit (exchange and score) or undefined. Must never return an exchange for a request that means something else. */
+  find(req: IncomingRequest, ctx: StageContext): { exchange: Exchange; score: number; explanation: string } | undefined;
+}
+
+export interface StageContext {
+  /** Whether semantic matching is allowed for this request (false for side-effect tools). */
+  allowSemantic: boolean;
+}
+
+export interface MatcherOptions extends ExactKeyOptions {
+  /** When the recorded answers for a key run out: repeat the last one (default) or miss. */
+  whenExhausted?: 'repeat-last' | 'miss';
+  /** Semantic stages, run in order after an exact miss. */
+  stages?: readonly MatchStage[];
+  /** Produces the closest candidates for a miss report. Default: same route and path, by body similarity. */
+  explainMiss?: (req: IncomingRequest, exchanges: readonly Exchange[]) => Candidate[];
+}
+
+export interface Matcher {
+  /** Find the answer for `req`. Consumes one answer from its key's queue (the Nth identical request gets the Nth answer). */
+  match(req: IncomingRequest, opts?: Partial<StageContext>): MatchOutcome;
+  /** The exact key of a request, as the matcher computes it. */
+  key(req: KeyedRequest): string;
+}
+
+export function createMatcher(exchanges: readonly Exchange[], options: MatcherOptions = {}): Matcher {
+  const whenExhausted = options.whenExhausted ?? 'repeat-last';
+  const stages = options.stages ?? [];
+  const key = (req: KeyedRequest): string => exactKey(req, options);
+
+  // Recorded answers per key, in recording order, with a cursor: undici snapshot-agent style call counting.
+  const queues = new Map<string, { list: Exchange[]; next: number }>();
+  for (const ex of exchanges) {
+    if (ex.response === undefined && ex.error === undefined && ex.mcp === undefined) continue;
+    const k = key(ex);
+    const q = queues.get(k);
+    if (q) q.list.push(ex);
+    else queues.set(k, { list: [ex], next: 0 });
+  }
+
+  return {
+    key,
+    match(req, opts = {}) {
+      const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true };
+      const k = key(req);
+      const q = queues.get(k);
+      if (q !== undefined) {
+        if (q.next < q.list.length || whenExhausted === 'repeat-last') {
+          const n = Math.min(q.next, q.list.length - 1);
+          q.next++;
+          const exchange = q.list[n] as Exchange;
+          const nth = q.next > q.list.length ? `repeat of the last of ${q.list.length}` : `${q.next} of ${q.list.length}`;
+          return { kind: 'exact', exchange, stage: 'exact', score: 1, explanation: `exact key match (answer ${nth})` };
+        }
+      }
+      if (ctx.allowSemantic) {
+        for (const stage of stages) {
+          const hit = stage.find(req, ctx);
+          if (hit) return { kind: 'semantic', stage: stage.name, ...hit };
+        }
+      }
+      const candidates = (options.explainMiss ?? closestByPath)(req, exchanges);
+      const exhausted = q !== undefined ? `all ${q.list.length} recorded answers for this request were already served` : 'no recorded request has this exact key';
+      return { kind: 'miss', candidates, explanation: exhausted };
+    },
+  };
+}
+
+/** Default miss explanation: recorded requests on the same route, closest first, with what differed. */
+function closestByPath(req: IncomingRequest, exchanges: readonly Exchange[]): Candidate[] {
+  return explainCandidates(req, exchanges.filter((ex) => ex.route === req.route), 3);
+}
+
+export { explainCandidates } from './explain.js';
+import { explainCandidates } from './explain.js';

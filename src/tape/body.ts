@@ -1,0 +1,102 @@
+import type { Body } from './schema.js';
+
+const TEXTUAL = /^(text\/|application\/(json|[\w.+-]+\+json|x-ndjson|xml|[\w.+-]+\+xml|x-www-form-urlencoded|javascript|graphql))/i;
+
+/** True when a content type names text (so bytes are stored as text, not base64). */
+export function isTextualContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && TEXTUAL.test(contentType.trim());
+}
+
+export function isJsonContentType(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/(json|[\w.+-]+\+json)/i.test(contentType.trim());
+}
+
+/**
+ * Turn wire bytes into a tape body: JSON when it parses as JSON, text when it is valid UTF-8 text, base64 otherwise.
+ * JSON is detected by content, not only by content type, because many servers send JSON as text/plain.
+ */
+export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
+  if (bytes.byteLength === 0) return { kind: 'empty' };
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = decodeUtf8(buf);
+  if (text === undefined) return { kind: 'base64', base64: buf.toString('base64') };
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[') || isJsonContentType(contentType)) {
+    try {
+      const json: unknown = JSON.parse(text);
+      // Keep the exact text when a plain re-serialisation would change more than whitespace (e.g. big numbers).
+      if (sameJsonText(json, text)) return { kind: 'json', json };
+    } catch {
+      // not JSON: fall through to text
+    }
+  }
+  if (contentType !== undefined && !isTextualContentType(contentType) && !/^text\//.test(contentType) && hasControlChars(text)) {
+    return { kind: 'base64', base64: buf.toString('base64') };
+  }
+  return { kind: 'text', text };
+}
+
+/** The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original). */
+export function decodeBody(body: Body | undefined): Buffer {
+  if (body === undefined) return Buffer.alloc(0);
+  switch (body.kind) {
+    case 'empty':
+      return Buffer.alloc(0);
+    case 'json':
+      return Buffer.from(JSON.stringify(body.json), 'utf8');
+    case 'text':
+      return Buffer.from(body.text, 'utf8');
+    case 'base64':
+      return Buffer.from(body.base64, 'base64');
+    case 'file':
+      throw new Error('file bodies must be resolved by the tape reader before decoding');
+  }
+}
+
+/** The body as parsed JSON, when it is JSON; undefined otherwise. */
+export function bodyJson(body: Body | undefined): unknown {
+  if (body === undefined) return undefined;
+  if (body.kind === 'json') return body.json;
+  if (body.kind === 'text') {
+    try {
+      return JSON.parse(body.text);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The body as text (JSON serialised), or undefined for binary. */
+export function bodyText(body: Body | undefined): string | undefined {
+  if (body === undefined) return undefined;
+  switch (body.kind) {
+    case 'empty':
+      return '';
+    case 'json':
+      return JSON.stringify(body.json);
+    case 'text':
+      return body.text;
+    default:
+      return undefined;
+  }
+}
+
+function decodeUtf8(buf: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    return undefined;
+  }
+}
+
+function hasControlChars(text: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u0008\u000e-\u001f]/.test(text);
+}
+
+function sameJsonText(json: unknown, text: string): boolean {
+  // Numbers that JSON.parse cannot hold exactly (> 2^53, long decimals) would change on re-serialisation.
+  if (!/\d{16,}/.test(text)) return true;
+  return JSON.stringify(json).replace(/\s/g, '') === text.replace(/\s/g, '');
+}

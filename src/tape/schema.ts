@@ -1,0 +1,202 @@
+/**
+ * The tape format. A tape is a JSON Lines file: one header line, then one line per exchange.
+ * Every module (recorder, matcher, replayer, inspector, diff) reads the same `Exchange` record.
+ * The zod schemas here are the published format; types are derived from them.
+ */
+import { z } from 'zod';
+
+export const TAPE_FORMAT_VERSION = 1;
+
+/** A message body as it crossed the wire: JSON when it parses, text when it is text, base64 for binary. */
+export const BodySchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('empty') }),
+  z.object({ kind: z.literal('json'), json: z.unknown() }),
+  z.object({ kind: z.literal('text'), text: z.string() }),
+  z.object({ kind: z.literal('base64'), base64: z.string() }),
+  /** A large body stored whole in a side file next to the tape (`<tape>.files/<sha256>`). */
+  z.object({
+    kind: z.literal('file'),
+    file: z.string(),
+    encoding: z.enum(['json', 'text', 'base64']),
+    bytes: z.number().int().nonnegative(),
+    sha256: z.string(),
+  }),
+]);
+export type Body = z.infer<typeof BodySchema>;
+
+/** One server-sent event, with its time offset from the start of the request. */
+export const SseEventSchema = z.object({
+  offsetMs: z.number().nonnegative(),
+  event: z.string().optional(),
+  data: z.string(),
+  id: z.string().optional(),
+  retry: z.number().int().optional(),
+  /** The exact bytes of the event block (without the blank line), kept only when re-serialising the fields would differ. */
+  raw: z.string().optional(),
+});
+export type SseEvent = z.infer<typeof SseEventSchema>;
+
+export const HeadersSchema = z.record(z.string(), z.string());
+export type HeaderMap = z.infer<typeof HeadersSchema>;
+
+export const RequestRecordSchema = z.object({
+  method: z.string(),
+  /** Path below the route prefix, e.g. `/v1/chat/completions` for `/openai/v1/chat/completions`. */
+  path: z.string(),
+  /** Query parameters in wire order; secrets are redacted. */
+  query: z.array(z.tuple([z.string(), z.string()])),
+  headers: HeadersSchema,
+  body: BodySchema,
+});
+export type RequestRecord = z.infer<typeof RequestRecordSchema>;
+
+export const ResponseRecordSchema = z.object({
+  status: z.number().int(),
+  headers: HeadersSchema,
+  /** Present for non-stream responses. */
+  body: BodySchema.optional(),
+  /** Present for `text/event-stream` responses: the stream, event by event. */
+  events: z.array(SseEventSchema).optional(),
+  /** Trailing bytes of a stream that did not end on an event boundary (kept so nothing is lost). */
+  tail: z.string().optional(),
+});
+export type ResponseRecord = z.infer<typeof ResponseRecordSchema>;
+
+/** What went wrong on the way, when the exchange did not complete normally. */
+export const ExchangeErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  /** Where it happened: before any response byte, or after the response started (mid-stream). */
+  phase: z.enum(['connect', 'response', 'stream']),
+});
+export type ExchangeError = z.infer<typeof ExchangeErrorSchema>;
+
+export const ToolCallSchema = z.object({
+  id: z.string().optional(),
+  name: z.string(),
+  /** Parsed arguments when they are JSON, otherwise the raw string. */
+  arguments: z.unknown(),
+});
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+export const UsageSchema = z.object({
+  inputTokens: z.number().optional(),
+  outputTokens: z.number().optional(),
+  cachedInputTokens: z.number().optional(),
+  totalTokens: z.number().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+/** What an LLM API exchange means, extracted by a provider adapter. */
+export const LlmMeaningSchema = z.object({
+  provider: z.enum(['openai', 'anthropic', 'gemini', 'openai-compatible']),
+  api: z.enum(['chat.completions', 'responses', 'messages', 'generateContent', 'embeddings', 'completions']),
+  model: z.string().optional(),
+  /** Sampling and shaping parameters that change the answer (temperature, top_p, max_tokens, seed, tool_choice, ...). */
+  params: z.record(z.string(), z.unknown()),
+  streamed: z.boolean(),
+  usage: UsageSchema.optional(),
+  toolCalls: z.array(ToolCallSchema),
+  outputText: z.string().optional(),
+  /** Reasoning / thinking text the model emitted, when the API exposes it. */
+  thinking: z.string().optional(),
+  stopReason: z.string().optional(),
+  /** The provider's error type when the API answered with an error (HTTP error or an `error` event mid-stream). */
+  errorType: z.string().optional(),
+});
+export type LlmMeaning = z.infer<typeof LlmMeaningSchema>;
+
+/** One JSON-RPC message that arrived while an MCP request was open (progress, logging, server requests). */
+export const McpNotificationSchema = z.object({
+  offsetMs: z.number().nonnegative(),
+  message: z.unknown(),
+});
+
+/** What an MCP exchange means: one JSON-RPC request (or notification) and what came back for it. */
+export const McpMeaningSchema = z.object({
+  /** client->server is the usual case; server->client for requests the server sent (sampling, elicitation). */
+  direction: z.enum(['client-to-server', 'server-to-client']),
+  method: z.string(),
+  jsonrpcId: z.union([z.string(), z.number()]).optional(),
+  toolName: z.string().optional(),
+  arguments: z.unknown().optional(),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+  isError: z.boolean().optional(),
+  notifications: z.array(McpNotificationSchema).default([]),
+  sessionId: z.string().optional(),
+  protocolVersion: z.string().optional(),
+  transport: z.enum(['streamable-http', 'sse', 'stdio']),
+});
+export type McpMeaning = z.infer<typeof McpMeaningSchema>;
+
+export const MatchKindSchema = z.enum(['exact', 'semantic', 'live', 'miss', 'blocked']);
+export type MatchKind = z.infer<typeof MatchKindSchema>;
+
+/** On replay tapes: how the served answer was found. */
+export const MatchInfoSchema = z.object({
+  kind: MatchKindSchema,
+  /** Id of the recorded exchange that was served. */
+  source: z.string().optional(),
+  /** Matching stage that produced it (exact, normalised, similarity, ...). */
+  stage: z.string().optional(),
+  score: z.number().optional(),
+  reason: z.string().optional(),
+});
+export type MatchInfo = z.infer<typeof MatchInfoSchema>;
+
+export const ExchangeSchema = z.object({
+  type: z.literal('exchange'),
+  /** Unique within the tape, stable: `<seq>` padded, e.g. `000042`. */
+  id: z.string(),
+  /** Order of completion within the tape (0-based). */
+  seq: z.number().int().nonnegative(),
+  /** Wall-clock start of the request. */
+  startedAt: z.string(),
+  /** Start of the request, in ms since the tape session started: the shared timeline. */
+  offsetMs: z.number().nonnegative(),
+  transport: z.enum(['http', 'stdio']),
+  /** Route prefix the request came in on (`/openai`), or the stdio server name. */
+  route: z.string(),
+  /** Upstream the route maps to (base URL, or the stdio command line). */
+  upstream: z.string().optional(),
+  request: RequestRecordSchema,
+  response: ResponseRecordSchema.optional(),
+  error: ExchangeErrorSchema.optional(),
+  timing: z.object({
+    /** Time to the first response byte. */
+    ttfbMs: z.number().nonnegative().optional(),
+    durationMs: z.number().nonnegative(),
+  }),
+  llm: LlmMeaningSchema.optional(),
+  mcp: McpMeaningSchema.optional(),
+  match: MatchInfoSchema.optional(),
+  /** Free-form annotations (overrides applied on a modified replay, blocked side effects, ...). */
+  notes: z.record(z.string(), z.unknown()).optional(),
+});
+export type Exchange = z.infer<typeof ExchangeSchema>;
+
+export const RouteSchema = z.object({ prefix: z.string(), upstream: z.string() });
+export type Route = z.infer<typeof RouteSchema>;
+
+export const TapeHeaderSchema = z.object({
+  type: z.literal('header'),
+  format: z.literal(TAPE_FORMAT_VERSION),
+  tapedeck: z.string(),
+  name: z.string(),
+  createdAt: z.string(),
+  mode: z.enum(['record', 'replay']),
+  routes: z.array(RouteSchema),
+  /** On replay tapes: which tape was replayed and with what settings. */
+  replayOf: z
+    .object({
+      tape: z.string(),
+      onMiss: z.string(),
+      llm: z.enum(['tape', 'live']).optional(),
+      overrides: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+});
+export type TapeHeader = z.infer<typeof TapeHeaderSchema>;
+
+export const TapeLineSchema = z.discriminatedUnion('type', [TapeHeaderSchema, ExchangeSchema]);

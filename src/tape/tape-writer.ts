@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, existsSync, rmSync } from 'node:fs';
+import { open, mkdir, writeFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { TapedeckError } from '../errors.js';
+import { sideDir, tapeFile } from './paths.js';
+import { createRedactor, type RedactOptions } from './redact.js';
+import { readTape } from './tape-reader.js';
+import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { VERSION } from '../version.js';
+
+/** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
+export type NewExchange = Omit<Exchange, 'type' | 'id' | 'seq'>;
+
+export interface TapeWriterOptions {
+  dir: string;
+  name: string;
+  header: Omit<TapeHeader, 'type' | 'format' | 'tapedeck' | 'name' | 'createdAt'>;
+  /** What to do when the tape exists: fail (default), overwrite it, or append to it. */
+  ifExists?: 'fail' | 'overwrite' | 'append';
+  redact?: RedactOptions;
+  /** Bodies above this size (bytes of their JSON text) go to a side file. Default 1 MiB. */
+  largeBodyBytes?: number;
+}
+
+export interface TapeWriter {
+  readonly path: string;
+  readonly name: string;
+  readonly header: TapeHeader;
+  /** Milliseconds since the tape's session started: the shared timeline for every exchange. */
+  now(): number;
+  /** Append one exchange; resolves once its line is written. Lines are written in call order, never interleaved. */
+  append(ex: NewExchange): Promise<Exchange>;
+  /** Number of exchanges written so far (including ones from an appended-to tape). */
+  readonly count: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Append-only JSONL writer. Each exchange is one `write` of one complete line on an O_APPEND descriptor, in a
+ * single queue, so a `kill -9` leaves every completed exchange readable (at worst a torn last line, which the
+ * reader skips) and concurrent clients never interleave bytes.
+ */
+export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWriter> {
+  const file = tapeFile(opts.dir, opts.name);
+  const ifExists = opts.ifExists ?? 'fail';
+  const redactor = createRedactor(opts.redact);
+  const largeBodyBytes = opts.largeBodyBytes ?? 1024 * 1024;
+  await mkdir(path.dirname(file), { recursive: true });
+
+  let header: TapeHeader;
+  let seq = 0;
+  let startMs: number;
+  const exists = existsSync(file);
+  if (exists && ifExists === 'fail') {
+    throw new TapedeckError('TAPE_EXISTS', `tape "${opts.name}" already exists in ${opts.dir}: pass --overwrite to replace it or --append to add to it`, { status: 409 });
+  }
+  if (exists && ifExists === 'append') {
+    const existing = await readTape(file);
+    header = existing.header;
+    seq = existing.exchanges.reduce((max, ex) => Math.max(max, ex.seq + 1), 0);
+    startMs = Date.parse(header.createdAt);
+  } else {
+    if (exists) rmSync(sideDir(file), { recursive: true, force: true });
+    const createdAt = new Date();
+    startMs = createdAt.getTime();
+    header = TapeHeaderSchema.parse({
+      type: 'header',
+      format: TAPE_FORMAT_VERSION,
+      tapedeck: VERSION,
+      name: opts.name,
+      createdAt: createdAt.toISOString(),
+      ...opts.header,
+      routes: opts.header.routes.map((r) => ({ prefix: r.prefix, upstream: redactor.url(r.upstream) })),
+    });
+  }
+
+  const handle: FileHandle = await open(file, exists && ifExists === 'append' ? 'a' : 'w');
+  if (!(exists && ifExists === 'append')) await handle.write(JSON.stringify(header) + '\n');
+  const perfStart = performance.now() - (Date.now() - startMs);
+
+  let queue: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  const externalize = async (body: Body | undefined): Promise<Body | undefined> => {
+    if (body === undefined || body.kind === 'empty' || body.kind === 'file') return body;
+    const [encoding, content] = body.kind === 'json' ? (['json', JSON.stringify(body.json)] as const) : body.kind === 'text' ? (['text', body.text] as const) : (['base64', body.base64] as const);
+    if (content.length <= largeBodyBytes) return body;
+    const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const ext = encoding === 'json' ? 'json' : encoding === 'text' ? 'txt' : 'bin';
+    const dir = sideDir(file);
+    mkdirSync(dir, { recursive: true });
+    const name = `${sha256}.${ext}`;
+    await writeFile(path.join(dir, name), bytes);
+    return { kind: 'file', file: `${path.basename(dir)}/${name}`, encoding, bytes: bytes.byteLength, sha256 };
+  };
+
+  const writer: TapeWriter = {
+    path: file,
+    name: opts.name,
+    header,
+    get count() {
+      return seq;
+    },
+    now: () => performance.now() - perfStart,
+    append(input) {
+      if (closed) return Promise.reject(new TapedeckError('BAD_ARGS', `tape "${opts.name}" is closed`));
+      const job = queue.then(async () => {
+        const redacted = redactor.exchange({ type: 'exchange', id: '', seq: 0, ...input } as Exchange);
+        redacted.request = { ...redacted.request, body: (await externalize(redacted.request.body)) ?? { kind: 'empty' } };
+        if (redacted.response?.body !== undefined) redacted.response = { ...redacted.response, body: await externalize(redacted.response.body) };
+        const mine = seq++;
+        // Parsing through the schema validates the line and puts keys in the documented, stable order.
+        const ex = ExchangeSchema.parse({ ...redacted, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine });
+        await handle.write(JSON.stringify(ex) + '\n');
+        return ex;
+      });
+      queue = job.catch(() => undefined);
+      return job;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queue;
+      await handle.sync().catch(() => undefined);
+      await handle.close();
+    },
+  };
+  return writer;
+}
