@@ -1,0 +1,5 @@
+import type { Command } from './command.js';
+
+/** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
+export const COMMANDS: readonly Command[] = [
+];

@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { isTapedeckError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { COMMANDS } from './commands.js';
+import type { Command } from './command.js';
+
+function help(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `tapedeck ${VERSION}: record and replay the LLM and MCP traffic of any agent`,
+    '',
+    'usage: tapedeck COMMAND [flags]     (tapedeck COMMAND --help for its flags)',
+    '',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help() + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write(VERSION + '\n');
+    return 0;
+  }
+  const command: Command | undefined = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    process.stderr.write(`tapedeck: unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
+    return 2;
+  }
+  const dashdash = args.indexOf('--');
+  const own = dashdash === -1 ? args : args.slice(0, dashdash);
+  const rest = dashdash === -1 ? [] : args.slice(dashdash + 1);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: own, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command.allowPositionals ?? false });
+  } catch (err) {
+    process.stderr.write(`tapedeck ${name}: ${(err as Error).message.split('\n')[0]}\n`);
+    return 2;
+  }
+  if (parsed.values.help === true) {
+    process.stdout.write(`${command.summary}\n\n${command.usage}\n`);
+    return 0;
+  }
+  try {
+    return await command.run({ values: parsed.values, positionals: parsed.positionals, rest, stdout: process.stdout, stderr: process.stderr, env: process.env });
+  } catch (err) {
+    if (isTapedeckError(err)) {
+      process.stderr.write(`tapedeck ${name}: ${err.message}\n`);
+      return err.code === 'BAD_ARGS' || err.code === 'BAD_CONFIG' ? 2 : 1;
+    }
+    process.stderr.write(`tapedeck ${name}: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`tapedeck: ${String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { TapedeckError } from '../errors.js';
+import type { Route } from '../tape/schema.js';
+
+const RoutesSchema = z.record(z.string().regex(/^\//, 'route prefixes start with "/"'), z.string().url());
+
+export const ConfigSchema = z
+  .object({
+    dir: z.string().default('./tapes'),
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8787),
+    routes: RoutesSchema.default({}),
+    redact: z.object({ headers: z.array(z.string()).default([]), query: z.array(z.string()).default([]) }).strict().default({ headers: [], query: [] }),
+    match: z
+      .object({
+        ignoreFields: z.array(z.string()).default(['jsonrpc:id', 'params._meta', '_meta']),
+        whenExhausted: z.enum(['repeat-last', 'miss']).default('repeat-last'),
+        /** Semantic matching settings (see the README's matching rules). */
+        semantic: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict()
+      .default({ ignoreFields: ['jsonrpc:id', 'params._meta', '_meta'], whenExhausted: 'repeat-last' }),
+    /** Path to the side-effects file used by replay. */
+    sideEffects: z.string().optional(),
+  })
+  .strict();
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Flags and environment that override the files. */
+export interface ConfigOverrides {
+  dir?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  routes?: readonly string[] | undefined;
+}
+
+const DEFAULT_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
+
+/** Load config: built-in defaults, then `--config FILE`, then `TAPEDECK_DIR`, then flags. Bad input throws BAD_CONFIG. */
+export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const base = readConfigFile(DEFAULT_FILE);
+  const user = file === undefined ? {} : readConfigFile(file);
+  const merged = { ...base, ...user, routes: { ...(base.routes as object | undefined), ...(user.routes as object | undefined) } };
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TapedeckError('BAD_CONFIG', `bad config${file ? ` in ${file}` : ''}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`);
+  }
+  const config = parsed.data;
+  if (env.TAPEDECK_DIR) config.dir = env.TAPEDECK_DIR;
+  if (overrides.dir !== undefined) config.dir = overrides.dir;
+  if (overrides.host !== undefined) config.host = overrides.host;
+  if (overrides.port !== undefined) config.port = overrides.port;
+  for (const r of overrides.routes ?? []) {
+    const { prefix, upstream } = parseRouteFlag(r);
+    config.routes[prefix] = upstream;
+  }
+  return config;
+}
+
+/** `PREFIX=URL` -> route. */
+export function parseRouteFlag(flag: string): Route {
+  const eq = flag.indexOf('=');
+  const prefix = eq === -1 ? '' : normalizePrefix(flag.slice(0, eq));
+  const upstream = eq === -1 ? '' : flag.slice(eq + 1);
+  if (eq === -1 || prefix === '' || !isHttpUrl(upstream)) {
+    throw new TapedeckError('BAD_ARGS', `--route must be PREFIX=URL, like /openai=https://api.openai.com (got "${flag}")`);
+  }
+  return { prefix, upstream };
+}
+
+export function routesOf(config: Config): Route[] {
+  return Object.entries(config.routes).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
+}
+
+function normalizePrefix(p: string): string {
+  const withSlash = p.startsWith('/') ? p : `/${p}`;
+  return withSlash.length > 1 && withSlash.endsWith('/') ? withSlash.slice(0, -1) : withSlash;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new TapedeckError('BAD_CONFIG', `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new TapedeckError('BAD_CONFIG', `config file ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new TapedeckError('BAD_CONFIG', `config file ${file} must hold a mapping of settings`);
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,22 @@
+/**
+ * tapedeck's library API. Everything the CLI does is available here.
+ * Each area keeps its exports in its own block.
+ */
+
+// --- tape: the format, reading and writing
+export * from './tape/schema.js';
+export { createTapeWriter, type TapeWriter, type TapeWriterOptions, type NewExchange } from './tape/tape-writer.js';
+export { readTape, loadTape, listTapeNames, type LoadedTape, type TapeProblem } from './tape/tape-reader.js';
+export { createRedactor, REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './tape/redact.js';
+export { encodeBody, decodeBody, bodyJson, bodyText } from './tape/body.js';
+export { TapedeckError, type ErrorCode } from './errors.js';
+
+// --- providers: what an LLM exchange means
+export { detectLlmApi, describeLlm, requestSideLlm, providerErrorBody } from './providers/index.js';
+
+// --- replay: matching
+export { createMatcher, type Matcher, type MatcherOptions, type MatchOutcome, type MatchStage, type Candidate, type IncomingRequest } from './replay/matcher.js';
+export { exactKey, canonicalBody, DEFAULT_IGNORED_FIELDS } from './replay/exact-key.js';
+
+// --- config
+export { loadConfig, ConfigSchema, type Config } from './config/config.js';
