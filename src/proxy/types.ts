@@ -1,0 +1,53 @@
+/**
+ * The seams of the proxy. The generic HTTP record/replay path lives in `recorder.ts` / `replayer.ts`;
+ * protocol-specific behaviour (MCP, modified LLM replay) plugs in as `ReplayResponder`s and describers.
+ */
+import type { Matcher } from '../replay/matcher.js';
+import type { LoadedTape } from '../tape/tape-reader.js';
+import type { TapeWriter } from '../tape/tape-writer.js';
+import type { HeaderMap, Route } from '../tape/schema.js';
+import type { Logger } from '../log.js';
+
+/** An incoming HTTP request, resolved to its route. */
+export interface ProxyRequest {
+  route: Route;
+  method: string;
+  /** Path below the route prefix, e.g. `/v1/chat/completions`. */
+  path: string;
+  query: [string, string][];
+  /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
+  headers: HeaderMap;
+  body: Buffer;
+  /** The underlying web Request; `raw.signal` aborts when the client goes away. */
+  raw: Request;
+  startedAt: Date;
+  /** Offset of the request start on the tape's timeline (ms). */
+  offsetMs: number;
+  /** `performance.now()` at arrival. */
+  t0: number;
+}
+
+export type OnMiss = 'strict' | 'lenient' | 'live';
+export type Timing = { mode: 'instant' } | { mode: 'recorded' } | { mode: 'scaled'; factor: number };
+
+export interface ReplayContext {
+  /** The tape being replayed. */
+  tape: LoadedTape;
+  matcher: Matcher;
+  /** The replay tape this session writes (what was served and how it matched). */
+  out: TapeWriter;
+  onMiss: OnMiss;
+  timing: Timing;
+  log: Logger;
+  /**
+   * Forward the request to the real upstream and record the exchange into the replay tape with
+   * `match: {kind: 'live'}` (used by `--on-miss live` and `--llm live`). `rewrite` may change the body first.
+   */
+  forwardLive(req: ProxyRequest, opts?: { body?: Buffer; notes?: Record<string, unknown> }): Promise<Response>;
+}
+
+/** Answers a replayed request itself, or returns undefined to pass it on (finally to the generic HTTP replayer). */
+export interface ReplayResponder {
+  readonly name: string;
+  handle(req: ProxyRequest, ctx: ReplayContext): Promise<Response | undefined>;
+}
