@@ -26,7 +26,13 @@ export type MatchOutcome =
 export interface MatchStage {
   readonly name: string;
   /** Return a hit (exchange and score) or undefined. Must never return an exchange for a request that means something else. */
-  find(req: IncomingRequest, ctx: StageContext): { exchange: Exchange; score: number; explanation: string } | undefined;
+  find(req: IncomingRequest, ctx: StageContext): Promise<StageHit | undefined> | StageHit | undefined;
+}
+
+export interface StageHit {
+  exchange: Exchange;
+  score: number;
+  explanation: string;
 }
 
 export interface StageContext {
@@ -40,12 +46,12 @@ export interface MatcherOptions extends ExactKeyOptions {
   /** Semantic stages, run in order after an exact miss. */
   stages?: readonly MatchStage[];
   /** Produces the closest candidates for a miss report. Default: same route and path, by body similarity. */
-  explainMiss?: (req: IncomingRequest, exchanges: readonly Exchange[]) => Candidate[];
+  explainMiss?: (req: IncomingRequest, exchanges: readonly Exchange[]) => Candidate[] | Promise<Candidate[]>;
 }
 
 export interface Matcher {
   /** Find the answer for `req`. Consumes one answer from its key's queue (the Nth identical request gets the Nth answer). */
-  match(req: IncomingRequest, opts?: Partial<StageContext>): MatchOutcome;
+  match(req: IncomingRequest, opts?: Partial<StageContext>): Promise<MatchOutcome>;
   /** The exact key of a request, as the matcher computes it. */
   key(req: KeyedRequest): string;
 }
@@ -67,7 +73,7 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
 
   return {
     key,
-    match(req, opts = {}) {
+    async match(req, opts = {}) {
       const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true };
       const k = key(req);
       const q = queues.get(k);
@@ -82,11 +88,11 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
       }
       if (ctx.allowSemantic) {
         for (const stage of stages) {
-          const hit = stage.find(req, ctx);
+          const hit = await stage.find(req, ctx);
           if (hit) return { kind: 'semantic', stage: stage.name, ...hit };
         }
       }
-      const candidates = (options.explainMiss ?? closestByPath)(req, exchanges);
+      const candidates = await (options.explainMiss ?? closestByPath)(req, exchanges);
       const exhausted = q !== undefined ? `all ${q.list.length} recorded answers for this request were already served` : 'no recorded request has this exact key';
       return { kind: 'miss', candidates, explanation: exhausted };
     },
