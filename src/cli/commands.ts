@@ -1,5 +1,9 @@
 import type { Command } from './command.js';
+import { recordCommand } from './record.js';
+import { replayCommand } from './replay.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
+  recordCommand,
+  replayCommand,
 ];

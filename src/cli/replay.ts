@@ -1,0 +1,64 @@
+import { TapedeckError } from '../errors.js';
+import { createMatcher } from '../replay/matcher.js';
+import type { OnMiss, Timing } from '../proxy/types.js';
+import { startProxy } from '../proxy/server.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringValue, type Command } from './command.js';
+import { routesOf, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+
+export const replayCommand: Command = {
+  name: 'replay',
+  summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
+  usage: [
+    'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
+    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--verbose]',
+    '',
+    '  --tape NAME         tape to replay',
+    '  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider\'s shape',
+    '                      lenient: the same error, marked lenient (x-tapedeck-lenient), for agents that carry on',
+    '                      live: forward it to the real upstream and record it on the replay tape',
+    '  --save-as NAME      name of the replay tape (default NAME.replay-TIMESTAMP, printed at start)',
+    '  --timing T          instant (default): streams at once; recorded: the recorded gaps; a number scales the gaps',
+    '  (--dir, --port, --host, --route, --config, --verbose as for record)',
+  ].join('\n'),
+  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' } },
+  async run(ctx) {
+    const { tape, config, log } = serveSettings(ctx);
+    const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
+    const timing = parseTiming(stringValue(ctx.values, 'timing'));
+    const saveAs = stringValue(ctx.values, 'save-as');
+    if (saveAs !== undefined) validateTapeName(saveAs);
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape,
+      dir: config.dir,
+      host: config.host,
+      port: config.port,
+      routes: routesOf(config),
+      redact: config.redact,
+      onMiss,
+      timing,
+      ...(saveAs !== undefined ? { saveAs } : {}),
+      matcher: (loaded) => createMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted }),
+      log,
+    });
+    const problems = proxy.source?.problems ?? [];
+    for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);
+    ctx.stderr.write(`tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`);
+    return serveUntilSignal(proxy, ctx, log);
+  },
+};
+
+export function parseOnMiss(value: string | undefined): OnMiss {
+  if (value === undefined) return 'strict';
+  if (value === 'strict' || value === 'lenient' || value === 'live') return value;
+  throw new TapedeckError('BAD_ARGS', `--on-miss must be strict, lenient or live (got "${value}")`);
+}
+
+export function parseTiming(value: string | undefined): Timing {
+  if (value === undefined || value === 'instant') return { mode: 'instant' };
+  if (value === 'recorded') return { mode: 'recorded' };
+  const factor = Number(value);
+  if (value.trim() !== '' && Number.isFinite(factor) && factor >= 0) return factor === 0 ? { mode: 'instant' } : { mode: 'scaled', factor };
+  throw new TapedeckError('BAD_ARGS', `--timing must be instant, recorded or a non-negative number (got "${value}")`);
+}

@@ -1,0 +1,59 @@
+import { loadConfig, routesOf, type Config } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import type { RunningProxy } from '../proxy/server.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
+
+/** Flags shared by `record` and `replay`. */
+export const SERVE_OPTIONS: OptionsConfig = {
+  tape: { type: 'string', short: 't' },
+  dir: { type: 'string' },
+  port: { type: 'string', short: 'p' },
+  host: { type: 'string' },
+  route: { type: 'string', multiple: true },
+  config: { type: 'string' },
+  verbose: { type: 'boolean' },
+};
+
+export interface ServeSettings {
+  tape: string;
+  config: Config;
+  log: Logger;
+}
+
+export function serveSettings(ctx: CommandContext): ServeSettings {
+  const tape = stringValue(ctx.values, 'tape');
+  if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+  validateTapeName(tape);
+  const portText = stringValue(ctx.values, 'port');
+  let port: number | undefined;
+  if (portText !== undefined) {
+    port = Number(portText);
+    if (!/^\d+$/.test(portText) || port > 65535) throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
+  }
+  const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: stringList(ctx.values, 'route') }, ctx.env);
+  const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
+  return { tape, config, log };
+}
+
+export { routesOf };
+
+/** Serve until SIGINT / SIGTERM, then finish writing and resolve 0. */
+export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext, log: Logger): Promise<number> {
+  ctx.stdout.write(`listening on ${proxy.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      log.info({ signal }, 'stopping');
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await proxy.close();
+  ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
+  log.flush();
+  return 0;
+}

@@ -1,0 +1,170 @@
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../log.js';
+import { providerErrorBody, requestSideLlm, detectLlmApi } from '../providers/index.js';
+import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
+import { encodeBody } from '../tape/body.js';
+import { round } from '../tape/sse.js';
+import type { Exchange, MatchInfo } from '../tape/schema.js';
+import type { LoadedTape } from '../tape/tape-reader.js';
+import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
+import { describeExchange } from './describe-exchange.js';
+import { forwardAndCapture } from './forward.js';
+import { tapeHeaders } from './headers.js';
+import { serveRecorded } from './serve-recorded.js';
+import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
+
+export interface ReplayerOptions {
+  tape: LoadedTape;
+  matcher: Matcher;
+  out: TapeWriter;
+  onMiss: OnMiss;
+  timing: Timing;
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** Protocol-specific responders (MCP, live LLM), asked in order before the generic HTTP replay. */
+  responders?: readonly ReplayResponder[];
+  /**
+   * Whether a request may be forwarded live on a miss. Default: any request may. The side-effect policy plugs in
+   * here so that a side-effect HTTP call never reaches the real server.
+   */
+  allowLive?: (req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string };
+}
+
+export interface Replayer {
+  handle(req: ProxyRequest, resetClient: () => void): Promise<Response>;
+  drain(): Promise<void>;
+}
+
+/** Status for a replay miss: a 4xx the official SDKs do not retry (they retry 408, 409, 429 and 5xx). */
+export const MISS_STATUS = 404;
+
+/**
+ * Replay mode: answer from the tape, never contacting an upstream unless `--on-miss live` (or a responder) says so.
+ * Every answer is written to the replay tape with how it matched.
+ */
+export function createReplayer(opts: ReplayerOptions): Replayer {
+  const pending = new Set<Promise<unknown>>();
+  const track = (p: Promise<unknown>): void => {
+    const safe = p.catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write replay exchange'));
+    pending.add(safe);
+    void safe.finally(() => pending.delete(safe));
+  };
+
+  const write = (ex: NewExchange): void => track(opts.out.append(describeExchange(ex, opts.log)));
+
+  const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
+    const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher, resetClient: () => undefined, ...(live.body ? { body: live.body } : {}) });
+    track(
+      fwd.exchange.then((ex) =>
+        opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log)),
+      ),
+    );
+    const headers = new Headers(fwd.response.headers);
+    headers.set('x-tapedeck-match', 'live');
+    return new Response(fwd.response.body, { status: fwd.response.status, headers });
+  };
+
+  const ctxBase = { tape: opts.tape, matcher: opts.matcher, out: opts.out, onMiss: opts.onMiss, timing: opts.timing, log: opts.log, forwardLive };
+
+  return {
+    async handle(req, resetClient) {
+      const ctx: ReplayContext = ctxBase;
+      for (const responder of opts.responders ?? []) {
+        const answered = await responder.handle(req, ctx);
+        if (answered !== undefined) return answered;
+      }
+      const incoming = toIncoming(req);
+      const outcome = await opts.matcher.match(incoming);
+      if (outcome.kind !== 'miss') {
+        const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
+        const response = await serveRecorded(outcome.exchange, { timing: opts.timing, headers: matchHeaders(match), resetClient });
+        write(servedExchange(req, incoming, outcome.exchange, match));
+        return response;
+      }
+      if (opts.onMiss === 'live') {
+        const verdict = opts.allowLive?.(req) ?? { allowed: true };
+        if (verdict.allowed) return forwardLive(req);
+        return missResponse(req, incoming, outcome, opts, write, verdict.reason);
+      }
+      return missResponse(req, incoming, outcome, opts, write);
+    },
+    async drain() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
+}
+
+export function toIncoming(req: ProxyRequest): IncomingRequest {
+  const request = { method: req.method, path: req.path, query: req.query, headers: req.headers, body: encodeBody(req.body, req.headers['content-type']) };
+  const incoming: IncomingRequest = { route: req.route.prefix, request, transport: 'http' };
+  const llm = requestSideLlm(req.route.prefix, request);
+  if (llm !== undefined) incoming.llm = llm;
+  return incoming;
+}
+
+function matchHeaders(match: MatchInfo): Record<string, string> {
+  const h: Record<string, string> = { 'x-tapedeck-match': match.kind };
+  if (match.source !== undefined) h['x-tapedeck-source'] = match.source;
+  if (match.score !== undefined && match.kind === 'semantic') h['x-tapedeck-score'] = match.score.toFixed(2);
+  if (match.stage !== undefined && match.kind === 'semantic') h['x-tapedeck-stage'] = match.stage;
+  return h;
+}
+
+/** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
+function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Exchange, match: MatchInfo): NewExchange {
+  const ex: NewExchange = {
+    startedAt: req.startedAt.toISOString(),
+    offsetMs: round(req.offsetMs),
+    transport: 'http',
+    route: req.route.prefix,
+    upstream: req.route.upstream,
+    request: { ...incoming.request, headers: tapeHeaders(req.headers) },
+    timing: { ttfbMs: source.timing.ttfbMs, durationMs: round(performance.now() - req.t0) },
+    match,
+  };
+  if (source.response !== undefined) ex.response = source.response;
+  if (source.error !== undefined) ex.error = source.error;
+  return ex;
+}
+
+function missResponse(
+  req: ProxyRequest,
+  incoming: IncomingRequest,
+  outcome: Extract<MatchOutcome, { kind: 'miss' }>,
+  opts: ReplayerOptions,
+  write: (ex: NewExchange) => void,
+  blockedReason?: string,
+): Response {
+  const lenient = opts.onMiss === 'lenient';
+  const asked = describeAsked(req, incoming);
+  const closest = outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, path: c.exchange.request.path, differences: c.differences }));
+  const reason = blockedReason ?? outcome.explanation;
+  const message =
+    `tapedeck: no recording on tape "${opts.tape.name}" matches ${asked} (${reason}; on-miss ${opts.onMiss}).` +
+    (closest.length > 0 ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}` : ' The tape has no request on this route.');
+  const api = detectLlmApi(req.route.prefix, req.path, req.method);
+  const details = { tape: opts.tape.name, onMiss: opts.onMiss, lenient, asked, reason, closest };
+  const body = providerErrorBody(api, MISS_STATUS, 'tapedeck_miss', message, { tapedeck: details });
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tapedeck-match': 'miss', 'x-should-retry': 'false' };
+  if (lenient) headers['x-tapedeck-lenient'] = 'true';
+  const match: MatchInfo = { kind: blockedReason ? 'blocked' : 'miss', reason };
+  write({
+    startedAt: req.startedAt.toISOString(),
+    offsetMs: round(req.offsetMs),
+    transport: 'http',
+    route: req.route.prefix,
+    upstream: req.route.upstream,
+    request: { ...incoming.request, headers: tapeHeaders(req.headers) },
+    response: { status: MISS_STATUS, headers, body: { kind: 'json', json: body } },
+    timing: { durationMs: round(performance.now() - req.t0) },
+    match,
+  });
+  opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
+  return new Response(JSON.stringify(body), { status: MISS_STATUS, headers });
+}
+
+function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {
+  const parts = [`${req.method} ${req.route.prefix}${req.path}`];
+  if (incoming.llm?.model) parts.push(`model ${incoming.llm.model}`);
+  return parts.join(' ');
+}

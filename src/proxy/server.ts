@@ -1,0 +1,130 @@
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { createLogger, type Logger } from '../log.js';
+import { createMatcher, type Matcher } from '../replay/matcher.js';
+import type { RedactOptions } from '../tape/redact.js';
+import type { Route } from '../tape/schema.js';
+import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
+import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
+import { TapedeckError } from '../errors.js';
+import { createProxyApp, type ProxyHandler } from './app.js';
+import { createRecorder } from './recorder.js';
+import { createReplayer, type ReplayerOptions } from './replayer.js';
+import type { OnMiss, ReplayResponder, Timing } from './types.js';
+
+interface CommonOptions {
+  tape: string;
+  dir: string;
+  host?: string;
+  /** 0 takes any free port. Default 8787. */
+  port?: number;
+  routes: readonly Route[];
+  redact?: RedactOptions;
+  log?: Logger;
+}
+
+export interface RecordOptions extends CommonOptions {
+  mode: 'record';
+  ifExists?: 'fail' | 'overwrite' | 'append';
+}
+
+export interface ReplayOptions extends CommonOptions {
+  mode: 'replay';
+  onMiss?: OnMiss;
+  /** Name of the replay tape. Default: `<tape>.replay-<timestamp>`. */
+  saveAs?: string;
+  timing?: Timing;
+  /** Build the matcher for the loaded tape. Default: exact matching only. */
+  matcher?: (tape: LoadedTape) => Matcher;
+  /** Responders asked before the generic HTTP replay (MCP, live LLM); may be built from the loaded tape. */
+  responders?: readonly ReplayResponder[] | ((tape: LoadedTape) => readonly ReplayResponder[]);
+  allowLive?: ReplayerOptions['allowLive'];
+  /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */
+  llm?: 'tape' | 'live';
+  overrides?: Record<string, unknown>;
+}
+
+export type ProxyOptions = RecordOptions | ReplayOptions;
+
+export interface RunningProxy {
+  url: string;
+  host: string;
+  port: number;
+  /** The tape being written: the recording, or the replay tape. */
+  writer: TapeWriter;
+  /** In replay mode: the tape being replayed. */
+  source?: LoadedTape;
+  /** Stop accepting, end open streams, finish writing, close the tape. */
+  close(): Promise<void>;
+}
+
+/** Start the proxy in record or replay mode; resolves once it is listening. */
+export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  const log = opts.log ?? createLogger();
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 10 * 60_000, bodyTimeout: 10 * 60_000, connections: 256 });
+  let handle: ProxyHandler;
+  let drain: () => Promise<void>;
+  let writer: TapeWriter;
+  let source: LoadedTape | undefined;
+  let routes = [...opts.routes];
+
+  if (opts.mode === 'record') {
+    writer = await createTapeWriter({ dir: opts.dir, name: opts.tape, ifExists: opts.ifExists ?? 'fail', redact: opts.redact, header: { mode: 'record', routes } });
+    const recorder = createRecorder({ writer, dispatcher, log });
+    handle = recorder.handle;
+    drain = recorder.drain;
+  } else {
+    const tape = await loadTape(opts.dir, opts.tape);
+    source = tape;
+    for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
+    // Routes recorded on the tape, then any given now (which win for the same prefix).
+    const byPrefix = new Map(tape.header.routes.map((r) => [r.prefix, r] as const));
+    for (const r of routes) byPrefix.set(r.prefix, r);
+    routes = [...byPrefix.values()];
+    const saveAs = opts.saveAs ?? `${opts.tape}.replay-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    if (saveAs === opts.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+    writer = await createTapeWriter({
+      dir: opts.dir,
+      name: saveAs,
+      ifExists: 'overwrite',
+      redact: opts.redact,
+      header: { mode: 'replay', routes, replayOf: { tape: opts.tape, onMiss: opts.onMiss ?? 'strict', ...(opts.llm ? { llm: opts.llm } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) } },
+    });
+    const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
+    const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
+    const replayer = createReplayer({ tape, matcher, out: writer, onMiss: opts.onMiss ?? 'strict', timing: opts.timing ?? { mode: 'instant' }, dispatcher, log, responders, allowLive: opts.allowLive });
+    handle = replayer.handle;
+    drain = replayer.drain;
+  }
+
+  const app = createProxyApp({ routes, handle, clock: () => writer.now(), log });
+  const host = opts.host ?? '127.0.0.1';
+  let server!: ServerType;
+  const info = await new Promise<AddressInfo>((resolve, reject) => {
+    server = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? 8787 }, (addr) => resolve(addr));
+    server.once('error', reject);
+  });
+  const port = info.port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    host,
+    port,
+    writer,
+    ...(source ? { source } : {}),
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        await closed;
+        await drain();
+        await writer.close();
+        await dispatcher.close().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
