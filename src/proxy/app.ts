@@ -1,12 +1,11 @@
 import { Hono } from 'hono';
-import type { ServerResponse } from 'node:http';
 import { isTapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Route } from '../tape/schema.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
 
-export type ProxyHandler = (req: ProxyRequest, resetClient: () => void) => Promise<Response>;
+export type ProxyHandler = (req: ProxyRequest) => Promise<Response>;
 
 export interface ProxyAppOptions {
   routes: readonly Route[];
@@ -17,9 +16,9 @@ export interface ProxyAppOptions {
 }
 
 /** The Hono app: one catch-all that resolves the route and hands a `ProxyRequest` to the mode's handler. */
-export function createProxyApp(opts: ProxyAppOptions): Hono<{ Bindings: { outgoing?: ServerResponse } }> {
+export function createProxyApp(opts: ProxyAppOptions): Hono {
   const table = createRouteTable(opts.routes);
-  const app = new Hono<{ Bindings: { outgoing?: ServerResponse } }>();
+  const app = new Hono();
 
   app.all('*', async (c) => {
     const t0 = performance.now();
@@ -47,11 +46,7 @@ export function createProxyApp(opts: ProxyAppOptions): Hono<{ Bindings: { outgoi
       offsetMs,
       t0,
     };
-    const outgoing = c.env?.outgoing;
-    const resetClient = (): void => {
-      outgoing?.socket?.destroy();
-    };
-    return opts.handle(req, resetClient);
+    return opts.handle(req);
   });
 
   app.onError((err, c) => {

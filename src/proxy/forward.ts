@@ -12,8 +12,6 @@ export interface ForwardOptions {
   dispatcher: Dispatcher;
   /** Replace the request body sent upstream (modified replay); the tape records what was sent. */
   body?: Buffer;
-  /** Destroy the client connection (used to pass an upstream reset through faithfully). */
-  resetClient: () => void;
 }
 
 export interface Forwarded {
@@ -87,40 +85,49 @@ export async function forwardAndCapture(req: ProxyRequest, opts: ForwardOptions)
   };
 
   const body = upstream.body;
-  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const webBody = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let next: IteratorResult<Buffer>;
-      try {
-        next = await iterator.next();
-      } catch (err) {
-        failure = toExchangeError(err, 'stream');
+  const onChunk = (chunk: Buffer): void => {
+    ttfbMs ??= elapsed();
+    if (splitter) {
+      for (const block of splitter.push(decoder.decode(chunk, { stream: true }))) events.push(toSseEvent(block, elapsed()));
+    } else {
+      chunks.push(chunk);
+    }
+  };
+  // Push-based: chunks are taken as undici emits them ('data'), so nothing that arrived before an upstream reset
+  // is lost (a stream that errors discards what it still buffers). Backpressure pauses the upstream body.
+  const webBody = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        body.on('data', (chunk: Buffer) => {
+          onChunk(chunk);
+          controller.enqueue(chunk);
+          if ((controller.desiredSize ?? 1) <= 0) body.pause();
+        });
+        body.on('end', () => {
+          finish();
+          controller.close();
+        });
+        body.on('error', (err: Error) => {
+          if (settled) return;
+          failure = toExchangeError(err, 'stream');
+          finish();
+          // Pass the reset on once the client has every byte that arrived before it: the client sees its
+          // connection cut, as it would have without the proxy.
+          cutWhenDrained(controller, err);
+        });
+      },
+      pull(controller) {
+        if (failure !== undefined) cutWhenDrained(controller, new Error(failure.message));
+        else body.resume();
+      },
+      cancel(reason) {
+        failure ??= { code: 'CLIENT_CLOSED', message: `client went away before the response ended${reason ? ` (${String(reason)})` : ''}`, phase: 'stream' };
+        body.destroy();
         finish();
-        // Pass the reset on: the client sees its connection cut, as it would have without the proxy.
-        opts.resetClient();
-        controller.close();
-        return;
-      }
-      if (next.done) {
-        finish();
-        controller.close();
-        return;
-      }
-      const chunk = next.value;
-      ttfbMs ??= elapsed();
-      if (splitter) {
-        for (const block of splitter.push(decoder.decode(chunk, { stream: true }))) events.push(toSseEvent(block, elapsed()));
-      } else {
-        chunks.push(chunk);
-      }
-      controller.enqueue(chunk);
+      },
     },
-    cancel(reason) {
-      failure ??= { code: 'CLIENT_CLOSED', message: `client went away before the response ended${reason ? ` (${String(reason)})` : ''}`, phase: 'stream' };
-      body.destroy();
-      finish();
-    },
-  });
+    { highWaterMark: QUEUE_CHUNKS },
+  );
   const out = clientResponseHeaders(headers);
   if (stream) {
     out.set('cache-control', headers['cache-control'] ?? 'no-cache');
@@ -132,6 +139,22 @@ export async function forwardAndCapture(req: ProxyRequest, opts: ForwardOptions)
     finish();
   }
   return { response: new Response(noBody ? null : webBody, { status: upstream.statusCode, headers: out }), exchange };
+}
+
+/** High-water mark (in chunks) of every client stream the proxy builds; `cutWhenDrained` relies on it. */
+export const QUEUE_CHUNKS = 16;
+
+/** Error the client stream (which cuts the client connection) once every queued chunk has been written. */
+export function cutWhenDrained(controller: ReadableStreamDefaultController<Uint8Array>, err: Error): void {
+  if ((controller.desiredSize ?? 0) < QUEUE_CHUNKS) return; // called again on the next pull
+  // The last chunk was handed to the socket in this tick; node flushes corked writes on nextTick. Cut after that.
+  setImmediate(() => {
+    try {
+      controller.error(err);
+    } catch {
+      // already closed or cancelled by the client
+    }
+  });
 }
 
 /** Decode a compressed body for the tape (the client still gets the original bytes). */

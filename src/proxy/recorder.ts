@@ -12,7 +12,7 @@ export interface RecorderOptions {
 }
 
 export interface Recorder {
-  handle(req: ProxyRequest, resetClient: () => void): Promise<Response>;
+  handle(req: ProxyRequest): Promise<Response>;
   /** Resolves when every exchange that has started is written. */
   drain(): Promise<void>;
 }
@@ -21,8 +21,8 @@ export interface Recorder {
 export function createRecorder(opts: RecorderOptions): Recorder {
   const pending = new Set<Promise<unknown>>();
   return {
-    async handle(req, resetClient) {
-      const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher, resetClient });
+    async handle(req) {
+      const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher });
       const written = fwd.exchange
         .then((ex) => opts.writer.append(describeExchange(ex, opts.log)))
         .then(

@@ -31,7 +31,7 @@ export interface ReplayerOptions {
 }
 
 export interface Replayer {
-  handle(req: ProxyRequest, resetClient: () => void): Promise<Response>;
+  handle(req: ProxyRequest): Promise<Response>;
   drain(): Promise<void>;
 }
 
@@ -53,7 +53,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const write = (ex: NewExchange): void => track(opts.out.append(describeExchange(ex, opts.log)));
 
   const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
-    const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher, resetClient: () => undefined, ...(live.body ? { body: live.body } : {}) });
+    const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher, ...(live.body ? { body: live.body } : {}) });
     track(
       fwd.exchange.then((ex) =>
         opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log)),
@@ -67,7 +67,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const ctxBase = { tape: opts.tape, matcher: opts.matcher, out: opts.out, onMiss: opts.onMiss, timing: opts.timing, log: opts.log, forwardLive };
 
   return {
-    async handle(req, resetClient) {
+    async handle(req) {
       const ctx: ReplayContext = ctxBase;
       for (const responder of opts.responders ?? []) {
         const answered = await responder.handle(req, ctx);
@@ -77,7 +77,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       const outcome = await opts.matcher.match(incoming);
       if (outcome.kind !== 'miss') {
         const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
-        const response = await serveRecorded(outcome.exchange, { timing: opts.timing, headers: matchHeaders(match), resetClient });
+        const response = await serveRecorded(outcome.exchange, { timing: opts.timing, headers: matchHeaders(match) });
         write(servedExchange(req, incoming, outcome.exchange, match));
         return response;
       }

@@ -1,6 +1,7 @@
 import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
 import type { Exchange } from '../tape/schema.js';
+import { cutWhenDrained, QUEUE_CHUNKS } from './forward.js';
 import { clientResponseHeaders } from './headers.js';
 import type { Timing } from './types.js';
 
@@ -14,9 +15,9 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
 
 /**
  * Build the response for a recorded exchange: same status, headers and body; a stream event by event with its
- * original boundaries (and gaps, under `recorded` / scaled timing); a recorded reset cuts the connection again.
+ * original boundaries (and gaps, under `recorded` / scaled timing); a recorded upstream reset cuts the connection again.
  */
-export async function serveRecorded(ex: Exchange, opts: { timing: Timing; headers: Record<string, string>; resetClient: () => void }): Promise<Response> {
+export async function serveRecorded(ex: Exchange, opts: { timing: Timing; headers: Record<string, string> }): Promise<Response> {
   const recorded = ex.response;
   if (recorded === undefined) {
     const body = JSON.stringify({ error: { type: 'tapedeck_upstream_error', code: ex.error?.code ?? 'ERROR', message: ex.error?.message ?? 'no response was recorded' } });
@@ -24,56 +25,46 @@ export async function serveRecorded(ex: Exchange, opts: { timing: Timing; header
   }
   const headers = clientResponseHeaders(recorded.headers, { decoded: true });
   for (const [k, v] of Object.entries(opts.headers)) headers.set(k, v);
-  const cutAtEnd = ex.error?.phase === 'stream' && ex.error.code !== 'CLIENT_CLOSED';
+  const cut = ex.error?.phase === 'stream' && ex.error.code !== 'CLIENT_CLOSED' ? new Error(`recorded upstream failure: ${ex.error.message}`) : undefined;
+  const encoder = new TextEncoder();
 
+  // The pieces to send, each with the delay before it.
+  const pieces: { delayMs: number; bytes: Uint8Array }[] = [];
   if (recorded.events !== undefined) {
-    const events = recorded.events;
-    const tail = recorded.tail;
-    const encoder = new TextEncoder();
     headers.set('x-accel-buffering', 'no');
-    if (opts.timing.mode === 'instant') {
-      // One write for the whole stream: boundaries are kept in the bytes, and nothing waits.
-      let text = '';
-      for (const ev of events) text += sseEventText(ev);
-      if (tail !== undefined) text += tail;
-      if (!cutAtEnd) return new Response(text, { status: recorded.status, headers });
-    }
-    let i = 0;
     let last = 0;
-    const stream = new ReadableStream<Uint8Array>({
+    for (const ev of recorded.events) {
+      pieces.push({ delayMs: scaledDelay(ev.offsetMs - last, opts.timing), bytes: encoder.encode(sseEventText(ev)) });
+      last = ev.offsetMs;
+    }
+    if (recorded.tail !== undefined) pieces.push({ delayMs: 0, bytes: encoder.encode(recorded.tail) });
+  } else {
+    await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
+    const bytes = decodeBody(recorded.body);
+    if (bytes.byteLength > 0) pieces.push({ delayMs: 0, bytes });
+  }
+  const noBody = recorded.status === 204 || recorded.status === 304;
+  if (noBody) return new Response(null, { status: recorded.status, headers });
+  if (cut === undefined && pieces.every((p) => p.delayMs === 0)) {
+    // Nothing to wait for: one write, boundaries kept in the bytes.
+    return new Response(Buffer.concat(pieces.map((p) => p.bytes)), { status: recorded.status, headers });
+  }
+  let i = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
       async pull(controller) {
-        const ev = events[i];
-        if (ev === undefined) {
-          if (tail !== undefined && i === events.length) {
-            i++;
-            controller.enqueue(encoder.encode(tail));
-            return;
-          }
-          if (cutAtEnd) opts.resetClient();
-          controller.close();
+        const piece = pieces[i];
+        if (piece === undefined) {
+          if (cut) cutWhenDrained(controller, cut);
+          else controller.close();
           return;
         }
-        await sleep(scaledDelay(ev.offsetMs - last, opts.timing));
-        last = ev.offsetMs;
         i++;
-        controller.enqueue(encoder.encode(sseEventText(ev)));
+        await sleep(piece.delayMs);
+        controller.enqueue(piece.bytes);
       },
-    });
-    return new Response(stream, { status: recorded.status, headers });
-  }
-
-  const bytes = decodeBody(recorded.body);
-  const noBody = recorded.status === 204 || recorded.status === 304;
-  await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
-  if (!cutAtEnd) return new Response(noBody ? null : bytes, { status: recorded.status, headers });
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (bytes.byteLength > 0) controller.enqueue(bytes);
     },
-    pull(controller) {
-      opts.resetClient();
-      controller.close();
-    },
-  });
+    { highWaterMark: QUEUE_CHUNKS },
+  );
   return new Response(stream, { status: recorded.status, headers });
 }

@@ -63,7 +63,8 @@ export async function startScriptedUpstream(script: Script): Promise<ScriptedUps
         res.socket?.destroy();
         return;
       }
-      res.write(`${reply.events[i]}\n\n`);
+      // Wait for each write to be flushed, so a reset after it cannot swallow it.
+      await new Promise<void>((resolve) => res.write(`${reply.events[i]}\n\n`, () => resolve()));
       if (reply.gate && i + 1 === reply.gate.after) await reply.gate.until;
     }
     res.end();
