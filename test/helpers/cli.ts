@@ -1,0 +1,41 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const MAIN = path.join(ROOT, 'src/cli/main.ts');
+
+/** Run the tapedeck CLI from source (through tsx) as a child process. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'pipe' });
+}
+
+/** Run the CLI to completion. */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
+}
+
+/** Resolve with the URL from the `listening on URL` line, or reject with what the process printed if it exits first. */
+export function waitForListening(child: ChildProcessWithoutNullStreams): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const onOut = (d: Buffer): void => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        child.stdout.off('data', onOut);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', onOut);
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('exit', (code) => reject(new Error(`tapedeck exited with ${code} before listening: ${err}`)));
+  });
+}
