@@ -25,18 +25,16 @@ export function tapeHeaders(headers: HeaderMap): HeaderMap {
   return out;
 }
 
-/** Response headers to pass to the client. */
-export function clientResponseHeaders(headers: HeaderMap, opts: { decoded?: boolean } = {}): Headers {
-  const out = new Headers();
-  for (const [k, v] of Object.entries(headers)) {
-    const name = k.toLowerCase();
-    if (HOP_BY_HOP.has(name) || v === REDACTED) continue;
-    if (opts.decoded && name === 'content-encoding') continue;
-    if (name === 'set-cookie') {
-      for (const c of v.split('\n')) out.append(name, c);
-      continue;
-    }
-    out.set(name, v);
+/**
+ * Response headers to pass to the client: no hop-by-hop headers, nothing redacted, and no `content-encoding` when
+ * the body is served decoded (replay serves the decoded body from the tape).
+ */
+export function clientHeaderMap(headers: HeaderMap, opts: { decoded?: boolean } = {}): HeaderMap {
+  const out: HeaderMap = {};
+  for (const k in headers) {
+    const v = headers[k] as string;
+    if (HOP_BY_HOP.has(k) || v === REDACTED || (opts.decoded && k === 'content-encoding')) continue;
+    out[k] = v;
   }
   return out;
 }
@@ -48,16 +46,6 @@ export function headerMapOf(raw: Record<string, string | string[] | undefined>):
     if (v === undefined) continue;
     out[k.toLowerCase()] = Array.isArray(v) ? v.join(k.toLowerCase() === 'set-cookie' ? '\n' : ', ') : v;
   }
-  return out;
-}
-
-export function fromWebHeaders(h: Headers): HeaderMap {
-  const out: HeaderMap = {};
-  h.forEach((v, k) => {
-    out[k] = v;
-  });
-  const cookies = h.getSetCookie();
-  if (cookies.length > 0) out['set-cookie'] = cookies.join('\n');
   return out;
 }
 

@@ -1,8 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import type { TapeWriter } from '../tape/tape-writer.js';
 import { describeExchange } from './describe-exchange.js';
 import { forwardAndCapture } from './forward.js';
+import { nodeSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
 
 export interface RecorderOptions {
@@ -12,7 +14,7 @@ export interface RecorderOptions {
 }
 
 export interface Recorder {
-  handle(req: ProxyRequest): Promise<Response>;
+  handle(req: ProxyRequest, res: ServerResponse): Promise<void>;
   /** Resolves when every exchange that has started is written. */
   drain(): Promise<void>;
 }
@@ -21,17 +23,15 @@ export interface Recorder {
 export function createRecorder(opts: RecorderOptions): Recorder {
   const pending = new Set<Promise<unknown>>();
   return {
-    async handle(req) {
-      const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher });
-      const written = fwd.exchange
+    async handle(req, res) {
+      const written = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher })
         .then((ex) => opts.writer.append(describeExchange(ex, opts.log)))
         .then(
           (ex) => opts.log.debug({ id: ex.id, route: ex.route, path: ex.request.path, status: ex.response?.status }, 'recorded'),
           (err: unknown) => opts.log.error({ err: (err as Error).message, route: req.route.prefix, path: req.path }, 'could not write exchange'),
         );
       pending.add(written);
-      void written.finally(() => pending.delete(written));
-      return fwd.response;
+      await written.finally(() => pending.delete(written));
     },
     async drain() {
       while (pending.size > 0) await Promise.all([...pending]);

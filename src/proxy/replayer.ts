@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { providerErrorBody, requestSideLlm, detectLlmApi } from '../providers/index.js';
@@ -11,6 +12,7 @@ import { describeExchange } from './describe-exchange.js';
 import { forwardAndCapture } from './forward.js';
 import { tapeHeaders } from './headers.js';
 import { serveRecorded } from './serve-recorded.js';
+import { nodeSink, sendWebResponse, webSink } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
 
 export interface ReplayerOptions {
@@ -31,7 +33,7 @@ export interface ReplayerOptions {
 }
 
 export interface Replayer {
-  handle(req: ProxyRequest): Promise<Response>;
+  handle(req: ProxyRequest, res: ServerResponse): Promise<void>;
   drain(): Promise<void>;
 }
 
@@ -53,40 +55,48 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const write = (ex: NewExchange): void => track(opts.out.append(describeExchange(ex, opts.log)));
 
   const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
-    const fwd = await forwardAndCapture(req, { dispatcher: opts.dispatcher, ...(live.body ? { body: live.body } : {}) });
-    track(
-      fwd.exchange.then((ex) =>
-        opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log)),
-      ),
-    );
-    const headers = new Headers(fwd.response.headers);
-    headers.set('x-tapedeck-match', 'live');
-    return new Response(fwd.response.body, { status: fwd.response.status, headers });
+    const { sink, response } = webSink();
+    const exchange = forwardAndCapture(req, sink, { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' }, ...(live.body ? { body: live.body } : {}) });
+    track(exchange.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log))));
+    return response;
   };
 
   const ctxBase = { tape: opts.tape, matcher: opts.matcher, out: opts.out, onMiss: opts.onMiss, timing: opts.timing, log: opts.log, forwardLive };
 
   return {
-    async handle(req) {
+    async handle(req, res) {
       const ctx: ReplayContext = ctxBase;
       for (const responder of opts.responders ?? []) {
         const answered = await responder.handle(req, ctx);
-        if (answered !== undefined) return answered;
+        if (answered !== undefined) return sendWebResponse(res, answered);
       }
       const incoming = toIncoming(req);
       const outcome = await opts.matcher.match(incoming);
       if (outcome.kind !== 'miss') {
         const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
-        const response = await serveRecorded(outcome.exchange, { timing: opts.timing, headers: matchHeaders(match) });
-        write(servedExchange(req, incoming, outcome.exchange, match));
-        return response;
+        await serveRecorded(outcome.exchange, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
+        const served = servedExchange(req, incoming, outcome.exchange, match);
+        if (outcome.kind === 'exact') {
+          // Same request, same answer: the recorded meaning holds; no need to parse it again.
+          if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
+          if (outcome.exchange.mcp) served.mcp = outcome.exchange.mcp;
+          track(opts.out.append(served));
+        } else {
+          write(served);
+        }
+        return;
       }
       if (opts.onMiss === 'live') {
         const verdict = opts.allowLive?.(req) ?? { allowed: true };
-        if (verdict.allowed) return forwardLive(req);
-        return missResponse(req, incoming, outcome, opts, write, verdict.reason);
+        if (verdict.allowed) {
+          const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
+          track(live.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } }, opts.log))));
+          await live;
+          return;
+        }
+        return missResponse(res, req, incoming, outcome, opts, write, verdict.reason);
       }
-      return missResponse(req, incoming, outcome, opts, write);
+      return missResponse(res, req, incoming, outcome, opts, write);
     },
     async drain() {
       while (pending.size > 0) await Promise.all([...pending]);
@@ -128,13 +138,14 @@ function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Ex
 }
 
 function missResponse(
+  res: ServerResponse,
   req: ProxyRequest,
   incoming: IncomingRequest,
   outcome: Extract<MatchOutcome, { kind: 'miss' }>,
   opts: ReplayerOptions,
   write: (ex: NewExchange) => void,
   blockedReason?: string,
-): Response {
+): void {
   const lenient = opts.onMiss === 'lenient';
   const asked = describeAsked(req, incoming);
   const closest = outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, path: c.exchange.request.path, differences: c.differences }));
@@ -160,7 +171,7 @@ function missResponse(
     match,
   });
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
-  return new Response(JSON.stringify(body), { status: MISS_STATUS, headers });
+  res.writeHead(MISS_STATUS, headers).end(JSON.stringify(body));
 }
 
 function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {

@@ -1,4 +1,4 @@
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { createLogger, type Logger } from '../log.js';
@@ -8,7 +8,7 @@ import type { Route } from '../tape/schema.js';
 import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
 import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
-import { createProxyApp, type ProxyHandler } from './app.js';
+import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createRecorder } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
@@ -98,12 +98,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     drain = replayer.drain;
   }
 
-  const app = createProxyApp({ routes, handle, clock: () => writer.now(), log });
+  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log });
   const host = opts.host ?? '127.0.0.1';
-  let server!: ServerType;
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   const info = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? 8787 }, (addr) => resolve(addr));
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new TapedeckError('BAD_ARGS', `port ${opts.port ?? 8787} on ${host} is in use: pick another with --port (0 takes any free port)`) : err),
+    );
+    server.listen(opts.port ?? 8787, host, () => resolve(server.address() as AddressInfo));
   });
   const port = info.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -118,7 +120,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
-        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.closeAllConnections();
         await closed;
         await drain();
         await writer.close();

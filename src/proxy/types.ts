@@ -18,8 +18,8 @@ export interface ProxyRequest {
   /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
   headers: HeaderMap;
   body: Buffer;
-  /** The underlying web Request; `raw.signal` aborts when the client goes away. */
-  raw: Request;
+  /** Aborts when the client goes away before its response has ended. */
+  readonly signal: AbortSignal;
   startedAt: Date;
   /** Offset of the request start on the tape's timeline (ms). */
   offsetMs: number;

@@ -36,9 +36,23 @@ export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
   return { kind: 'text', text };
 }
 
-/** The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original). */
+const decoded = new WeakMap<Body, Buffer>();
+
+/**
+ * The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original).
+ * Cached per body object: replay serves the same recorded body many times.
+ */
 export function decodeBody(body: Body | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
+  let bytes = decoded.get(body);
+  if (bytes === undefined) {
+    bytes = decodeUncached(body);
+    decoded.set(body, bytes);
+  }
+  return bytes;
+}
+
+function decodeUncached(body: Body): Buffer {
   switch (body.kind) {
     case 'empty':
       return Buffer.alloc(0);

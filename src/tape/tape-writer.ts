@@ -6,7 +6,8 @@ import { TapedeckError } from '../errors.js';
 import { sideDir, tapeFile } from './paths.js';
 import { createRedactor, type RedactOptions } from './redact.js';
 import { readTape } from './tape-reader.js';
-import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { serializeExchange } from './serialize.js';
 import { VERSION } from '../version.js';
 
 /** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
@@ -79,8 +80,33 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   if (!(exists && ifExists === 'append')) await handle.write(JSON.stringify(header) + '\n');
   const perfStart = performance.now() - (Date.now() - startMs);
 
-  let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
+  // Group commit: lines that arrive while a write is in flight go out together in the next single write.
+  // Each line is complete before it is queued, so a crash can tear at most the last line.
+  let batch: string[] = [];
+  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  let writing: Promise<void> | undefined;
+  const flush = async (): Promise<void> => {
+    while (batch.length > 0) {
+      const lines = batch.join('');
+      const waiters = batchWaiters;
+      batch = [];
+      batchWaiters = [];
+      try {
+        await handle.write(lines);
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        for (const w of waiters) w.reject(err);
+      }
+    }
+    writing = undefined;
+  };
+  const enqueueLine = (line: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      batch.push(line);
+      batchWaiters.push({ resolve, reject });
+      writing ??= flush();
+    });
 
   const externalize = async (body: Body | undefined): Promise<Body | undefined> => {
     if (body === undefined || body.kind === 'empty' || body.kind === 'file') return body;
@@ -104,25 +130,24 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
       return seq;
     },
     now: () => performance.now() - perfStart,
-    append(input) {
-      if (closed) return Promise.reject(new TapedeckError('BAD_ARGS', `tape "${opts.name}" is closed`));
-      const job = queue.then(async () => {
-        const redacted = redactor.exchange({ type: 'exchange', id: '', seq: 0, ...input } as Exchange);
-        redacted.request = { ...redacted.request, body: (await externalize(redacted.request.body)) ?? { kind: 'empty' } };
-        if (redacted.response?.body !== undefined) redacted.response = { ...redacted.response, body: await externalize(redacted.response.body) };
-        const mine = seq++;
-        // Parsing through the schema validates the line and puts keys in the documented, stable order.
-        const ex = ExchangeSchema.parse({ ...redacted, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine });
-        await handle.write(JSON.stringify(ex) + '\n');
-        return ex;
-      });
-      queue = job.catch(() => undefined);
-      return job;
+    async append(input) {
+      if (closed) throw new TapedeckError('BAD_ARGS', `tape "${opts.name}" is closed`);
+      const mine = seq++;
+      let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
+      let line = serializeExchange(ex);
+      if (line.length > largeBodyBytes) {
+        // Something in it is large: bodies above the limit go to side files, whole.
+        ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
+        if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
+        line = serializeExchange(ex);
+      }
+      await enqueueLine(line + '\n');
+      return ex;
     },
     async close() {
       if (closed) return;
       closed = true;
-      await queue;
+      await writing;
       await handle.sync().catch(() => undefined);
       await handle.close();
     },

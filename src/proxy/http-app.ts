@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isTapedeckError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { HeaderMap, Route } from '../tape/schema.js';
+import { createRouteTable } from './routes.js';
+import type { ProxyRequest } from './types.js';
+
+export type ProxyHandler = (req: ProxyRequest, res: ServerResponse) => Promise<void>;
+
+export interface ProxyAppOptions {
+  routes: readonly Route[];
+  handle: ProxyHandler;
+  /** Offset of "now" on the tape's timeline. */
+  clock: () => number;
+  log: Logger;
+}
+
+/**
+ * The request listener: resolve the route, read the body, hand a `ProxyRequest` to the mode's handler.
+ * Plain `node:http` rather than a framework adapter: the proxy is one catch-all on the hot path, and converting
+ * every request and response to fetch-API objects cost more than half of the proxy's CPU in `npm run bench`.
+ */
+export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const table = createRouteTable(opts.routes);
+
+  const fail = (res: ServerResponse, status: number, type: string, message: string): void => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type, message } }));
+  };
+
+  return (incoming, res) => {
+    const t0 = performance.now();
+    const offsetMs = opts.clock();
+    const startedAt = new Date();
+    const url = incoming.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q === -1 ? url : url.slice(0, q);
+    const resolved = table.resolve(pathname);
+    if (resolved === undefined) {
+      incoming.resume();
+      const known = table.routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
+      fail(res, 404, 'tapedeck_no_route', `tapedeck: no route for ${pathname}; routes: ${known || '(none)'}. Add one with --route PREFIX=URL.`);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    incoming.on('data', (c: Buffer) => chunks.push(c));
+    incoming.on('error', () => res.destroy());
+    incoming.on('end', () => {
+      let controller: AbortController | undefined;
+      const req: ProxyRequest = {
+        route: resolved.route,
+        method: incoming.method ?? 'GET',
+        path: resolved.path,
+        query: q === -1 ? [] : [...new URLSearchParams(url.slice(q + 1))],
+        headers: headerMap(incoming.headers),
+        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+        get signal() {
+          if (controller === undefined) {
+            const c = new AbortController();
+            controller = c;
+            if (res.writableFinished) return c.signal;
+            res.once('close', () => {
+              if (!res.writableFinished) c.abort(new Error('client went away'));
+            });
+          }
+          return controller.signal;
+        },
+        startedAt,
+        offsetMs,
+        t0,
+      };
+      opts.handle(req, res).catch((err: unknown) => {
+        if (isTapedeckError(err)) return fail(res, err.status, `tapedeck_${err.code.toLowerCase()}`, err.message);
+        opts.log.error({ err: (err as Error).message, stack: (err as Error).stack, route: req.route.prefix, path: req.path }, 'unhandled proxy error');
+        fail(res, 500, 'tapedeck_internal_error', `tapedeck internal error: ${(err as Error).message}`);
+      });
+    });
+  };
+}
+
+function headerMap(raw: IncomingMessage['headers']): HeaderMap {
+  const out: HeaderMap = {};
+  for (const k in raw) {
+    const v = raw[k];
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(k === 'set-cookie' ? '\n' : ', ') : v;
+  }
+  return out;
+}

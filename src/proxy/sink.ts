@@ -1,0 +1,151 @@
+import type { ServerResponse } from 'node:http';
+import type { HeaderMap } from '../tape/schema.js';
+
+/**
+ * Where a response goes: straight to a node `ServerResponse` (the hot path), or into a web `Response` (for
+ * responders, which speak the fetch API). Forwarding and replay write to a sink and never care which.
+ */
+export interface ResponseSink {
+  head(status: number, headers: HeaderMap): void;
+  /** Returns false when the client is not keeping up: wait for `onDrain` before writing more. */
+  write(chunk: Uint8Array): boolean;
+  onDrain(cb: () => void): void;
+  end(): void;
+  /** Cut the connection once everything written so far has been flushed (to pass an upstream reset on). */
+  cut(): void;
+  /** Called once if the client goes away before `end`. */
+  onClose(cb: () => void): void;
+}
+
+/** Node headers from a tape header map: multi-valued `set-cookie` (newline-joined on the tape) becomes an array. */
+export function nodeHeaders(headers: HeaderMap): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const k in headers) {
+    const v = headers[k] as string;
+    out[k] = k === 'set-cookie' && v.includes('\n') ? v.split('\n') : v;
+  }
+  return out;
+}
+
+export function nodeSink(res: ServerResponse): ResponseSink {
+  return {
+    head(status, headers) {
+      res.writeHead(status, nodeHeaders(headers));
+      // SSE: send the head now, so the client sees the stream open before the first event.
+      if (headers['content-type']?.startsWith('text/event-stream')) res.flushHeaders();
+    },
+    write: (chunk) => res.write(chunk),
+    onDrain: (cb) => void res.once('drain', cb),
+    end: () => void res.end(),
+    cut() {
+      // An empty write's callback runs once everything before it has reached the socket.
+      if (res.destroyed) return;
+      if (!res.headersSent) res.flushHeaders();
+      res.write('', () => res.destroy());
+    },
+    onClose(cb) {
+      res.once('close', () => {
+        if (!res.writableFinished) cb();
+      });
+    },
+  };
+}
+
+/** A sink that becomes a web `Response`: resolves with it once the head is written. */
+export function webSink(): { sink: ResponseSink; response: Promise<Response> } {
+  let resolveResponse!: (r: Response) => void;
+  const response = new Promise<Response>((r) => (resolveResponse = r));
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let drainCb: (() => void) | undefined;
+  let closeCb: (() => void) | undefined;
+  let cutPending = false;
+  let ended = false;
+  const HWM = 16;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      pull() {
+        if (cutPending && (controller.desiredSize ?? 0) >= HWM) {
+          cutPending = false;
+          setImmediate(() => controller.error(new Error('upstream connection was cut')));
+          return;
+        }
+        const cb = drainCb;
+        drainCb = undefined;
+        cb?.();
+      },
+      cancel() {
+        if (!ended) closeCb?.();
+      },
+    },
+    { highWaterMark: HWM },
+  );
+  const sink: ResponseSink = {
+    head(status, headers) {
+      const h = new Headers();
+      for (const [k, v] of Object.entries(nodeHeaders(headers))) {
+        if (Array.isArray(v)) for (const x of v) h.append(k, x);
+        else h.set(k, v);
+      }
+      const noBody = status === 204 || status === 304;
+      resolveResponse(new Response(noBody ? null : stream, { status, headers: h }));
+    },
+    write(chunk) {
+      controller.enqueue(chunk);
+      return (controller.desiredSize ?? 0) > 0;
+    },
+    onDrain(cb) {
+      drainCb = cb;
+    },
+    end() {
+      ended = true;
+      controller.close();
+    },
+    cut() {
+      ended = true;
+      cutPending = true;
+      if ((controller.desiredSize ?? 0) >= HWM) {
+        cutPending = false;
+        setImmediate(() => controller.error(new Error('upstream connection was cut')));
+      }
+    },
+    onClose(cb) {
+      closeCb = cb;
+    },
+  };
+  return { sink, response };
+}
+
+/** Write a web `Response` (from a responder) to a node `ServerResponse`, streaming its body with backpressure. */
+export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((v, k) => {
+    if (k !== 'set-cookie') headers[k] = v;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  res.writeHead(response.status, headers);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  if (headers['content-type']?.toString().startsWith('text/event-stream')) res.flushHeaders();
+  const reader = response.body.getReader();
+  res.once('close', () => {
+    if (!res.writableFinished) void reader.cancel().catch(() => undefined);
+  });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((r) => res.once('drain', r).once('close', r));
+      if (res.destroyed) break;
+    }
+    res.end();
+  } catch {
+    // The responder's stream failed (or the client left): cut the connection rather than end it cleanly.
+    res.destroy();
+  }
+}

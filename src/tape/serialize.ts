@@ -1,0 +1,44 @@
+import { ExchangeSchema, LlmMeaningSchema, McpMeaningSchema, type Exchange } from './schema.js';
+
+/**
+ * One exchange as one JSON line, keys in the documented (schema) order so tapes diff cleanly in review.
+ * Nested records that are shared by reference (a replay tape re-serves a recorded `response` many times) are
+ * serialised once and reused.
+ */
+const EXCHANGE_KEYS = Object.keys(ExchangeSchema.shape) as (keyof Exchange)[];
+const ORDER: Partial<Record<keyof Exchange, readonly string[]>> = {
+  request: ['method', 'path', 'query', 'headers', 'body'],
+  response: ['status', 'headers', 'body', 'events', 'tail'],
+  error: ['code', 'message', 'phase'],
+  timing: ['ttfbMs', 'durationMs'],
+  llm: Object.keys(LlmMeaningSchema.shape),
+  mcp: Object.keys(McpMeaningSchema.shape),
+  match: ['kind', 'source', 'stage', 'score', 'reason'],
+};
+const memo = new WeakMap<object, string>();
+
+export function serializeExchange(ex: Exchange): string {
+  let out = '{';
+  let first = true;
+  for (const key of EXCHANGE_KEYS) {
+    const value = ex[key];
+    if (value === undefined) continue;
+    out += `${first ? '' : ','}"${key}":${serializeField(key, value)}`;
+    first = false;
+  }
+  return out + '}';
+}
+
+function serializeField(key: keyof Exchange, value: unknown): string {
+  const order = ORDER[key];
+  if (order === undefined || value === null || typeof value !== 'object') return JSON.stringify(value);
+  const cached = memo.get(value);
+  if (cached !== undefined) return cached;
+  const obj = value as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {};
+  for (const k of order) if (obj[k] !== undefined) ordered[k] = obj[k];
+  for (const k in obj) if (!(k in ordered) && obj[k] !== undefined) ordered[k] = obj[k];
+  const text = JSON.stringify(ordered);
+  memo.set(value, text);
+  return text;
+}
