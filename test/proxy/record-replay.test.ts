@@ -130,3 +130,33 @@ describe('record then replay with the official SDKs', () => {
     expect(res.response.headers.get('x-tapedeck-match')).toBe('exact');
   });
 });
+
+describe('Gemini keys', () => {
+  it('keeps a key= query parameter and x-goog-api-key off the tape, and replays with another key', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-gemini-'));
+    const chunk = (text: string, finish?: string): string =>
+      `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), index: 0 }], usageMetadata: { promptTokenCount: 4, candidatesTokenCount: 2, totalTokenCount: 6 }, modelVersion: 'gemini-2.5-flash' })}`;
+    const upstream = await startScriptedUpstream(() => ({ kind: 'sse', events: [chunk('Bon'), chunk('jour', 'STOP')] }));
+    const ask = (base: string, key: string): Promise<Response> =>
+      fetch(`${base}/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key=${key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Say hello in French' }] }] }),
+      });
+    try {
+      const rec = await startProxy({ mode: 'record', tape: 'gemini', dir, port: 0, routes: [{ prefix: '/gemini', upstream: upstream.url }] });
+      const live = await (await ask(rec.url, 'AIza-GEMINI-SECRET-1')).text();
+      await rec.close();
+      expect(upstream.requests[0]?.url).toContain('key=AIza-GEMINI-SECRET-1');
+      const rep = await startProxy({ mode: 'replay', tape: 'gemini', dir, port: 0, routes: [] });
+      const res = await ask(rep.url, 'AIza-OTHER-KEY');
+      await rep.close();
+      expect(res.headers.get('x-tapedeck-match')).toBe('exact');
+      expect(await res.text()).toBe(live);
+      for (const f of readdirSync(dir)) expect(readFileSync(path.join(dir, f), 'utf8')).not.toMatch(/AIza-(GEMINI|OTHER)/);
+    } finally {
+      await upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
