@@ -26,7 +26,8 @@ function start(args) {
   });
 }
 
-const body = (i) => JSON.stringify({ model: 'bench-model', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?` }] });
+let STREAM = false;
+const body = (i) => JSON.stringify({ model: 'bench-model', stream: STREAM, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?` }] });
 
 async function once(pool, pathPrefix, i) {
   const t0 = performance.now();
@@ -63,30 +64,36 @@ async function throughput(url, prefix) {
   return (done / DURATION_MS) * 1000;
 }
 
+async function workload(cli, dir, upstream, stream) {
+  STREAM = stream;
+  const rows = [];
+  const straight = { name: 'straight', lat: await latency(upstream.url, ''), rps: await throughput(upstream.url, '') };
+  rows.push(straight);
+  const tape = stream ? 'bench-sse' : 'bench-json';
+  const rec = await start([cli, 'record', '--tape', tape, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
+  rows.push({ name: 'record', lat: await latency(rec.url, '/llm'), rps: await throughput(rec.url, '/llm') });
+  await rec.stop();
+  const rep = await start([cli, 'replay', '--tape', tape, '--dir', dir, '--port', '0', '--save-as', `${tape}-replay`]);
+  rows.push({ name: 'replay', lat: await latency(rep.url, '/llm'), rps: await throughput(rep.url, '/llm') });
+  await rep.stop();
+
+  console.log(`\n${stream ? 'streamed (SSE, ~15 events per answer)' : 'non-streamed JSON'} chat completions: ${CONCURRENCY} connections for ${DURATION_MS} ms; ${LATENCY_SAMPLES} sequential requests for latency`);
+  console.log('mode       req/s    vs straight   p50 ms   p99 ms   added p50 ms');
+  for (const r of rows) {
+    console.log(`${r.name.padEnd(8)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(8)}x   ${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(8)}`);
+  }
+  const [, rec2, rep2] = rows;
+  console.log(`targets: record >= 0.5x straight: ${rec2.rps / straight.rps >= 0.5 ? 'met' : 'NOT met'}; replay >= 1x straight: ${rep2.rps / straight.rps >= 1 ? 'met' : 'NOT met'}; added p50 < 1 ms: ${rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1 ? 'met' : 'NOT met'}`);
+}
+
 export async function run() {
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-bench-'));
   const cli = path.join(ROOT, 'dist/cli/main.js');
   const upstream = await start([path.join(ROOT, 'bench/upstream-server.mjs')]);
-  const rows = [];
+  console.log('proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine');
   try {
-    const straight = { name: 'straight', lat: await latency(upstream.url, ''), rps: await throughput(upstream.url, '') };
-    rows.push(straight);
-
-    const rec = await start([cli, 'record', '--tape', 'bench', '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
-    rows.push({ name: 'record', lat: await latency(rec.url, '/llm'), rps: await throughput(rec.url, '/llm') });
-    await rec.stop();
-
-    const rep = await start([cli, 'replay', '--tape', 'bench', '--dir', dir, '--port', '0', '--save-as', 'bench-replay']);
-    rows.push({ name: 'replay', lat: await latency(rep.url, '/llm'), rps: await throughput(rep.url, '/llm') });
-    await rep.stop();
-
-    console.log(`\nproxy overhead (upstream: scripted OpenAI-compatible server, own process; ${CONCURRENCY} connections for ${DURATION_MS} ms; ${LATENCY_SAMPLES} sequential requests for latency)`);
-    console.log('mode       req/s    vs straight   p50 ms   p99 ms   added p50 ms');
-    for (const r of rows) {
-      console.log(`${r.name.padEnd(8)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(8)}x   ${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(8)}`);
-    }
-    const [, rec2, rep2] = rows;
-    console.log(`targets: record >= 0.5x straight: ${rec2.rps / straight.rps >= 0.5 ? 'met' : 'NOT met'}; replay >= 1x straight: ${rep2.rps / straight.rps >= 1 ? 'met' : 'NOT met'}; added p50 < 1 ms: ${rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1 ? 'met' : 'NOT met'}`);
+    await workload(cli, dir, upstream, false);
+    await workload(cli, dir, upstream, true);
   } finally {
     await upstream.stop();
     rmSync(dir, { recursive: true, force: true });
