@@ -18,5 +18,9 @@ export { detectLlmApi, describeLlm, requestSideLlm, providerErrorBody } from './
 export { createMatcher, type Matcher, type MatcherOptions, type MatchOutcome, type MatchStage, type Candidate, type IncomingRequest } from './replay/matcher.js';
 export { exactKey, canonicalBody, DEFAULT_IGNORED_FIELDS } from './replay/exact-key.js';
 
+// --- proxy: record and replay servers
+export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
+export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
+
 // --- config
 export { loadConfig, ConfigSchema, type Config } from './config/config.js';
