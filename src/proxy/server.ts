@@ -122,7 +122,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
         await closed;
-        await drain();
+        // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
+        let timer: NodeJS.Timeout | undefined;
+        const bounded = new Promise<void>((resolve) => (timer = setTimeout(() => {
+          log.warn('some exchanges did not finish within 5 s of shutdown; closing the tape without them');
+          resolve();
+        }, 5000)));
+        await Promise.race([drain(), bounded]);
+        clearTimeout(timer);
         await writer.close();
         await dispatcher.close().catch(() => undefined);
       })();
