@@ -1,9 +1,13 @@
 import type { Command } from './command.js';
 import { recordCommand } from './record.js';
 import { replayCommand } from './replay.js';
+import { mcpStdioCommand } from './mcp-stdio.js';
+import { sideEffectsCommand } from './side-effects.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
   recordCommand,
   replayCommand,
+  mcpStdioCommand,
+  sideEffectsCommand,
 ];

@@ -1,0 +1,44 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadConfig } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { renderSideEffectsFile, suggestSideEffects } from '../replay/side-effects-init.js';
+import { loadTape } from '../tape/tape-reader.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringValue, type Command } from './command.js';
+
+export const sideEffectsCommand: Command = {
+  name: 'side-effects',
+  summary: 'suggest a side-effects file (which tools must never run in replay) from what a tape saw',
+  usage: [
+    'tapedeck side-effects init --tape NAME [--out FILE] [--dir DIR] [--force]',
+    '',
+    '  --tape NAME   tape to read tool lists and calls from',
+    '  --out FILE    where to write the suggestions (default side_effects.yaml; "-" prints them)',
+    '  --force       overwrite FILE if it exists',
+    'Suggestions come from MCP tool annotations first, then name and description keywords; each line says why.',
+    'The file is written with done: false: review it, then set done: true (tapedeck replay --side-effects FILE).',
+  ].join('\n'),
+  options: { tape: { type: 'string', short: 't' }, out: { type: 'string', short: 'o' }, dir: { type: 'string' }, config: { type: 'string' }, force: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(ctx) {
+    const [sub, ...extra] = ctx.positionals;
+    if (sub !== 'init' || extra.length > 0) throw new TapedeckError('BAD_ARGS', `usage: tapedeck side-effects init --tape NAME [--out FILE]${sub !== undefined && sub !== 'init' ? ` (unknown subcommand "${sub}")` : ''}`);
+    const tape = stringValue(ctx.values, 'tape');
+    if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    validateTapeName(tape);
+    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    const loaded = await loadTape(config.dir, tape, { resolveFiles: false });
+    const suggestions = suggestSideEffects(loaded.exchanges);
+    const text = renderSideEffectsFile(tape, suggestions);
+    const out = stringValue(ctx.values, 'out') ?? 'side_effects.yaml';
+    if (out === '-') {
+      ctx.stdout.write(text);
+      return 0;
+    }
+    if (existsSync(out) && ctx.values.force !== true) throw new TapedeckError('BAD_ARGS', `${out} exists: pass --force to overwrite it, or --out another file`);
+    writeFileSync(out, text);
+    const effects = suggestions.tools.filter((t) => !t.safe).length;
+    ctx.stderr.write(`tapedeck: wrote ${out}: ${suggestions.tools.length} tool(s), ${effects} suggested as side effects, ${suggestions.http.length} HTTP route(s); review it, then set done: true\n`);
+    return 0;
+  },
+};

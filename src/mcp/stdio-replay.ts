@@ -1,0 +1,116 @@
+/**
+ * Replay an MCP stdio server from a tape: read the client's newline-delimited JSON-RPC on stdin and answer on
+ * stdout, without starting the server (unless `--on-miss live` must forward a safe request). Messages are handled
+ * one at a time in arrival order, so answers and their notifications keep the recorded order.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { Logger } from '../log.js';
+import { describeExchange } from '../proxy/describe-exchange.js';
+import type { OnMiss } from '../proxy/types.js';
+import type { Matcher } from '../replay/matcher.js';
+import type { SideEffectPolicy } from '../replay/side-effects.js';
+import { round } from '../tape/sse.js';
+import type { MatchInfo } from '../tape/schema.js';
+import type { LoadedTape } from '../tape/tape-reader.js';
+import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
+import { answerRequest, type Message } from './answer.js';
+import { parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import { LineSplitter } from './line-splitter.js';
+import type { LiveStdioServer } from './stdio-live.js';
+import { stdioEvent, stdioIncoming, stdioRequest } from './stdio-exchange.js';
+
+export interface StdioReplayOptions {
+  tape: LoadedTape;
+  /** Route name of the server on the tape. */
+  name: string;
+  matcher: Matcher;
+  policy: SideEffectPolicy;
+  onMiss: OnMiss;
+  out: TapeWriter;
+  stdin: Readable;
+  stdout: Writable;
+  log: Logger;
+  /** Builds the real server for `--on-miss live`; given the client's initialize request when it is first needed. */
+  live?: (initialize: () => Message | undefined) => LiveStdioServer;
+}
+
+/** Serve until stdin ends; resolves 0 once every answer is written and the replay tape is complete. */
+export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
+  const { out, log } = opts;
+  let initialize: Message | undefined;
+  let live: LiveStdioServer | undefined;
+  const writes: Promise<unknown>[] = [];
+  const record = (ex: NewExchange): void => {
+    writes.push(out.append(describeExchange(ex, log)).catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+  };
+  const send = (m: unknown): void => void opts.stdout.write(JSON.stringify(m) + '\n');
+  const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
+
+  const handle = async (line: string): Promise<void> => {
+    const startedAt = new Date();
+    const offsetMs = round(out.now());
+    const t0 = performance.now();
+    const base = { startedAt: startedAt.toISOString(), offsetMs, transport: 'stdio' as const, route: opts.name, ...(upstream ? { upstream } : {}) };
+    const parsed = parseRpc(line);
+    if (!parsed.ok) {
+      const err = rpcError(null, parsed.code, parsed.message);
+      send(err);
+      record({ ...base, request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } }, response: { status: 200, headers: {}, body: { kind: 'json', json: err } }, timing: { durationMs: 0 }, match: { kind: 'miss', reason: parsed.message } });
+      return;
+    }
+    const msg = parsed.message as Message;
+    if (rpcKind(parsed.message) !== 'request') {
+      // Notifications and the client's answers to server requests need no reply.
+      record({ ...base, request: stdioRequest(msg), response: { status: 202, headers: {} }, timing: { durationMs: 0 }, match: { kind: 'exact', reason: 'a notification needs no answer' } });
+      return;
+    }
+    if (msg.method === 'initialize') initialize = msg;
+    const answer = await answerRequest(msg, stdioIncoming(opts.name, msg), { matcher: opts.matcher, policy: opts.policy, onMiss: opts.onMiss, tapeName: opts.tape.name, exchanges: opts.tape.exchanges });
+    let messages: { offsetMs: number; message: Message }[];
+    let match: MatchInfo = answer.match;
+    if (answer.kind === 'live') {
+      try {
+        live ??= opts.live?.(() => initialize);
+        if (live === undefined) throw new Error('no server command to run live');
+        messages = await live.request(msg);
+      } catch (err) {
+        const reason = `--on-miss live could not reach the server: ${(err as Error).message}`;
+        messages = [{ offsetMs: 0, message: rpcError(msg.id as string | number, -32603, `tapedeck: ${reason}`) }];
+        match = { kind: 'miss', reason };
+      }
+    } else {
+      messages = answer.messages;
+    }
+    for (const m of messages) send(m.message);
+    const final = messages.at(-1);
+    const events = messages.slice(0, -1).map((m) => stdioEvent(m.message, m.offsetMs));
+    record({
+      ...base,
+      request: stdioRequest(msg),
+      response: { status: 200, headers: {}, ...(final ? { body: { kind: 'json', json: final.message } } : {}), ...(events.length > 0 ? { events } : {}) },
+      timing: { durationMs: round(performance.now() - t0) },
+      match,
+      ...(answer.kind === 'answer' && answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}),
+    });
+    if (match.kind === 'blocked' || match.kind === 'miss') log.info({ method: msg.method, match: match.kind, reason: match.reason }, 'mcp replay');
+  };
+
+  const lines = new LineSplitter();
+  let queue = Promise.resolve();
+  opts.stdin.on('data', (chunk: Buffer) => {
+    for (const line of lines.push(chunk)) {
+      if (line.trim() === '') continue;
+      queue = queue.then(() => handle(line)).catch((err: unknown) => log.error({ err: (err as Error).message }, 'mcp replay failed on a message'));
+    }
+  });
+  await new Promise<void>((resolve) => {
+    opts.stdin.once('end', resolve);
+    opts.stdin.once('close', resolve);
+  });
+  const rest = lines.rest();
+  if (rest.trim() !== '') queue = queue.then(() => handle(rest));
+  await queue;
+  live?.close();
+  await Promise.all(writes);
+  return 0;
+}

@@ -1,0 +1,138 @@
+/**
+ * The side-effect policy: which tools (and plain-HTTP tool APIs) must never run during a replay. A recorded call of
+ * a side-effect tool is answered from the tape; an unrecorded one is blocked whatever `--on-miss` says, and semantic
+ * matching never applies to it. The file is reviewed by a person: replay refuses a file whose `done` is not true.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { TapedeckError } from '../errors.js';
+import type { Exchange } from '../tape/schema.js';
+
+export const HttpSideEffectSchema = z.object({
+  /** Route prefix, e.g. `/payments`. */
+  route: z.string().startsWith('/'),
+  /** Methods that are side effects on this route (default: every method but GET, HEAD, OPTIONS). */
+  methods: z.array(z.string().transform((m) => m.toUpperCase())).optional(),
+  /** Only paths starting with this (below the route prefix). */
+  path: z.string().optional(),
+});
+export type HttpSideEffect = z.infer<typeof HttpSideEffectSchema>;
+
+export const SideEffectsFileSchema = z.object({
+  /** Tool name -> true (safe to run) or false (a side effect: never executed in replay). */
+  tools: z.record(z.string(), z.boolean()).default({}),
+  /** Plain-HTTP tool APIs whose calls are side effects. */
+  http: z.array(HttpSideEffectSchema).default([]),
+  /** Set to true by the person who reviewed the file. */
+  done: z.boolean().default(false),
+});
+export type SideEffectsFile = z.infer<typeof SideEffectsFileSchema>;
+
+/** MCP tool annotations, as `tools/list` reports them. */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface Verdict {
+  sideEffect: boolean;
+  /** Why, in words a person can check. */
+  reason: string;
+}
+
+export interface SideEffectPolicy {
+  /** The reviewed file, when there is one. */
+  readonly file: SideEffectsFile | undefined;
+  isSideEffect(toolName: string, annotations?: ToolAnnotations): boolean;
+  /** The verdict on a tool with its reason. Annotations default to what the tape recorded for the tool. */
+  classifyTool(toolName: string, annotations?: ToolAnnotations): Verdict;
+  /** Whether a plain-HTTP call is a side effect (only routes the file names are). */
+  httpSideEffect(route: string, method: string, path: string): Verdict;
+}
+
+/** Read, validate and check a side-effects file. Throws a one-line `TapedeckError` when it is invalid or not reviewed. */
+export function loadSideEffects(file: string, opts: { requireDone?: boolean } = {}): SideEffectsFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new TapedeckError('BAD_CONFIG', `cannot read side-effects file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new TapedeckError('BAD_CONFIG', `side-effects file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const parsed = SideEffectsFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TapedeckError('BAD_CONFIG', `side-effects file ${file}: ${issue ? `${issue.path.join('.') || '(top)'}: ${issue.message}` : 'invalid'}`);
+  }
+  if ((opts.requireDone ?? true) && parsed.data.done !== true) {
+    throw new TapedeckError('SIDE_EFFECTS_NOT_REVIEWED', `side-effects file ${file} is not reviewed: check every entry, then set "done: true"`);
+  }
+  return parsed.data;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Build the policy from a reviewed file (optional) and the annotations the tape recorded (`tools/list` answers).
+ * Decision order for a tool: the file's entry, then annotations (`readOnlyHint: true` is safe), else a side effect.
+ */
+export function createSideEffectPolicy(opts: { file?: SideEffectsFile; recordedAnnotations?: ReadonlyMap<string, ToolAnnotations> } = {}): SideEffectPolicy {
+  const file = opts.file;
+  const recorded = opts.recordedAnnotations ?? new Map<string, ToolAnnotations>();
+  const classifyTool = (name: string, annotations?: ToolAnnotations): Verdict => {
+    const entry = file?.tools[name];
+    if (entry !== undefined) return entry ? { sideEffect: false, reason: `the side-effects file marks "${name}" safe` } : { sideEffect: true, reason: `the side-effects file marks "${name}" as a side effect` };
+    const a = annotations ?? recorded.get(name);
+    if (a?.readOnlyHint === true) return { sideEffect: false, reason: `"${name}" is annotated readOnlyHint: true${file ? ' and the side-effects file does not name it' : ''}` };
+    const why = file ? 'the side-effects file does not name it' : 'no side-effects file was given';
+    return { sideEffect: true, reason: `"${name}" counts as a side effect: ${why} and its annotations do not say it is read-only` };
+  };
+  return {
+    file,
+    classifyTool,
+    isSideEffect: (name, annotations) => classifyTool(name, annotations).sideEffect,
+    httpSideEffect(route, method, path) {
+      const m = method.toUpperCase();
+      for (const rule of file?.http ?? []) {
+        if (rule.route !== route) continue;
+        if (rule.path !== undefined && !path.startsWith(rule.path)) continue;
+        const hit = rule.methods ? rule.methods.includes(m) : !SAFE_METHODS.has(m);
+        if (hit) return { sideEffect: true, reason: `the side-effects file marks ${m} ${route}${rule.path ?? ''} as a side effect` };
+      }
+      return { sideEffect: false, reason: 'no side-effects rule covers this HTTP call' };
+    },
+  };
+}
+
+/** Every tool the tape's `tools/list` answers describe: name -> annotations and description. */
+export function recordedTools(exchanges: readonly Exchange[]): Map<string, { annotations?: ToolAnnotations; description?: string }> {
+  const out = new Map<string, { annotations?: ToolAnnotations; description?: string }>();
+  for (const ex of exchanges) {
+    if (ex.mcp?.method !== 'tools/list') continue;
+    const tools = (ex.mcp.result as { tools?: unknown } | undefined)?.tools;
+    if (!Array.isArray(tools)) continue;
+    for (const t of tools as { name?: unknown; annotations?: ToolAnnotations; description?: unknown }[]) {
+      if (typeof t.name !== 'string') continue;
+      const entry: { annotations?: ToolAnnotations; description?: string } = {};
+      if (t.annotations !== undefined) entry.annotations = t.annotations;
+      if (typeof t.description === 'string') entry.description = t.description;
+      out.set(t.name, entry);
+    }
+  }
+  return out;
+}
+
+/** The policy for replaying a tape: the reviewed file (if any) plus the annotations the tape recorded. */
+export function policyForTape(exchanges: readonly Exchange[], file?: SideEffectsFile): SideEffectPolicy {
+  const annotations = new Map<string, ToolAnnotations>();
+  for (const [name, t] of recordedTools(exchanges)) if (t.annotations) annotations.set(name, t.annotations);
+  return createSideEffectPolicy({ ...(file ? { file } : {}), recordedAnnotations: annotations });
+}
