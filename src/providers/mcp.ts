@@ -21,12 +21,12 @@ export function describeMcp(ex: View): McpMeaning | undefined {
   const sessionId = ex.request.headers['mcp-session-id'] ?? ex.response?.headers['mcp-session-id'] ?? queryValue(ex.request.query, 'sessionId');
   const protocolVersion = ex.request.headers['mcp-protocol-version'];
   if (req === undefined || !looksLikeRpc(req) || Array.isArray(req)) {
-    if (ex.transport !== 'http' || ex.request.method !== 'GET' || ex.response?.events === undefined) return undefined;
+    if (ex.request.method !== 'GET' || ex.response?.events === undefined) return undefined;
     const messages = recordedMessages(ex);
     const legacy = ex.response.events.some((e) => e.event === 'endpoint');
-    if (messages.length === 0 && !legacy) return undefined;
+    if (messages.length === 0 && !legacy && sessionId === undefined) return undefined;
     return withOptional(
-      { direction: 'server-to-client', method: STREAM_METHOD, notifications: messages, transport: legacy ? 'sse' : 'streamable-http' },
+      { direction: 'server-to-client', method: STREAM_METHOD, notifications: messages, transport: ex.transport === 'stdio' ? 'stdio' : legacy ? 'sse' : 'streamable-http' },
       { sessionId, protocolVersion },
     );
   }

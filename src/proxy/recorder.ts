@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
+import { rewriteLegacyEndpoint } from '../mcp/endpoint-rewrite.js';
 import type { TapeWriter } from '../tape/tape-writer.js';
 import { describeExchange } from './describe-exchange.js';
 import { forwardAndCapture } from './forward.js';
@@ -24,7 +25,8 @@ export function createRecorder(opts: RecorderOptions): Recorder {
   const pending = new Set<Promise<unknown>>();
   return {
     async handle(req, res) {
-      const written = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher })
+      // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
+      const written = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), { dispatcher: opts.dispatcher })
         .then((ex) => opts.writer.append(describeExchange(ex, opts.log)))
         .then(
           (ex) => opts.log.debug({ id: ex.id, route: ex.route, path: ex.request.path, status: ex.response?.status }, 'recorded'),

@@ -99,6 +99,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       return missResponse(res, req, incoming, outcome, opts, write);
     },
     async drain() {
+      await Promise.all((opts.responders ?? []).map((r) => r.drain?.()));
       while (pending.size > 0) await Promise.all([...pending]);
     },
   };

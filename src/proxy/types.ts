@@ -50,4 +50,6 @@ export interface ReplayContext {
 export interface ReplayResponder {
   readonly name: string;
   handle(req: ProxyRequest, ctx: ReplayContext): Promise<Response | undefined>;
+  /** On shutdown, after connections are closed: resolves once everything the responder started is on the tape (long-lived streams). */
+  drain?(): Promise<void>;
 }

@@ -1,0 +1,97 @@
+/**
+ * Replay of the legacy HTTP+SSE transport (2024-11-05): a GET opens a stream whose first event is `endpoint` (the
+ * URL to POST to, with a fresh session id and the route prefix, so the client's POSTs come back through tapedeck);
+ * each POST is answered 202 and its answer travels on the stream, as the real server did.
+ */
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { describeExchange } from '../proxy/describe-exchange.js';
+import { scaledDelay } from '../proxy/serve-recorded.js';
+import { toIncoming } from '../proxy/replayer.js';
+import type { ProxyRequest, ReplayContext } from '../proxy/types.js';
+import type { SideEffectPolicy } from '../replay/side-effects.js';
+import { round, serializeSseFields } from '../tape/sse.js';
+import type { SseEvent } from '../tape/schema.js';
+import type { NewExchange } from '../tape/tape-writer.js';
+import { answerRequest, requestMeaning } from './answer.js';
+import { jsonResponse, servedExchange } from './http-reply.js';
+import { parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import type { LegacyRoute } from './route-index.js';
+import type { SessionStore } from './session.js';
+
+/** Writes in flight and streams still open, so shutdown can wait for their exchanges (`ReplayResponder.drain`). */
+export type Track = (p: Promise<unknown>) => void;
+
+export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy: LegacyRoute, sessions: SessionStore, policy: SideEffectPolicy, track: Track): Promise<Response | undefined> {
+  const write = (ex: NewExchange): void => track(ctx.out.append(describeExchange(ex, ctx.log)).catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+
+  if (req.method === 'GET' && req.path === legacy.ssePath) {
+    const session = sessions.create(req.route.prefix);
+    const enc = new TextEncoder();
+    const events: SseEvent[] = [];
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    let ended!: () => void;
+    track(new Promise<void>((r) => (ended = r)));
+    const push = (event: string, data: string): void => {
+      events.push({ offsetMs: round(performance.now() - req.t0), event, data });
+      try {
+        controller.enqueue(enc.encode(serializeSseFields({ event, data })));
+      } catch {
+        // the client is gone; the session ends with the stream
+      }
+    };
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        sessions.delete(session.id);
+        write({ ...servedExchange(req, { status: 200, headers: { 'content-type': 'text/event-stream' } }, { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' }), response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events } });
+        ended();
+      },
+    });
+    session.push = push;
+    push('endpoint', `${req.route.prefix}${legacy.postPath}?sessionId=${session.id}`);
+    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-tapedeck-match': 'exact' } });
+  }
+
+  if (req.method !== 'POST' || req.path !== legacy.postPath) return undefined;
+  const sid = req.query.find(([k]) => k === 'sessionId')?.[1];
+  const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
+  const reply = (status: number, body: unknown, reason: string): Response => {
+    write(servedExchange(req, { status, headers: { 'content-type': 'application/json' }, body }, { kind: 'miss', reason }));
+    return jsonResponse(status, body);
+  };
+  if (session?.push === undefined) return reply(404, rpcError(null, -32001, 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
+  const parsed = parseRpc(req.body.toString('utf8'));
+  if (!parsed.ok) {
+    const err = rpcError(null, parsed.code, parsed.message);
+    session.push('message', JSON.stringify(err));
+    return reply(400, err, parsed.message);
+  }
+  const msg = parsed.message as Record<string, unknown>;
+  if (rpcKind(parsed.message) !== 'request') {
+    write(servedExchange(req, { status: 202, headers: {} }, { kind: 'exact', reason: 'a notification needs no answer' }));
+    return new Response('Accepted', { status: 202 });
+  }
+  const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'sse') };
+  const answer = await answerRequest(msg, incoming, { matcher: legacy.matcher, policy, onMiss: ctx.onMiss, tapeName: ctx.tape.name, exchanges: ctx.tape.exchanges, messagesOf: (ex) => legacy.answers.get(ex.id) ?? [] });
+  const messages =
+    answer.kind === 'answer'
+      ? answer.messages
+      : [{ offsetMs: 0, message: rpcError(msg.id as string | number, ErrorCode.InternalError, 'tapedeck: --on-miss live is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request') }];
+  // One message per write, in order, with the recorded gaps under --timing (a macrotask apart when instant): the SDK
+  // client handles a notification a tick later than a response, so a batch would lose the progress before an answer.
+  const push = session.push;
+  let last = 0;
+  session.sending = (session.sending ?? Promise.resolve()).then(async () => {
+    for (const m of messages) {
+      const wait = scaledDelay(m.offsetMs - last, ctx.timing);
+      last = m.offsetMs;
+      await new Promise((r) => (wait > 0 ? setTimeout(r, wait) : setImmediate(r)));
+      push('message', JSON.stringify(m.message));
+    }
+  });
+  const match = answer.kind === 'answer' ? answer.match : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
+  write({ ...servedExchange(req, { status: 202, headers: {} }, match), ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}) });
+  return new Response('Accepted', { status: 202, headers: { 'x-tapedeck-match': match.kind } });
+}

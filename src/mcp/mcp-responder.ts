@@ -1,0 +1,163 @@
+/**
+ * In replay, tapedeck *is* the MCP server (Streamable HTTP, and the legacy HTTP+SSE transport): it answers
+ * `initialize` with a fresh session id, every request from the tape with the incoming JSON-RPC id and progress
+ * token, notifications with 202, and the transport's own errors the way the protocol prescribes (400 malformed,
+ * 400 missing session, 404 unknown session, 405 GET). The real server is contacted only for a safe request the tape
+ * cannot answer under `--on-miss live`; an unrecorded side effect is blocked whatever `--on-miss` says.
+ */
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { describeExchange } from '../proxy/describe-exchange.js';
+import { toIncoming } from '../proxy/replayer.js';
+import { upstreamUrl } from '../proxy/routes.js';
+import type { ProxyRequest, ReplayContext, ReplayResponder } from '../proxy/types.js';
+import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../replay/side-effects.js';
+import type { LoadedTape } from '../tape/tape-reader.js';
+import type { NewExchange } from '../tape/tape-writer.js';
+import { answerRequest, requestMeaning, type Message } from './answer.js';
+import { jsonResponse, matchHeaders, servedExchange, toResponse, type Reply } from './http-reply.js';
+import { looksLikeRpc, parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import { handleLegacy } from './legacy-sse.js';
+import { mcpRoutes } from './route-index.js';
+import { SessionStore, type ReplaySession } from './session.js';
+
+export interface McpResponderOptions {
+  /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
+  sideEffects?: SideEffectsFile;
+  /** A ready-made policy (takes precedence over `sideEffects`). */
+  policy?: SideEffectPolicy;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+
+export function createMcpResponder(opts: McpResponderOptions = {}): ReplayResponder {
+  const sessions = new SessionStore();
+  const policies = new WeakMap<LoadedTape, SideEffectPolicy>();
+  const policyOf = (tape: LoadedTape): SideEffectPolicy => {
+    if (opts.policy) return opts.policy;
+    let p = policies.get(tape);
+    if (p === undefined) {
+      p = policyForTape(tape.exchanges, opts.sideEffects);
+      policies.set(tape, p);
+    }
+    return p;
+  };
+
+  const pending = new Set<Promise<unknown>>();
+  const track = (p: Promise<unknown>): void => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+
+  return {
+    name: 'mcp',
+    async drain() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+    async handle(req, ctx) {
+      const route = mcpRoutes(ctx.tape).get(req.route.prefix);
+      const text = req.body.byteLength > 0 ? req.body.toString('utf8') : '';
+      let json: unknown;
+      try {
+        json = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      // MCP by content (a JSON-RPC body), or by what the tape recorded on this route.
+      if (route === undefined && !looksLikeRpc(json)) return undefined;
+      if (route?.legacy) {
+        const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape), track);
+        if (legacy !== undefined) return legacy;
+      }
+      const write = (ex: NewExchange): void => track(ctx.out.append(describeExchange(ex, ctx.log)).catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+      const refuse = (status: number, body: unknown, reason: string, headers: Record<string, string> = {}): Response => {
+        write(servedExchange(req, { status, headers: { 'content-type': 'application/json', ...headers }, body }, { kind: 'miss', reason }));
+        return jsonResponse(status, body, headers);
+      };
+      const sessionful = route?.sessionful ?? false;
+      const sid = req.headers[SESSION_HEADER];
+      const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
+      const checkSession = (): Response | undefined => {
+        if (!sessionful) return undefined;
+        if (sid === undefined) return refuse(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
+        if (session === undefined) return refuse(404, rpcError(null, -32001, 'Session not found'), `unknown session ${sid}`);
+        return undefined;
+      };
+
+      if (req.method === 'GET') {
+        // No standalone server-to-client stream in replay: the protocol lets a server answer 405.
+        return checkSession() ?? refuse(405, rpcError(null, -32000, 'Method not allowed: tapedeck replay offers no standalone SSE stream'), 'GET stream not offered in replay', { allow: 'POST, DELETE' });
+      }
+      if (req.method === 'DELETE') {
+        const bad = checkSession();
+        if (bad) return bad;
+        if (sid !== undefined) sessions.delete(sid);
+        write(servedExchange(req, { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
+        return new Response(null, { status: 200 });
+      }
+      if (req.method !== 'POST') return refuse(405, rpcError(null, -32000, `Method not allowed: ${req.method}`), `method ${req.method}`, { allow: 'GET, POST, DELETE' });
+
+      const parsed = parseRpc(text);
+      if (!parsed.ok) return refuse(400, rpcError(null, parsed.code, parsed.message), parsed.message);
+      const msg = parsed.message as Message;
+      const kind = rpcKind(parsed.message);
+      let current = session;
+      if (kind === 'request' && msg.method === 'initialize') {
+        if (sessionful) {
+          current = sessions.create(req.route.prefix);
+          current.initialize = msg;
+        }
+      } else {
+        const bad = checkSession();
+        if (bad) return bad;
+      }
+      const sessionHeaders: Record<string, string> = current ? { [SESSION_HEADER]: current.id } : {};
+      if (kind !== 'request') {
+        write(servedExchange(req, { status: 202, headers: sessionHeaders }, { kind: 'exact', reason: 'a notification needs no answer' }));
+        return new Response(null, { status: 202, headers: sessionHeaders });
+      }
+
+      const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'streamable-http') };
+      const answer = await answerRequest(msg, incoming, { matcher: ctx.matcher, policy: policyOf(ctx.tape), onMiss: ctx.onMiss, tapeName: ctx.tape.name, exchanges: ctx.tape.exchanges });
+      if (answer.kind === 'live') return forwardLive(req, ctx, current, msg);
+      const recordedSse = answer.source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
+      const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
+      const reply: Reply = { status: 200, headers: { ...sessionHeaders, ...matchHeaders(answer.match) }, messages: answer.messages, sse: acceptsSse && (recordedSse || answer.messages.length > 1) };
+      write({ ...servedExchange(req, reply, answer.match), ...(answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}) });
+      return toResponse(reply, ctx.timing);
+    },
+  };
+}
+
+/**
+ * `--on-miss live` for a safe request: forward it to the real server. A session-dialect server needs its own
+ * session, opened once per replay session with the client's own initialize; its session id never reaches the client.
+ */
+async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: ReplaySession | undefined, msg: Message): Promise<Response> {
+  let headers = req.headers;
+  if (session !== undefined) {
+    session.liveSessionId ??= openLiveSession(req, session.initialize);
+    const live = await session.liveSessionId.catch(() => undefined);
+    if (live === undefined) {
+      return jsonResponse(200, rpcError(msg.id as string | number, ErrorCode.InternalError, `tapedeck: --on-miss live could not open a session with ${req.route.upstream}`), { 'x-tapedeck-match': 'miss' });
+    }
+    headers = { ...req.headers, [SESSION_HEADER]: live };
+  }
+  const res = await ctx.forwardLive({ ...req, headers, signal: req.signal }, { notes: { reason: 'safe request missing from the tape, forwarded under --on-miss live' } });
+  const out = new Headers(res.headers);
+  if (session !== undefined) out.set(SESSION_HEADER, session.id);
+  return new Response(res.body, { status: res.status, headers: out });
+}
+
+async function openLiveSession(req: ProxyRequest, initialize: Message | undefined): Promise<string | undefined> {
+  if (initialize === undefined) return undefined;
+  const url = upstreamUrl(req.route, req.path, req.query);
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initialize) });
+  const sid = init.headers.get(SESSION_HEADER) ?? undefined;
+  await init.arrayBuffer();
+  if (!init.ok || sid === undefined) return undefined;
+  const version = req.headers['mcp-protocol-version'];
+  const done = await fetch(url, { method: 'POST', headers: { ...headers, [SESSION_HEADER]: sid, ...(version ? { 'mcp-protocol-version': version } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  await done.arrayBuffer();
+  return sid;
+}
