@@ -1,5 +1,7 @@
 import { TapedeckError } from '../errors.js';
 import { createMatcher } from '../replay/matcher.js';
+import { createMcpResponder } from '../mcp/mcp-responder.js';
+import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
@@ -11,7 +13,7 @@ export const replayCommand: Command = {
   summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
   usage: [
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--verbose]',
+    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE] [--verbose]',
     '',
     '  --tape NAME         tape to replay',
     '  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider\'s shape',
@@ -19,15 +21,19 @@ export const replayCommand: Command = {
     '                      live: forward it to the real upstream and record it on the replay tape',
     '  --save-as NAME      name of the replay tape (default NAME.replay-TIMESTAMP, printed at start)',
     '  --timing T          instant (default): streams at once; recorded: the recorded gaps; a number scales the gaps',
+    '  --side-effects F    reviewed side-effects file (done: true): those tools and HTTP calls never run, whatever',
+    '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
-  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' } },
+  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' } },
   async run(ctx) {
     const { tape, config, log } = serveSettings(ctx);
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
+    const sideEffectsFile = stringValue(ctx.values, 'side-effects');
+    const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     const proxy = await startProxy({
       mode: 'replay',
       tape,
@@ -40,6 +46,9 @@ export const replayCommand: Command = {
       timing,
       ...(saveAs !== undefined ? { saveAs } : {}),
       matcher: (loaded) => createMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted }),
+      // MCP: tapedeck is the server in replay (sessions, ids, notifications, side effects blocked).
+      responders: [createMcpResponder(sideEffects ? { sideEffects } : {})],
+      ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
       log,
     });
     const problems = proxy.source?.problems ?? [];

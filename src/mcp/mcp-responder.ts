@@ -28,6 +28,7 @@ export interface McpResponderOptions {
 }
 
 const SESSION_HEADER = 'mcp-session-id';
+const JSONRPC_MARKER = Buffer.from('"jsonrpc"');
 
 export function createMcpResponder(opts: McpResponderOptions = {}): ReplayResponder {
   const sessions = new SessionStore();
@@ -55,6 +56,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
     },
     async handle(req, ctx) {
       const route = mcpRoutes(ctx.tape).get(req.route.prefix);
+      // The hot path for LLM traffic: a route the tape never saw MCP on, with no JSON-RPC marker, is not ours.
+      if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return undefined;
       const text = req.body.byteLength > 0 ? req.body.toString('utf8') : '';
       let json: unknown;
       try {

@@ -28,18 +28,27 @@ function words(text: string): string[] {
     .filter((w) => w !== '');
 }
 
+/** The keyword a word is a form of (`posts`, `posted`, `posting` -> `post`), if any. */
+function keyword(ws: string[], list: readonly string[]): string | undefined {
+  for (const w of ws) {
+    const k = list.find((k) => w === k || [`${k}s`, `${k}es`, `${k}ed`, `${k}d`, `${k}ing`, `${k.replace(/e$/, '')}ing`].includes(w));
+    if (k !== undefined) return w === k ? `"${k}"` : `"${w}" (a form of "${k}")`;
+  }
+  return undefined;
+}
+
 /** Classify one tool: annotations first, then keywords in the name, then in the description; unknown is a side effect. */
 export function suggestTool(name: string, annotations?: ToolAnnotations, description?: string): ToolSuggestion {
   if (annotations?.readOnlyHint === true) return { name, safe: true, reason: 'annotated readOnlyHint: true' };
   if (annotations?.destructiveHint === true) return { name, safe: false, reason: 'annotated destructiveHint: true' };
   if (annotations?.readOnlyHint === false) return { name, safe: false, reason: `annotated readOnlyHint: false${annotations.destructiveHint === false ? ' (additive, not destructive)' : ''}` };
   const nameWords = words(name);
-  const effect = nameWords.find((w) => EFFECT_WORDS.includes(w));
-  if (effect) return { name, safe: false, reason: `name contains "${effect}"` };
-  const read = nameWords.find((w) => READ_WORDS.includes(w));
-  if (read) return { name, safe: true, reason: `name contains "${read}" and no side-effect word` };
-  const descEffect = words(description ?? '').find((w) => EFFECT_WORDS.includes(w));
-  if (descEffect) return { name, safe: false, reason: `description contains "${descEffect}"` };
+  const effect = keyword(nameWords, EFFECT_WORDS);
+  if (effect) return { name, safe: false, reason: `name contains ${effect}` };
+  const read = keyword(nameWords, READ_WORDS);
+  if (read) return { name, safe: true, reason: `name contains ${read} and no side-effect word` };
+  const descEffect = keyword(words(description ?? ''), EFFECT_WORDS);
+  if (descEffect) return { name, safe: false, reason: `description contains ${descEffect}` };
   return { name, safe: false, reason: 'no annotation and no telling keyword: a side effect until reviewed' };
 }
 

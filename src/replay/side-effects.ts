@@ -136,3 +136,11 @@ export function policyForTape(exchanges: readonly Exchange[], file?: SideEffects
   for (const [name, t] of recordedTools(exchanges)) if (t.annotations) annotations.set(name, t.annotations);
   return createSideEffectPolicy({ ...(file ? { file } : {}), recordedAnnotations: annotations });
 }
+
+/** The proxy's `allowLive` check for plain-HTTP calls: a call the file marks as a side effect is never forwarded. */
+export function allowLiveFor(policy: SideEffectPolicy): (req: { route: { prefix: string }; method: string; path: string }) => { allowed: true } | { allowed: false; reason: string } {
+  return (req) => {
+    const v = policy.httpSideEffect(req.route.prefix, req.method, req.path);
+    return v.sideEffect ? { allowed: false, reason: `blocked: ${v.reason}` } : { allowed: true };
+  };
+}
