@@ -24,3 +24,11 @@ export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } fro
 
 // --- config
 export { loadConfig, ConfigSchema, type Config } from './config/config.js';
+
+// --- mcp: describe, replay over HTTP and stdio; side effects
+export { describeMcp, STREAM_METHOD, RESPONSE_METHOD } from './providers/mcp.js';
+export { createMcpResponder, type McpResponderOptions } from './mcp/mcp-responder.js';
+export { recordStdio, type StdioRecordOptions } from './mcp/stdio-relay.js';
+export { replayStdio, type StdioReplayOptions } from './mcp/stdio-replay.js';
+export { loadSideEffects, createSideEffectPolicy, policyForTape, allowLiveFor, recordedTools, SideEffectsFileSchema, type SideEffectsFile, type SideEffectPolicy, type ToolAnnotations, type Verdict } from './replay/side-effects.js';
+export { suggestSideEffects, suggestTool, renderSideEffectsFile } from './replay/side-effects-init.js';
