@@ -124,7 +124,10 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       if (answer.kind === 'live') return forwardLive(req, ctx, current, msg);
       const recordedSse = answer.source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
       const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
-      const reply: Reply = { status: 200, headers: { ...sessionHeaders, ...matchHeaders(answer.match) }, messages: answer.messages, sse: acceptsSse && (recordedSse || answer.messages.length > 1) };
+      // The recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own answers are 200.
+      const recordedStatus = answer.source?.response?.status;
+      const status = recordedStatus !== undefined && recordedStatus !== 202 && answer.messages.length > 0 ? recordedStatus : 200;
+      const reply: Reply = { status, headers: { ...sessionHeaders, ...matchHeaders(answer.match) }, messages: answer.messages, sse: acceptsSse && (recordedSse || answer.messages.length > 1) };
       write({ ...servedExchange(req, reply, answer.match), ...(answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}) });
       return toResponse(reply, ctx.timing);
     },
