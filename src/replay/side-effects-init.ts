@@ -2,6 +2,7 @@
  * Suggest a side-effects file from what a tape saw: MCP tool annotations first, then name and description keywords.
  * Every suggestion carries its reason; the file is written with `done: false` so a person must review it.
  */
+import { detectLlmApi } from '../providers/index.js';
 import type { Exchange } from '../tape/schema.js';
 import { recordedTools, type ToolAnnotations } from './side-effects.js';
 
@@ -64,7 +65,7 @@ export function suggestSideEffects(exchanges: readonly Exchange[]): { tools: Too
   });
   const writes = new Map<string, Set<string>>();
   for (const ex of exchanges) {
-    if (ex.transport !== 'http' || ex.mcp !== undefined || ex.llm !== undefined) continue;
+    if (ex.transport !== 'http' || ex.mcp !== undefined || ex.llm !== undefined || detectLlmApi(ex.route, ex.request.path, ex.request.method) !== undefined) continue;
     const m = ex.request.method.toUpperCase();
     if (['GET', 'HEAD', 'OPTIONS'].includes(m)) continue;
     const set = writes.get(ex.route) ?? new Set<string>();
