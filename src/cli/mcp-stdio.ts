@@ -73,6 +73,8 @@ export const mcpStdioCommand: Command = {
       ctx.stderr.write(`tapedeck: recording stdio server ${name} to ${writer.path}\n`);
       const code = await recordStdio({ command: command as string, args, name, writer, stdin: process.stdin, stdout: ctx.stdout, stderr: ctx.stderr, log, env: ctx.env });
       await writer.close();
+      // The server is gone: stop reading the client so the process can exit and the client sees stdout close.
+      process.stdin.destroy();
       return code;
     }
 
