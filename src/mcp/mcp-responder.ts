@@ -67,6 +67,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       }
       // MCP by content (a JSON-RPC body), or by what the tape recorded on this route.
       if (route === undefined && !looksLikeRpc(json)) return undefined;
+      // JSON-RPC batches (2025-03-26 only): served by the generic replay on the exact key (ids are left out of it).
+      if (Array.isArray(json) && looksLikeRpc(json)) return undefined;
       if (route?.legacy) {
         const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape), track);
         if (legacy !== undefined) return legacy;
