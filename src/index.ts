@@ -32,3 +32,13 @@ export { recordStdio, type StdioRecordOptions } from './mcp/stdio-relay.js';
 export { replayStdio, type StdioReplayOptions } from './mcp/stdio-replay.js';
 export { loadSideEffects, createSideEffectPolicy, policyForTape, allowLiveFor, recordedTools, SideEffectsFileSchema, type SideEffectsFile, type SideEffectPolicy, type ToolAnnotations, type Verdict } from './replay/side-effects.js';
 export { suggestSideEffects, suggestTool, renderSideEffectsFile } from './replay/side-effects-init.js';
+
+// --- inspect: list, timeline, step state, debrief, housekeeping
+export { inspectTape, withMeaning, type InspectedTape } from './inspect/load.js';
+export { toSteps, stepOf, orderExchanges, type Step, type StepKind } from './inspect/steps.js';
+export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
+export { conversationOf, type ConversationMessage } from './inspect/conversation.js';
+export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
+export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type CostFn, type SummarizeOptions } from './inspect/summary.js';
+export { timelineRow, type TimelineRow } from './inspect/timeline.js';
+export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './inspect/housekeeping.js';

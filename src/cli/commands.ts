@@ -3,6 +3,10 @@ import { recordCommand } from './record.js';
 import { replayCommand } from './replay.js';
 import { mcpStdioCommand } from './mcp-stdio.js';
 import { sideEffectsCommand } from './side-effects.js';
+import { listCommand } from './list.js';
+import { showCommand } from './show.js';
+import { rmCommand } from './rm.js';
+import { pruneCommand } from './prune.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -10,4 +14,8 @@ export const COMMANDS: readonly Command[] = [
   replayCommand,
   mcpStdioCommand,
   sideEffectsCommand,
+  listCommand,
+  showCommand,
+  rmCommand,
+  pruneCommand,
 ];

@@ -1,0 +1,74 @@
+import { loadConfig } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { debrief, renderDebrief } from '../inspect/debrief.js';
+import { fit, outputWidth, styleFor } from '../inspect/format.js';
+import { inspectTape } from '../inspect/load.js';
+import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
+import { renderTimeline, timelineRow } from '../inspect/timeline.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringValue, type Command } from './command.js';
+
+export const showCommand: Command = {
+  name: 'show',
+  summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
+  usage: [
+    'tapedeck show NAME [--dir DIR] [--json]',
+    'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end)',
+    'tapedeck show NAME --errors          full state at every failing or blocked step',
+    'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
+  ].join('\n'),
+  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, step: { type: 'string' }, errors: { type: 'boolean' }, debrief: { type: 'boolean' } },
+  allowPositionals: true,
+  async run(ctx) {
+    const [name, ...extra] = ctx.positionals;
+    if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
+    validateTapeName(name);
+    const stepFlag = stringValue(ctx.values, 'step');
+    const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
+    if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
+    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    const { tape, steps } = await inspectTape(config.dir, name);
+    const json = ctx.values.json === true;
+    const width = outputWidth(ctx.stdout);
+    const style = styleFor(ctx.stdout, ctx.env);
+    const print = (lines: string[]): void => void ctx.stdout.write(lines.map((l) => l + '\n').join(''));
+    const problems = (): void => {
+      for (const p of tape.problems) ctx.stderr.write(`tapedeck show: ${name}: line ${p.line}: ${p.message}\n`);
+    };
+
+    if (stepFlag !== undefined) {
+      if (!/^-?\d+$/.test(stepFlag)) throw new TapedeckError('BAD_ARGS', `--step needs an integer (negative counts from the end), got "${stepFlag}"`);
+      const state = stepState(steps, Number(stepFlag));
+      if (json) ctx.stdout.write(JSON.stringify({ ...state, step: timelineRow(state.step) }, null, 2) + '\n');
+      else print(renderStepState(state, width, style));
+      problems();
+      return 0;
+    }
+    if (ctx.values.errors === true) {
+      const failing = failingSteps(steps).map((s) => stepState(steps, s.index));
+      if (json) ctx.stdout.write(JSON.stringify(failing.map((st) => ({ ...st, step: timelineRow(st.step) })), null, 2) + '\n');
+      else if (failing.length === 0) print([`${name}: no failing or blocked steps (${steps.length} steps)`]);
+      else failing.forEach((st, i) => print([...(i > 0 ? ['', style.dim('─'.repeat(Math.min(width, 60)))] : []), ...renderStepState(st, width, style)]));
+      problems();
+      return 0;
+    }
+    if (ctx.values.debrief === true) {
+      const d = debrief(steps);
+      if (json) ctx.stdout.write(JSON.stringify(d, null, 2) + '\n');
+      else print(renderDebrief(d, width, style));
+      problems();
+      return 0;
+    }
+    if (json) {
+      ctx.stdout.write(JSON.stringify({ name, header: tape.header, steps: steps.map((s) => timelineRow(s)), problems: tape.problems }, null, 2) + '\n');
+      return 0;
+    }
+    const h = tape.header;
+    print([
+      style.bold(fit(`${name} · ${h.mode}${h.replayOf ? ` of ${h.replayOf.tape}` : ''} · created ${h.createdAt} · ${steps.length} steps`, width)),
+      ...renderTimeline(steps, width, style),
+    ]);
+    problems();
+    return 0;
+  },
+};

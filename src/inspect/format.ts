@@ -1,0 +1,81 @@
+/**
+ * Output helpers for the inspector: shortening long values (with their size shown), terminal width, colour.
+ * Colour is used only when the stream is a TTY and NO_COLOR is unset.
+ */
+import type { Writable } from 'node:stream';
+
+export const DEFAULT_WIDTH = 100;
+
+/** Human size of a string's UTF-8 bytes: `812 B`, `12.3 KB`, `4.1 MB`. */
+export function humanBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** A value as one line of text: strings as they are, everything else as compact JSON. */
+export function oneLine(value: unknown): string {
+  if (value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Shorten a value to at most `max` characters (the size note included, unless `max` is tiny). When cut, the result ends with `...` and the
+ * full size of the value: `"lorem ipsum..." (12.3 KB)`.
+ */
+export function shorten(value: unknown, max: number): string {
+  const text = oneLine(value);
+  if (text.length <= max) return text;
+  const size = humanBytes(Buffer.byteLength(typeof value === 'string' ? value : text, 'utf8'));
+  const suffix = `... (${size})`;
+  const keep = Math.max(1, max - suffix.length);
+  return `${text.slice(0, keep)}${suffix}`;
+}
+
+/** Milliseconds as `850ms`, `1.2s`, `3m05s`. */
+export function formatMs(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return `${m}m${String(s).padStart(2, '0')}s`;
+}
+
+export function formatCost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined) return '-';
+  if (usd === 0) return '$0';
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
+/** Width to lay out for: the terminal's columns on a TTY, DEFAULT_WIDTH otherwise; never below 40. */
+export function outputWidth(out: Writable): number {
+  const cols = (out as Partial<NodeJS.WriteStream>).columns;
+  return Math.max(40, typeof cols === 'number' && cols > 0 ? cols : DEFAULT_WIDTH);
+}
+
+export interface Style {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  yellow(s: string): string;
+  green(s: string): string;
+  cyan(s: string): string;
+}
+
+const wrap = (open: number, close: number) => (s: string): string => `\u001b[${open}m${s}\u001b[${close}m`;
+const plain = (s: string): string => s;
+
+/** Colour only when `out` is a TTY and NO_COLOR is unset (https://no-color.org). */
+export function styleFor(out: Writable, env: NodeJS.ProcessEnv = process.env): Style {
+  const tty = (out as Partial<NodeJS.WriteStream>).isTTY === true;
+  const on = tty && (env.NO_COLOR === undefined || env.NO_COLOR === '');
+  if (!on) return { bold: plain, dim: plain, red: plain, yellow: plain, green: plain, cyan: plain };
+  return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), yellow: wrap(33, 39), green: wrap(32, 39), cyan: wrap(36, 39) };
+}
+
+/** Cut a plain line to `width` characters (for lines with no escape codes). */
+export function fit(line: string, width: number): string {
+  return line.length <= width ? line : `${line.slice(0, Math.max(1, width - 1))}…`;
+}
