@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { debrief, renderDebrief } from '../../src/inspect/debrief.js';
+import { styleFor } from '../../src/inspect/format.js';
+import { toSteps } from '../../src/inspect/steps.js';
+import { PassThrough } from 'node:stream';
+import { exchange } from './exchanges.js';
+
+const plain = styleFor(new PassThrough(), {});
+
+describe('debrief', () => {
+  it('takes reasons only from what the model wrote, and says when there is none', () => {
+    const steps = toSteps([
+      exchange({ offsetMs: 0, body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] }, llm: { outputText: 'I will check flights first. <rationale>Flights decide the dates.</rationale>', toolCalls: [{ id: 'c1', name: 'search_flights', arguments: { to: 'FCO' } }], usage: { inputTokens: 10, outputTokens: 5 } } }),
+      exchange({ offsetMs: 10, mcp: { toolName: 'search_flights', arguments: { to: 'FCO' }, result: { flights: 3 } } }),
+      exchange({ offsetMs: 20, body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] }, llm: { toolCalls: [{ id: 'c2', name: 'book_hotel', arguments: {} }], usage: { inputTokens: 20, outputTokens: 3 } } }),
+      exchange({ offsetMs: 30, mcp: { toolName: 'book_hotel', isError: true, result: { content: [{ type: 'text', text: 'sold out' }] } } }),
+      exchange({ offsetMs: 40, body: { messages: [] }, llm: { thinking: 'Hotels are gone. I assume the user is flexible because no dates were given.', outputText: 'Flights exist; hotels are sold out.', stopReason: 'stop', usage: { inputTokens: 30, outputTokens: 9 } } }),
+    ]);
+    const d = debrief(steps);
+    expect(d.goal).toBe('Plan my trip to Rome');
+    expect(d.decisions.map((c) => c.tool)).toEqual(['search_flights', 'book_hotel']);
+    expect(d.decisions[0]?.reasons).toEqual([
+      { source: 'rationale', text: 'Flights decide the dates.' },
+      { source: 'text-before-call', text: 'I will check flights first.' },
+    ]);
+    expect(d.decisions[0]?.result).toEqual({ step: 1, value: { flights: 3 } });
+    expect(d.decisions[1]?.reasons).toEqual([]);
+    expect(d.decisions[1]?.result?.isError).toBe(true);
+    expect(d.assumptions).toEqual([{ step: 4, text: 'I assume the user is flexible because no dates were given.' }]);
+    expect(d.ending).toEqual({ step: 4, stopReason: 'stop', finalAnswer: 'Flights exist; hotels are sold out.', error: null });
+    expect(d.totals).toEqual({ steps: 5, llmCalls: 3, toolCalls: 2, inputTokens: 60, outputTokens: 17, durationMs: 50, errors: 1 });
+
+    const text = renderDebrief(d, 100, plain).join('\n');
+    expect(text).toContain('goal: Plan my trip to Rome');
+    expect(text).toContain('why (rationale): Flights decide the dates.');
+    expect(text).toMatch(/2\. book_hotel\(\{\}\).*\n\s+why: the model stated no reason/);
+    expect(text).toContain('got ERROR (step 3)');
+  });
+
+  it('gives each of several Anthropic tool calls the text written just before it', () => {
+    const response = {
+      content: [
+        { type: 'text', text: 'First the weather.' },
+        { type: 'tool_use', id: 't1', name: 'weather', input: {} },
+        { type: 'text', text: 'Then the time.' },
+        { type: 'tool_use', id: 't2', name: 'clock', input: {} },
+      ],
+    };
+    const steps = toSteps([
+      exchange({ offsetMs: 0, route: '/anthropic', path: '/v1/messages', body: { messages: [{ role: 'user', content: 'Paris now?' }] }, response, llm: { provider: 'anthropic', api: 'messages', outputText: 'First the weather.Then the time.', toolCalls: [{ id: 't1', name: 'weather', arguments: {} }, { id: 't2', name: 'clock', arguments: {} }] } }),
+    ]);
+    const d = debrief(steps);
+    expect(d.decisions.map((c) => c.reasons)).toEqual([[{ source: 'text-before-call', text: 'First the weather.' }], [{ source: 'text-before-call', text: 'Then the time.' }]]);
+    expect(d.ending.finalAnswer).toBeNull();
+  });
+});
