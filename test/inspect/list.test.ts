@@ -42,7 +42,7 @@ describe('tapedeck list on tapes recorded through the proxy', () => {
     expect(replay.replayOf).toEqual({ tape: 'agent', onMiss: 'strict' });
     expect(replay.matches).toEqual({ exact: 1, semantic: 0, live: 0, blocked: 0, miss: 1 });
 
-    expect(rows[2]).toEqual({ name: 'zz-not-a-tape', error: expect.stringContaining('not a tape header') as unknown });
+    expect(rows[2]).toEqual({ name: 'zz-not-a-tape', error: expect.stringContaining('no header line') as unknown });
   });
 
   it('prints the key facts for people, without colour when not a TTY', async () => {
