@@ -61,8 +61,9 @@ export function renderTimeline(steps: readonly Step[], width: number, style: Sty
     const fixed = head.length + tail.length + 2;
     const room = width - fixed;
     const detail = (n: number): string => {
-      const half = Math.max(8, Math.floor((n - 4) / 2));
-      const a = shorten(s.args, half);
+      // The result says more than the (often repeated) question: it gets the larger share.
+      const share = Math.max(8, Math.floor((n - 3) * 0.4));
+      const a = shorten(s.args, share);
       const r = shorten(s.result, Math.max(8, n - 3 - a.length));
       return fit(`${a}${a && r ? ' → ' : ''}${r}`, n);
     };
@@ -71,8 +72,9 @@ export function renderTimeline(steps: readonly Step[], width: number, style: Sty
       const line = `${head} ${detail(room).padEnd(room)} ${tail}`;
       lines.push(bad ? style.red(line) : line);
     } else {
-      // Narrow terminal: the fixed columns on one line, the detail indented below.
-      const line = fit(`${head} ${tail}`, width);
+      // Narrow terminal: status and timing first (they must stay visible), the detail indented below.
+      const short = [`${bad ? '!' : ' '}${String(s.index).padStart(idxW)}`, `+${formatMs(s.offsetMs)}`, s.kind, tail, s.route, s.target].join(' ');
+      const line = fit(short, width);
       lines.push(bad ? style.red(line) : line);
       const d = detail(width - 6);
       if (d !== '') lines.push(style.dim(`      ${d}`));
