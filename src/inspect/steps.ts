@@ -2,6 +2,7 @@
  * A tape as steps: its exchanges in timeline order (`offsetMs`), each described once for the inspector
  * (kind, what was called, arguments and result, tokens, duration, status, match kind on replay tapes).
  */
+import { STREAM_METHOD } from '../providers/mcp.js';
 import { bodyJson, bodyText } from '../tape/body.js';
 import type { Exchange, MatchKind } from '../tape/schema.js';
 
@@ -94,10 +95,12 @@ function resultOf(ex: Exchange): unknown {
   return bodyText(ex.response?.body);
 }
 
-function errorOf(ex: Exchange): string | undefined {
+/** Why an exchange failed (or was blocked / missed on replay), or undefined when it did not. */
+export function errorOf(ex: Exchange): string | undefined {
   if (ex.match?.kind === 'blocked') return `blocked${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
   if (ex.match?.kind === 'miss') return `miss${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
-  if (ex.error) return `${ex.error.code}: ${ex.error.message}`;
+  // The client closing a standing MCP server stream is how such a stream ends, not a failure.
+  if (ex.error && !(ex.mcp?.method === STREAM_METHOD && ex.error.code === 'CLIENT_CLOSED')) return `${ex.error.code}: ${ex.error.message}`;
   if (ex.llm?.errorType) return ex.llm.errorType;
   if (ex.mcp?.error !== undefined) return `json-rpc error ${JSON.stringify(ex.mcp.error)}`;
   if (ex.mcp?.isError === true) return 'tool error';

@@ -6,6 +6,7 @@ import { listTapeNames, readTape, type LoadedTape, type TapeProblem } from '../t
 import { tapeFile } from '../tape/paths.js';
 import type { Exchange, MatchKind } from '../tape/schema.js';
 import { withMeaning } from './load.js';
+import { errorOf } from './steps.js';
 
 /** Cost of one exchange in USD, or null when it is unknown (no price for the model, no usage). */
 export type CostFn = (exchange: Exchange) => number | null;
@@ -51,7 +52,7 @@ export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): Ta
     start = Math.min(start, ex.offsetMs);
     end = Math.max(end, ex.offsetMs + ex.timing.durationMs);
     if (ex.match) matches[ex.match.kind]++;
-    if (ex.error || (ex.response?.status ?? 0) >= 400 || ex.llm?.errorType || ex.mcp?.isError === true || ex.mcp?.error !== undefined) errors++;
+    if (errorOf(ex) !== undefined) errors++;
     if (ex.mcp?.method === 'tools/call') mcpToolCalls++;
     if (!ex.llm) continue;
     llmCalls++;
