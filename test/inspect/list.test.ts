@@ -6,6 +6,7 @@ import { listCommand } from '../../src/cli/list.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { recordAgentTapes } from './record-agent.js';
 import { runCommand } from './run-command.js';
+import { runCli } from '../helpers/cli.js';
 
 let dir: string;
 
@@ -58,4 +59,17 @@ describe('tapedeck list on tapes recorded through the proxy', () => {
     expect(stdout).not.toContain('\u001b[');
     for (const line of stdout.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(100);
   });
+
+  it('works through the real CLI process: JSON on stdout, no colour on a pipe, a missing tape is one line and exit 1', async () => {
+    const list = await runCli(['list', '--dir', dir, '--json']);
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as { name: string }[]).map((r) => r.name)).toContain('agent-replay');
+    const show = await runCli(['show', 'agent-replay', '--dir', dir, '--step=-1']);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/^step 1 of 2/);
+    expect(show.stdout).not.toContain('\u001b[');
+    const missing = await runCli(['show', 'nope', '--dir', dir]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toMatch(/^tapedeck show: no tape at .*nope\.jsonl$/);
+  }, 30_000);
 });
