@@ -15,5 +15,6 @@ export interface ApiId {
 /** The parts of an exchange a provider adapter reads. */
 export type ExchangeView = Pick<Exchange, 'route' | 'request' | 'response' | 'error'>;
 
-export { detectLlmApi, describeLlm, requestSideLlm } from './describe.js';
+export { describeLlm, requestSideLlm } from './describe.js';
+export { detectLlmApi } from './detect.js';
 export { providerErrorBody } from './errors.js';

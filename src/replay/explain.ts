@@ -40,6 +40,16 @@ export function explainCandidates(req: IncomingRequest, exchanges: readonly Exch
 }
 
 /** Walk two JSON values; count leaves and record `path: recorded vs incoming` for each difference. */
+/** Word overlap of two strings in [0,1]: partial credit, so "capital of France" is closer to "capital of Spain" than "count" is. */
+function textSimilarity(a: string, b: string): number {
+  const wa = new Set(a.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const wb = new Set(b.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  if (wa.size === 0 && wb.size === 0) return 0;
+  let both = 0;
+  for (const w of wa) if (wb.has(w)) both++;
+  return both / (wa.size + wb.size - both);
+}
+
 function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves: { total: number; same: number }): void {
   if (isObject(a) && isObject(b)) {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffValues(a[k], b[k], `${path}.${k}`, out, leaves);
@@ -55,6 +65,7 @@ function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves:
     leaves.same++;
     return;
   }
+  if (typeof a === 'string' && typeof b === 'string') leaves.same += textSimilarity(a, b) * 0.9;
   out.push(`${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`);
 }
 
