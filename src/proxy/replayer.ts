@@ -121,15 +121,22 @@ function matchHeaders(match: MatchInfo): Record<string, string> {
   return h;
 }
 
-/** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
-function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Exchange, match: MatchInfo): NewExchange {
-  const ex: NewExchange = {
+/** What every replay-tape record of a request starts with: the request as it came, on the tape's timeline. */
+function incomingRecord(req: ProxyRequest, incoming: IncomingRequest): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream' | 'request'> {
+  return {
     startedAt: req.startedAt.toISOString(),
     offsetMs: round(req.offsetMs),
     transport: 'http',
     route: req.route.prefix,
     upstream: req.route.upstream,
     request: { ...incoming.request, headers: tapeHeaders(req.headers) },
+  };
+}
+
+/** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
+function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Exchange, match: MatchInfo): NewExchange {
+  const ex: NewExchange = {
+    ...incomingRecord(req, incoming),
     timing: { ttfbMs: source.timing.ttfbMs, durationMs: round(performance.now() - req.t0) },
     match,
   };
@@ -161,12 +168,7 @@ function missResponse(
   if (lenient) headers['x-tapedeck-lenient'] = 'true';
   const match: MatchInfo = { kind: blockedReason ? 'blocked' : 'miss', reason };
   write({
-    startedAt: req.startedAt.toISOString(),
-    offsetMs: round(req.offsetMs),
-    transport: 'http',
-    route: req.route.prefix,
-    upstream: req.route.upstream,
-    request: { ...incoming.request, headers: tapeHeaders(req.headers) },
+    ...incomingRecord(req, incoming),
     response: { status: MISS_STATUS, headers, body: { kind: 'json', json: body } },
     timing: { durationMs: round(performance.now() - req.t0) },
     match,
