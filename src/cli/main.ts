@@ -34,6 +34,11 @@ export async function main(argv: string[]): Promise<number> {
   const dashdash = args.indexOf('--');
   const own = dashdash === -1 ? args : args.slice(0, dashdash);
   const rest = dashdash === -1 ? [] : args.slice(dashdash + 1);
+  // `--step -1`: parseArgs refuses a negative number as a separate value; join it to its flag.
+  for (let i = 0; i < own.length - 1; i++) {
+    const flag = own[i] as string;
+    if (/^--[\w-]+$/.test(flag) && command.options[flag.slice(2)]?.type === 'string' && /^-\d+$/.test(own[i + 1] as string)) own.splice(i, 2, `${flag}=${own[i + 1]}`);
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: own, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command.allowPositionals ?? false });

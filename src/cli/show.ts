@@ -13,7 +13,7 @@ export const showCommand: Command = {
   summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
   usage: [
     'tapedeck show NAME [--dir DIR] [--json]',
-    'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step=-1)',
+    'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step -1)',
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
   ].join('\n'),

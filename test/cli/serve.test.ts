@@ -101,4 +101,11 @@ describe('tapedeck record / replay processes', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/already exists.*--overwrite.*--append/);
   });
+
+  it('takes a negative number as the value of a flag (--step -1)', async () => {
+    const res = await runCli(['show', 'term', '--dir', dir, '--step', '-1']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^step 0 of 1/);
+  });
 });
