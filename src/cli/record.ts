@@ -1,7 +1,7 @@
 import { TapedeckError } from '../errors.js';
 import { startProxy } from '../proxy/server.js';
 import type { Command } from './command.js';
-import { routesOf, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const recordCommand: Command = {
   name: 'record',
@@ -22,18 +22,13 @@ export const recordCommand: Command = {
   ].join('\n'),
   options: { ...SERVE_OPTIONS, overwrite: { type: 'boolean' }, append: { type: 'boolean' } },
   async run(ctx) {
-    const { tape, config, log } = serveSettings(ctx);
+    const settings = serveSettings(ctx);
+    const { log } = settings;
     if (ctx.values.overwrite === true && ctx.values.append === true) throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
     const proxy = await startProxy({
+      ...proxyBase(settings),
       mode: 'record',
-      tape,
-      dir: config.dir,
-      host: config.host,
-      port: config.port,
-      routes: routesOf(config),
-      redact: config.redact,
       ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
-      log,
     });
     ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);
     return serveUntilSignal(proxy, ctx, log);

@@ -6,7 +6,7 @@ import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command } from './command.js';
-import { routesOf, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',
@@ -27,7 +27,8 @@ export const replayCommand: Command = {
   ].join('\n'),
   options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' } },
   async run(ctx) {
-    const { tape, config, log } = serveSettings(ctx);
+    const settings = serveSettings(ctx);
+    const { tape, config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
@@ -35,13 +36,8 @@ export const replayCommand: Command = {
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     const proxy = await startProxy({
+      ...proxyBase(settings),
       mode: 'replay',
-      tape,
-      dir: config.dir,
-      host: config.host,
-      port: config.port,
-      routes: routesOf(config),
-      redact: config.redact,
       onMiss,
       timing,
       ...(saveAs !== undefined ? { saveAs } : {}),
@@ -49,7 +45,6 @@ export const replayCommand: Command = {
       // MCP: tapedeck is the server in replay (sessions, ids, notifications, side effects blocked).
       responders: [createMcpResponder(sideEffects ? { sideEffects } : {})],
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
-      log,
     });
     const problems = proxy.source?.problems ?? [];
     for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);

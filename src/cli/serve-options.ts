@@ -39,6 +39,11 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
 
 export { routesOf };
 
+/** The startProxy options every serving command shares, from the resolved settings. */
+export function proxyBase({ tape, config, log }: ServeSettings): { tape: string; dir: string; host: string; port: number; routes: ReturnType<typeof routesOf>; redact: Config['redact']; log: Logger } {
+  return { tape, dir: config.dir, host: config.host, port: config.port, routes: routesOf(config), redact: config.redact, log };
+}
+
 /** Serve until SIGINT / SIGTERM, then finish writing and resolve 0. */
 export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext, log: Logger): Promise<number> {
   ctx.stdout.write(`listening on ${proxy.url}\n`);

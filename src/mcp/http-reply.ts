@@ -3,9 +3,8 @@
  * and into the replay tape's record of what was served.
  */
 import { scaledDelay } from '../proxy/serve-recorded.js';
-import { tapeHeaders } from '../proxy/headers.js';
+import { incomingRecord } from '../proxy/replay-record.js';
 import type { ProxyRequest, Timing } from '../proxy/types.js';
-import { encodeBody } from '../tape/body.js';
 import { round, serializeSseFields } from '../tape/sse.js';
 import type { HeaderMap, MatchInfo, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
@@ -68,12 +67,7 @@ export function servedExchange(req: ProxyRequest, reply: Reply | { status: numbe
     response.body = reply.body === undefined ? { kind: 'empty' } : { kind: 'json', json: reply.body };
   }
   return {
-    startedAt: req.startedAt.toISOString(),
-    offsetMs: round(req.offsetMs),
-    transport: 'http',
-    route: req.route.prefix,
-    upstream: req.route.upstream,
-    request: { method: req.method, path: req.path, query: req.query, headers: tapeHeaders(req.headers), body: encodeBody(req.body, req.headers['content-type']) },
+    ...incomingRecord(req),
     response,
     timing: { durationMs: round(performance.now() - req.t0) },
     match,

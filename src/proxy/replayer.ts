@@ -10,7 +10,7 @@ import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
 import { describeExchange } from './describe-exchange.js';
 import { forwardAndCapture } from './forward.js';
-import { tapeHeaders } from './headers.js';
+import { incomingRecord } from './replay-record.js';
 import { serveRecorded } from './serve-recorded.js';
 import { nodeSink, sendWebResponse, webSink } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
@@ -121,22 +121,10 @@ function matchHeaders(match: MatchInfo): Record<string, string> {
   return h;
 }
 
-/** What every replay-tape record of a request starts with: the request as it came, on the tape's timeline. */
-function incomingRecord(req: ProxyRequest, incoming: IncomingRequest): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream' | 'request'> {
-  return {
-    startedAt: req.startedAt.toISOString(),
-    offsetMs: round(req.offsetMs),
-    transport: 'http',
-    route: req.route.prefix,
-    upstream: req.route.upstream,
-    request: { ...incoming.request, headers: tapeHeaders(req.headers) },
-  };
-}
-
 /** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
 function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Exchange, match: MatchInfo): NewExchange {
   const ex: NewExchange = {
-    ...incomingRecord(req, incoming),
+    ...incomingRecord(req, incoming.request),
     timing: { ttfbMs: source.timing.ttfbMs, durationMs: round(performance.now() - req.t0) },
     match,
   };
@@ -168,7 +156,7 @@ function missResponse(
   if (lenient) headers['x-tapedeck-lenient'] = 'true';
   const match: MatchInfo = { kind: blockedReason ? 'blocked' : 'miss', reason };
   write({
-    ...incomingRecord(req, incoming),
+    ...incomingRecord(req, incoming.request),
     response: { status: MISS_STATUS, headers, body: { kind: 'json', json: body } },
     timing: { durationMs: round(performance.now() - req.t0) },
     match,
