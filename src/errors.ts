@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'SIDE_EFFECTS_NOT_REVIEWED'
   | 'NO_ROUTE'
   | 'UPSTREAM_ERROR'
-  | 'BAD_REQUEST';
+  | 'BAD_REQUEST'
+  | 'EMBEDDINGS_FAILED';
 
 export class TapedeckError extends Error {
   readonly code: ErrorCode;

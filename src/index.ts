@@ -17,6 +17,11 @@ export { detectLlmApi, describeLlm, requestSideLlm, providerErrorBody } from './
 // --- replay: matching
 export { createMatcher, type Matcher, type MatcherOptions, type MatchOutcome, type MatchStage, type Candidate, type IncomingRequest } from './replay/matcher.js';
 export { exactKey, canonicalBody, DEFAULT_IGNORED_FIELDS } from './replay/exact-key.js';
+export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
+export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
+export { semanticView, type SemanticView, type TextField } from './replay/semantic/view.js';
+export { analyzeText, compareText, type TextInfo, type TextComparison } from './replay/semantic/text.js';
+export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 
 // --- proxy: record and replay servers
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';

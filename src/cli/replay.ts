@@ -1,5 +1,5 @@
 import { TapedeckError } from '../errors.js';
-import { createMatcher } from '../replay/matcher.js';
+import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../mcp/mcp-responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
@@ -13,7 +13,8 @@ export const replayCommand: Command = {
   summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
   usage: [
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE] [--verbose]',
+    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
+    '                [--threshold S | --exact-only] [--verbose]',
     '',
     '  --tape NAME         tape to replay',
     '  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider\'s shape',
@@ -23,9 +24,11 @@ export const replayCommand: Command = {
     '  --timing T          instant (default): streams at once; recorded: the recorded gaps; a number scales the gaps',
     '  --side-effects F    reviewed side-effects file (done: true): those tools and HTTP calls never run, whatever',
     '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
+    '  --threshold S       similarity a request needs to be served a recording that is not identical (default 0.85)',
+    '  --exact-only        no normalised or similarity matching: exact keys only',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
-  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' } },
+  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' }, 'exact-only': { type: 'boolean' }, threshold: { type: 'string' } },
   async run(ctx) {
     const settings = serveSettings(ctx);
     const { tape, config, log } = settings;
@@ -33,6 +36,8 @@ export const replayCommand: Command = {
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
+    const exactOnly = ctx.values['exact-only'] === true;
+    const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     const proxy = await startProxy({
@@ -41,7 +46,12 @@ export const replayCommand: Command = {
       onMiss,
       timing,
       ...(saveAs !== undefined ? { saveAs } : {}),
-      matcher: (loaded) => createMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted }),
+      matcher: (loaded) =>
+        createReplayMatcher(loaded.exchanges, {
+          ignoreFields: config.match.ignoreFields,
+          whenExhausted: config.match.whenExhausted,
+          semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+        }),
       // MCP: tapedeck is the server in replay (sessions, ids, notifications, side effects blocked).
       responders: [createMcpResponder(sideEffects ? { sideEffects } : {})],
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
@@ -65,4 +75,11 @@ export function parseTiming(value: string | undefined): Timing {
   const factor = Number(value);
   if (value.trim() !== '' && Number.isFinite(factor) && factor >= 0) return factor === 0 ? { mode: 'instant' } : { mode: 'scaled', factor };
   throw new TapedeckError('BAD_ARGS', `--timing must be instant, recorded or a non-negative number (got "${value}")`);
+}
+
+export function parseThreshold(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new TapedeckError('BAD_ARGS', `--threshold must be a number from 0 to 1 (got "${value}")`);
+  return n;
 }

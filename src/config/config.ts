@@ -8,6 +8,21 @@ import type { Route } from '../tape/schema.js';
 
 const RoutesSchema = z.record(z.string().regex(/^\//, 'route prefixes start with "/"'), z.string().url());
 
+const Threshold = z.number().min(0).max(1);
+
+export const SemanticSchema = z
+  .object({
+    /** Normalised and similarity matching after an exact miss. */
+    enabled: z.boolean().default(true),
+    threshold: Threshold.default(0.85),
+    /** Thresholds per route prefix and per MCP tool, over the default. */
+    routes: z.record(z.string(), Threshold).default({}),
+    tools: z.record(z.string(), Threshold).default({}),
+    /** Embedding similarity through an OpenAI-compatible endpoint (off unless set). */
+    embeddings: z.object({ url: z.string().url(), model: z.string().min(1), apiKeyEnv: z.string().optional(), threshold: Threshold.optional() }).strict().optional(),
+  })
+  .strict();
+
 export const ConfigSchema = z
   .object({
     dir: z.string().default('./tapes'),
@@ -20,10 +35,10 @@ export const ConfigSchema = z
         ignoreFields: z.array(z.string()).default(['jsonrpc:id', 'params._meta', '_meta']),
         whenExhausted: z.enum(['repeat-last', 'miss']).default('repeat-last'),
         /** Semantic matching settings (see the README's matching rules). */
-        semantic: z.record(z.string(), z.unknown()).optional(),
+        semantic: SemanticSchema.prefault({}),
       })
       .strict()
-      .default({ ignoreFields: ['jsonrpc:id', 'params._meta', '_meta'], whenExhausted: 'repeat-last' }),
+      .prefault({}),
     /** Path to the side-effects file used by replay. */
     sideEffects: z.string().optional(),
   })

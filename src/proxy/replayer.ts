@@ -27,7 +27,7 @@ export interface ReplayerOptions {
   responders?: readonly ReplayResponder[];
   /**
    * Whether a request may be forwarded live on a miss. Default: any request may. The side-effect policy plugs in
-   * here so that a side-effect HTTP call never reaches the real server.
+   * here so that a side-effect HTTP call never reaches the real server; such a call also matches exactly or not at all.
    */
   allowLive?: (req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string };
 }
@@ -71,7 +71,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         if (answered !== undefined) return sendWebResponse(res, answered);
       }
       const incoming = toIncoming(req);
-      const outcome = await opts.matcher.match(incoming);
+      const verdict = opts.allowLive?.(req) ?? { allowed: true };
+      const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
       if (outcome.kind !== 'miss') {
         const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
         await serveRecorded(outcome.exchange, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
@@ -87,7 +88,6 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         return;
       }
       if (opts.onMiss === 'live') {
-        const verdict = opts.allowLive?.(req) ?? { allowed: true };
         if (verdict.allowed) {
           const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
           track(live.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } }, opts.log))));

@@ -31,14 +31,21 @@ export const DEFAULT_IGNORED_FIELDS: readonly string[] = ['jsonrpc:id', 'params.
  * Two requests with the same key are the same request.
  */
 export function exactKey(req: KeyedRequest, opts: ExactKeyOptions = {}): string {
-  const ignoreQuery = new Set([...SECRET_QUERY, ...(opts.ignoreQuery ?? [])].map((q) => q.toLowerCase()));
-  const query = req.request.query
-    .filter(([k]) => !ignoreQuery.has(k.toLowerCase()))
+  const query = queryKey(req.request.query, opts.ignoreQuery);
+  return `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${query}\n${canonicalBody(req.request.body, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS)}`;
+}
+
+/** The query as a sorted, encoded string, without secrets (redacted on the tape) and the ignored parameters. */
+export function queryKey(query: readonly (readonly [string, string])[], ignore: readonly string[] = []): string {
+  const ignored = ignore.length === 0 ? SECRET_QUERY_LOWER : new Set([...SECRET_QUERY_LOWER, ...ignore.map((q) => q.toLowerCase())]);
+  return query
+    .filter(([k]) => !ignored.has(k.toLowerCase()))
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
     .sort()
     .join('&');
-  return `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${query}\n${canonicalBody(req.request.body, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS)}`;
 }
+
+const SECRET_QUERY_LOWER: ReadonlySet<string> = new Set([...SECRET_QUERY].map((q) => q.toLowerCase()));
 
 /** The body as stable JSON with the ignored fields removed, or its text for non-JSON bodies. */
 export function canonicalBody(body: Body, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS): string {

@@ -38,6 +38,8 @@ export interface StageHit {
 export interface StageContext {
   /** Whether semantic matching is allowed for this request (false for side-effect tools). */
   allowSemantic: boolean;
+  /** Where stages say why they did not match (the closest they saw and what ruled it out); shown on a miss. */
+  notes?: string[];
 }
 
 export interface MatcherOptions extends ExactKeyOptions {
@@ -74,7 +76,7 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
   return {
     key,
     async match(req, opts = {}) {
-      const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true };
+      const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true, notes: [] };
       const k = key(req);
       const q = queues.get(k);
       if (q !== undefined) {
@@ -94,7 +96,8 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
       }
       const candidates = await (options.explainMiss ?? closestByPath)(req, exchanges);
       const exhausted = q !== undefined ? `all ${q.list.length} recorded answers for this request were already served` : 'no recorded request has this exact key';
-      return { kind: 'miss', candidates, explanation: exhausted };
+      const why = stages.length === 0 ? [] : ctx.allowSemantic ? (ctx.notes ?? []) : ['semantic matching does not apply (a side effect matches exactly or not at all)'];
+      return { kind: 'miss', candidates, explanation: [exhausted, ...why].join('; ') };
     },
   };
 }

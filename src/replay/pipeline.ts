@@ -1,0 +1,26 @@
+/**
+ * The replay matching pipeline as one call: exact key, then normalised, then similarity (see `semantic/`).
+ * This is what `tapedeck replay` uses, and the library API's entry point for matching outside the proxy:
+ *
+ *   const matcher = createReplayMatcher(tape.exchanges, { semantic: { threshold: 0.9 } });
+ *   const outcome = await matcher.match(incoming);   // exact | semantic (stage, score, source) | miss (closest)
+ */
+import type { Exchange } from '../tape/schema.js';
+import { createMatcher, type Matcher, type MatcherOptions } from './matcher.js';
+import { normalisedStage, SemanticIndex, similarityStage, type SemanticOptions } from './semantic/stages.js';
+
+export interface ReplayMatcherOptions extends Omit<MatcherOptions, 'stages'> {
+  /** Semantic matching settings; `false` for exact matching only. Default: normalised and similarity stages on. */
+  semantic?: (SemanticOptions & { enabled?: boolean }) | false;
+  /** Build the semantic index at once (load time) instead of on the first exact miss. */
+  eager?: boolean;
+}
+
+export function createReplayMatcher(exchanges: readonly Exchange[], opts: ReplayMatcherOptions = {}): Matcher {
+  const { semantic, eager, ...matcherOpts } = opts;
+  if (semantic === false || semantic?.enabled === false) return createMatcher(exchanges, matcherOpts);
+  const settings: SemanticOptions = { ...semantic, ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}) };
+  const index = new SemanticIndex(exchanges, settings.ignoreFields);
+  if (eager === true) index.build();
+  return createMatcher(exchanges, { ...matcherOpts, stages: [normalisedStage(index), similarityStage(index, settings)] });
+}

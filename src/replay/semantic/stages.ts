@@ -1,0 +1,261 @@
+/**
+ * The semantic stages of the matching pipeline, run after an exact miss:
+ * - `normalised`: the same request once case, whitespace, punctuation, contractions, JSON key order and per-run
+ *   noise (timestamps, UUIDs, request ids, call ids, `user`, `metadata`) are set aside. O(1), score 1.
+ * - `similarity`: the same bucket (see `view.ts`: every parameter equal) and every text field similar enough,
+ *   compared field by field, with changes to numbers, names, negations, quantities and times rejected outright.
+ * Both only look at recordings in the request's bucket; similarity shortlists them through a word index, so a tape
+ * of 100,000 exchanges still answers a miss in milliseconds.
+ */
+import type { Exchange } from '../../tape/schema.js';
+import type { IncomingRequest, MatchStage, StageContext, StageHit } from '../matcher.js';
+import { cosine, createEmbedder, type Embedder, type EmbeddingsOptions } from './embeddings.js';
+import { compareText, sameAddress } from './text.js';
+import { semanticView, type SemanticView } from './view.js';
+
+export interface SemanticOptions {
+  /** Similarity a request must reach to be served a recording (default 0.85). */
+  threshold?: number;
+  /** Thresholds per route prefix (`/openai: 0.9`). */
+  routes?: Readonly<Record<string, number>>;
+  /** Thresholds per MCP tool (`search: 0.8`); side-effect tools never match semantically. */
+  tools?: Readonly<Record<string, number>>;
+  /** Embedding similarity through an OpenAI-compatible endpoint; off unless set. */
+  embeddings?: EmbeddingsOptions | undefined;
+  /** Body fields left out (as for the exact key). */
+  ignoreFields?: readonly string[];
+}
+
+export const DEFAULT_THRESHOLD = 0.85;
+/** Buckets larger than this are shortlisted through the word index instead of scored in full. */
+const SCAN_ALL = 64;
+const SHORTLIST = 24;
+/** Postings read per lookup, rarest words first. */
+const POSTINGS_BUDGET = 20_000;
+
+interface Entry {
+  exchange: Exchange;
+  view: SemanticView;
+  normalised: string;
+}
+
+interface Bucket {
+  entries: Entry[];
+  byNormalised: Map<string, Entry[]>;
+  /** word -> entries containing it (built on the first similarity lookup in a large bucket). */
+  postings?: Map<string, number[]>;
+}
+
+/** The shared index both stages read: built on the first lookup, so a tape replayed exactly never pays for it. */
+export class SemanticIndex {
+  private buckets: Map<string, Bucket> | undefined;
+  private readonly views = new WeakMap<IncomingRequest, SemanticView | null>();
+  /** How many times each recording was served by a semantic stage (the least served wins a tie). */
+  private readonly served = new Map<Exchange, number>();
+
+  constructor(
+    private readonly exchanges: readonly Exchange[],
+    private readonly ignoreFields?: readonly string[],
+  ) {}
+
+  /** Build now (load time) instead of on the first miss. */
+  build(): void {
+    if (this.buckets !== undefined) return;
+    this.buckets = new Map();
+    for (const ex of this.exchanges) {
+      if (ex.response === undefined && ex.error === undefined && ex.mcp === undefined) continue;
+      const view = semanticView(ex, this.ignoreFields);
+      if (view === undefined) continue;
+      const entry: Entry = { exchange: ex, view, normalised: normalisedKey(view) };
+      let b = this.buckets.get(view.bucket);
+      if (b === undefined) this.buckets.set(view.bucket, (b = { entries: [], byNormalised: new Map() }));
+      b.entries.push(entry);
+      const same = b.byNormalised.get(entry.normalised);
+      if (same) same.push(entry);
+      else b.byNormalised.set(entry.normalised, [entry]);
+    }
+  }
+
+  viewOf(req: IncomingRequest): SemanticView | undefined {
+    let v = this.views.get(req);
+    if (v === undefined) this.views.set(req, (v = semanticView(req, this.ignoreFields) ?? null));
+    return v ?? undefined;
+  }
+
+  bucketOf(view: SemanticView): Bucket | undefined {
+    this.build();
+    return this.buckets?.get(view.bucket);
+  }
+
+  /** The least-served entry of a list (recording order breaks ties), counted as served. */
+  take(entries: readonly Entry[]): Entry {
+    let best = entries[0] as Entry;
+    for (const e of entries) if ((this.served.get(e.exchange) ?? 0) < (this.served.get(best.exchange) ?? 0)) best = e;
+    this.served.set(best.exchange, (this.served.get(best.exchange) ?? 0) + 1);
+    return best;
+  }
+
+  servedCount(e: Entry): number {
+    return this.served.get(e.exchange) ?? 0;
+  }
+
+  /** Entries of a bucket worth scoring for `view`: all of a small bucket, else those sharing the most rare words. */
+  shortlist(bucket: Bucket, view: SemanticView): Entry[] {
+    if (bucket.entries.length <= SCAN_ALL) return bucket.entries;
+    const postings = (bucket.postings ??= buildPostings(bucket.entries));
+    const words = [...new Set(view.fields.flatMap((f) => f.info.words))]
+      .map((w) => postings.get(w))
+      .filter((p): p is number[] => p !== undefined)
+      .sort((a, b) => a.length - b.length);
+    const hits = new Map<number, number>();
+    let read = 0;
+    for (const list of words) {
+      if (read > 0 && read + list.length > POSTINGS_BUDGET) break;
+      read += list.length;
+      for (const i of list) hits.set(i, (hits.get(i) ?? 0) + 1);
+    }
+    return [...hits.entries()]
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .slice(0, SHORTLIST)
+      .map(([i]) => bucket.entries[i] as Entry);
+  }
+}
+
+function buildPostings(entries: readonly Entry[]): Map<string, number[]> {
+  const postings = new Map<string, number[]>();
+  entries.forEach((e, i) => {
+    for (const w of new Set(e.view.fields.flatMap((f) => f.info.words))) {
+      const list = postings.get(w);
+      if (list) list.push(i);
+      else postings.set(w, [i]);
+    }
+  });
+  return postings;
+}
+
+function normalisedKey(view: SemanticView): string {
+  return view.fields.map((f) => f.info.normalised).join('\u0001');
+}
+
+/** Same request after normalisation: O(1) in the request's bucket. */
+export function normalisedStage(index: SemanticIndex): MatchStage {
+  return {
+    name: 'normalised',
+    find(req) {
+      const view = index.viewOf(req);
+      if (view === undefined) return undefined;
+      const same = index.bucketOf(view)?.byNormalised.get(normalisedKey(view));
+      if (same === undefined) return undefined;
+      const entry = index.take(same);
+      return { exchange: entry.exchange, score: 1, explanation: 'same request once case, whitespace, punctuation, key order and per-run noise (ids, timestamps, user, metadata) are set aside' };
+    },
+  };
+}
+
+interface Scored {
+  entry: Entry;
+  score: number;
+  /** Fields that differed, with their scores. */
+  fields: string[];
+  rejected?: string;
+  /** For a rejected candidate: how close it was anyway (ranks the closest in the miss note). */
+  closeness?: number;
+}
+
+/** Field-by-field similarity within the bucket, guarded against changes of meaning. */
+export function similarityStage(index: SemanticIndex, opts: SemanticOptions = {}): MatchStage {
+  const embedder: Embedder | undefined = opts.embeddings ? createEmbedder(opts.embeddings) : undefined;
+  const thresholdFor = (req: IncomingRequest, view: SemanticView): number =>
+    (view.tool !== undefined ? opts.tools?.[view.tool] : undefined) ?? opts.routes?.[req.route] ?? (embedder ? opts.embeddings?.threshold : undefined) ?? opts.threshold ?? DEFAULT_THRESHOLD;
+
+  return {
+    name: embedder ? 'similarity+embeddings' : 'similarity',
+    async find(req, ctx): Promise<StageHit | undefined> {
+      const view = index.viewOf(req);
+      if (view === undefined) {
+        ctx.notes?.push('similarity: not an LLM or MCP request, so only exact matches apply');
+        return undefined;
+      }
+      const bucket = index.bucketOf(view);
+      if (bucket === undefined) {
+        ctx.notes?.push('similarity: no recording has the same model, parameters, tools and message structure (those must match exactly)');
+        return undefined;
+      }
+      let scored = index.shortlist(bucket, view).map((entry) => scoreEntry(entry, view));
+      if (embedder) scored = await withEmbeddings(scored, view, embedder, ctx);
+      const threshold = thresholdFor(req, view);
+      let best: Scored | undefined;
+      let closest: Scored | undefined;
+      for (const s of scored) {
+        if (closest === undefined || rank(s) > rank(closest)) closest = s;
+        if (s.rejected !== undefined || s.score < threshold) continue;
+        if (best === undefined || s.score > best.score || (s.score === best.score && index.servedCount(s.entry) < index.servedCount(best.entry))) best = s;
+      }
+      if (best === undefined) {
+        if (closest !== undefined) ctx.notes?.push(`similarity: closest #${closest.entry.exchange.id} ${closest.rejected !== undefined ? `rejected (${closest.rejected})` : `scored ${closest.score.toFixed(2)}, below ${threshold}`}`);
+        return undefined;
+      }
+      index.take([best.entry]);
+      return { exchange: best.entry.exchange, score: best.score, explanation: `similar to #${best.entry.exchange.id} (score ${best.score.toFixed(3)} >= ${threshold}; ${best.fields.join('; ')})` };
+    },
+  };
+}
+
+const rank = (s: Scored): number => (s.rejected !== undefined ? -1 + (s.closeness ?? 0) : s.score);
+
+/** Share of words two views have in common (Dice), to rank rejected candidates in miss notes. */
+function wordOverlap(a: SemanticView, b: SemanticView): number {
+  const wa = new Set(a.fields.flatMap((f) => f.info.words));
+  const wb = new Set(b.fields.flatMap((f) => f.info.words));
+  let both = 0;
+  for (const w of wa) if (wb.has(w)) both++;
+  return wa.size + wb.size === 0 ? 0 : (2 * both) / (wa.size + wb.size);
+}
+
+function scoreEntry(entry: Entry, view: SemanticView): Scored {
+  let score = 1;
+  const fields: string[] = [];
+  for (let i = 0; i < view.fields.length; i++) {
+    const a = entry.view.fields[i];
+    const b = view.fields[i];
+    if (a === undefined || b === undefined) return { entry, score: 0, fields, rejected: 'different structure' };
+    if (a.info.normalised === b.info.normalised) continue;
+    let s: number;
+    if (a.kind === 'arg' && sameAddress(a.text, b.text)) s = 0.95;
+    else {
+      const c = compareText(a.info, b.info);
+      if (c.rejected !== undefined) return { entry, score: 0, closeness: wordOverlap(entry.view, view), fields, rejected: `${c.rejected} at ${b.path}` };
+      s = c.score;
+    }
+    fields.push(`${b.path} ${s.toFixed(2)}`);
+    score = Math.min(score, s);
+  }
+  return { entry, score, fields };
+}
+
+/** Replace the word-based score of guarded candidates by the embedding cosine of each differing field. */
+async function withEmbeddings(scored: Scored[], view: SemanticView, embedder: Embedder, ctx: StageContext): Promise<Scored[]> {
+  const pairs: { s: Scored; i: number }[] = [];
+  for (const s of scored) {
+    if (s.rejected !== undefined) continue;
+    view.fields.forEach((f, i) => {
+      if (s.entry.view.fields[i]?.info.normalised !== f.info.normalised) pairs.push({ s, i });
+    });
+  }
+  if (pairs.length === 0) return scored;
+  const texts = [...new Set(pairs.flatMap(({ s, i }) => [s.entry.view.fields[i]?.text ?? '', view.fields[i]?.text ?? '']))];
+  let vectors: Map<string, number[]>;
+  try {
+    const v = await embedder.embed(texts);
+    vectors = new Map(texts.map((t, i) => [t, v[i] as number[]]));
+  } catch (err) {
+    ctx.notes?.push(`similarity: ${(err as Error).message}; used the built-in word similarity`);
+    return scored;
+  }
+  const byCandidate = new Map<Scored, number>();
+  for (const { s, i } of pairs) {
+    const c = cosine(vectors.get(s.entry.view.fields[i]?.text ?? '') ?? [], vectors.get(view.fields[i]?.text ?? '') ?? []);
+    byCandidate.set(s, Math.min(byCandidate.get(s) ?? 1, c));
+  }
+  return scored.map((s) => (byCandidate.has(s) ? { ...s, score: byCandidate.get(s) as number, fields: [...s.fields, `embedding cosine ${(byCandidate.get(s) as number).toFixed(3)}`] } : s));
+}
