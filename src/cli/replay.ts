@@ -48,6 +48,7 @@ export const replayCommand: Command = {
       ...(saveAs !== undefined ? { saveAs } : {}),
       matcher: (loaded) =>
         createReplayMatcher(loaded.exchanges, {
+          eager: true,
           ignoreFields: config.match.ignoreFields,
           whenExhausted: config.match.whenExhausted,
           semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },

@@ -6,8 +6,11 @@
  *   const outcome = await matcher.match(incoming);   // exact | semantic (stage, score, source) | miss (closest)
  */
 import type { Exchange } from '../tape/schema.js';
-import { createMatcher, type Matcher, type MatcherOptions } from './matcher.js';
+import { createMatcher, explainCandidates, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
 import { normalisedStage, SemanticIndex, similarityStage, type SemanticOptions } from './semantic/stages.js';
+
+/** Recordings a miss report compares at most, for requests outside the semantic index. */
+const MISS_SCAN = 5000;
 
 export interface ReplayMatcherOptions extends Omit<MatcherOptions, 'stages'> {
   /** Semantic matching settings; `false` for exact matching only. Default: normalised and similarity stages on. */
@@ -22,5 +25,19 @@ export function createReplayMatcher(exchanges: readonly Exchange[], opts: Replay
   const settings: SemanticOptions = { ...semantic, ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}) };
   const index = new SemanticIndex(exchanges, settings.ignoreFields);
   if (eager === true) index.build();
-  return createMatcher(exchanges, { ...matcherOpts, stages: [normalisedStage(index), similarityStage(index, settings)] });
+  return createMatcher(exchanges, {
+    ...matcherOpts,
+    stages: [normalisedStage(index), similarityStage(index, settings)],
+    explainMiss: matcherOpts.explainMiss ?? ((req, all) => explainCandidates(req, index.nearest(req) ?? recentOnRoute(req, all), 3)),
+  });
+}
+
+/** Without a semantic view (plain HTTP): the most recent recordings on the request's route, bounded. */
+function recentOnRoute(req: IncomingRequest, exchanges: readonly Exchange[]): Exchange[] {
+  const out: Exchange[] = [];
+  for (let i = exchanges.length - 1; i >= 0 && out.length < MISS_SCAN; i--) {
+    const ex = exchanges[i] as Exchange;
+    if (ex.route === req.route) out.push(ex);
+  }
+  return out;
 }

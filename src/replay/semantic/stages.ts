@@ -10,7 +10,7 @@
 import type { Exchange } from '../../tape/schema.js';
 import type { IncomingRequest, MatchStage, StageContext, StageHit } from '../matcher.js';
 import { cosine, createEmbedder, type Embedder, type EmbeddingsOptions } from './embeddings.js';
-import { compareText, sameAddress } from './text.js';
+import { analyzeText, compareText, sameAddress, type TextInfo } from './text.js';
 import { semanticView, type SemanticView } from './view.js';
 
 export interface SemanticOptions {
@@ -49,9 +49,19 @@ interface Bucket {
 /** The shared index both stages read: built on the first lookup, so a tape replayed exactly never pays for it. */
 export class SemanticIndex {
   private buckets: Map<string, Bucket> | undefined;
+  /** Every entry by method, route, path and query, whatever its parameters: where a miss looks for the closest. */
+  private families: Map<string, Bucket> | undefined;
   private readonly views = new WeakMap<IncomingRequest, SemanticView | null>();
   /** How many times each recording was served by a semantic stage (the least served wins a tie). */
   private readonly served = new Map<Exchange, number>();
+
+  /** Texts analysed once per tape: a system prompt shared by 10,000 requests is tokenised once. */
+  private readonly texts = new Map<string, TextInfo>();
+  private readonly analyze = (text: string): TextInfo => {
+    let info = this.texts.get(text);
+    if (info === undefined) this.texts.set(text, (info = analyzeText(text)));
+    return info;
+  };
 
   constructor(
     private readonly exchanges: readonly Exchange[],
@@ -62,14 +72,19 @@ export class SemanticIndex {
   build(): void {
     if (this.buckets !== undefined) return;
     this.buckets = new Map();
+    this.families = new Map();
     for (const ex of this.exchanges) {
       if (ex.response === undefined && ex.error === undefined && ex.mcp === undefined) continue;
-      const view = semanticView(ex, this.ignoreFields);
+      const view = semanticView(ex, this.ignoreFields, this.analyze);
       if (view === undefined) continue;
       const entry: Entry = { exchange: ex, view, normalised: normalisedKey(view) };
       let b = this.buckets.get(view.bucket);
       if (b === undefined) this.buckets.set(view.bucket, (b = { entries: [], byNormalised: new Map() }));
       b.entries.push(entry);
+      const family = view.bucket.slice(0, view.bucket.indexOf('\n'));
+      let f = this.families.get(family);
+      if (f === undefined) this.families.set(family, (f = { entries: [], byNormalised: new Map() }));
+      f.entries.push(entry);
       const same = b.byNormalised.get(entry.normalised);
       if (same) same.push(entry);
       else b.byNormalised.set(entry.normalised, [entry]);
@@ -85,6 +100,19 @@ export class SemanticIndex {
   bucketOf(view: SemanticView): Bucket | undefined {
     this.build();
     return this.buckets?.get(view.bucket);
+  }
+
+  /**
+   * The recordings closest to `req` for a miss report, found through the index (so a miss stays fast on a large
+   * tape): its bucket's shortlist, or, when no recording has its parameters, the shortlist of every recording on
+   * the same method, route and path. Undefined when the request has no semantic view.
+   */
+  nearest(req: IncomingRequest): Exchange[] | undefined {
+    const view = this.viewOf(req);
+    if (view === undefined) return undefined;
+    this.build();
+    const bucket = this.buckets?.get(view.bucket) ?? this.families?.get(view.bucket.slice(0, view.bucket.indexOf('\n')));
+    return bucket === undefined ? [] : this.shortlist(bucket, view).map((e) => e.exchange);
   }
 
   /** The least-served entry of a list (recording order breaks ties), counted as served. */

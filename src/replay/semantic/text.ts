@@ -23,22 +23,24 @@ export interface TextInfo {
 export type TextComparison = { score: number; rejected?: undefined } | { score: 0; rejected: string };
 
 /** Per-run noise inside prose: replaced before words are compared. Dates alone are kept: they mean something. */
-const NOISE: readonly [RegExp, string][] = [
-  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, ' <uuid> '],
-  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])/g, ' <time> '],
-  [/\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +(?:\d{1,2} +)?\d{4} +\d{2}:\d{2}:\d{2}(?: *(?:GMT|UTC)?[+-]?\d{0,4})?(?: *\([^)]*\))?/g, ' <time> '],
-  [/\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b/g, ' <time> '],
-  [/\b1[5-9]\d{11}\b/g, ' <time> '],
+const NOISE: readonly [RegExp, string, 'digits'?][] = [
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, ' <uuid> ', 'digits'],
+  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])/g, ' <time> ', 'digits'],
+  [/\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +(?:\d{1,2} +)?\d{4} +\d{2}:\d{2}:\d{2}(?: *(?:GMT|UTC)?[+-]?\d{0,4})?(?: *\([^)]*\))?/g, ' <time> ', 'digits'],
+  [/\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b/g, ' <time> ', 'digits'],
+  [/\b1[5-9]\d{11}\b/g, ' <time> ', 'digits'],
   [/\b(?:chatcmpl|req|msg|call|toolu|resp|run|trace|span|sess|evt|fc)[-_][A-Za-z0-9]{8,}\b/g, ' <id> '],
   [/\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key|run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)["']?[A-Za-z0-9._~+/=-]{6,}["']?/gi, ' $1 <id> '],
 ];
 
+const SENTENCE_END = /[.!?\n:;]/;
 const TOKEN = /<(?:time|uuid|id)>|-?\p{N}+(?:[.,:/-]\p{N}+)*|[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*|[$€£¥%+=<>#@&]/gu;
 
 /** Replace per-run noise (timestamps, UUIDs, request ids, nonces) with placeholders. */
 export function maskNoise(text: string): string {
   let out = text;
-  for (const [re, to] of NOISE) out = out.replace(re, to);
+  const digits = /\d/.test(text);
+  for (const [re, to, needs] of NOISE) if (digits || needs === undefined) out = out.replace(re, to);
   return out;
 }
 
@@ -51,16 +53,17 @@ export function analyzeText(text: string): TextInfo {
   for (const m of masked.matchAll(TOKEN)) {
     const surface = m[0];
     const start = m.index;
-    const gap = masked.slice(last, start);
-    const sentenceStart = last === 0 || /[.!?\n:;]/.test(gap);
+    const sentenceStart = last === 0 || SENTENCE_END.test(masked.slice(last, start));
     last = start + surface.length;
-    const lower = surface.toLowerCase().replace(/’/g, "'");
+    const lower = surface.includes('’') ? surface.toLowerCase().replace(/’/g, "'") : surface.toLowerCase();
     const expanded = CONTRACTIONS.get(lower);
     if (expanded !== undefined) {
       words.push(...expanded);
       continue;
     }
     words.push(lower);
+    if (lower === surface) continue;
+    // Written with capitals: a name unless it only starts a sentence.
     if (/^\p{Lu}/u.test(surface)) capitalised.add(lower);
     const innerCaps = /^.\p{Ll}*\p{Lu}/u.test(surface) || (surface.length > 1 && surface === surface.toUpperCase() && /\p{L}/u.test(surface));
     if (!FUNCTION_WORDS.has(lower) && (innerCaps || (!sentenceStart && /^\p{Lu}/u.test(surface)))) names.add(lower);

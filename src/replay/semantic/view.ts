@@ -42,11 +42,11 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The semantic view of a request, or undefined when it is not a JSON LLM or MCP request (exact matching only). */
-export function semanticView(req: KeyedRequest, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS): SemanticView | undefined {
+export function semanticView(req: KeyedRequest, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS, analyze: (text: string) => TextInfo = analyzeText): SemanticView | undefined {
   const raw = bodyJson(req.request.body);
   if (!isObj(raw)) return undefined;
   const body = stripFields(raw, ignoreFields) as Obj;
-  const b = new ViewBuilder();
+  const b = new ViewBuilder(analyze);
   let skeleton: unknown;
   let tool: string | undefined;
   if (body.jsonrpc === '2.0' && typeof body.method === 'string') {
@@ -64,8 +64,10 @@ export function semanticView(req: KeyedRequest, ignoreFields: readonly string[] 
 class ViewBuilder {
   readonly fields: TextField[] = [];
 
+  constructor(private readonly analyze: (text: string) => TextInfo) {}
+
   prose(path: string, text: string): string {
-    this.fields.push({ path, kind: 'prose', text, info: analyzeText(text) });
+    this.fields.push({ path, kind: 'prose', text, info: this.analyze(text) });
     return TEXT;
   }
 
@@ -73,7 +75,7 @@ class ViewBuilder {
   args(path: string, v: unknown): unknown {
     if (typeof v === 'string') {
       if (/\s/.test(v.trim()) || !/[\d/\\@:._=?#]/.test(v)) {
-        this.fields.push({ path, kind: 'arg', text: v, info: analyzeText(v) });
+        this.fields.push({ path, kind: 'arg', text: v, info: this.analyze(v) });
         return TEXT;
       }
       return v;
