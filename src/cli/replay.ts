@@ -1,11 +1,15 @@
+import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
+import { createLlmLiveResponder } from '../proxy/llm-live.js';
+import type { LlmOverrides } from '../replay/llm-overrides.js';
+import { formatPlan, planRun } from '../replay/run-config.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../mcp/mcp-responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
-import { stringValue, type Command } from './command.js';
+import { stringValue, type Command, type ParsedValues } from './command.js';
 import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
@@ -15,6 +19,7 @@ export const replayCommand: Command = {
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
     '                [--threshold S | --exact-only] [--verbose]',
+    '                [--llm tape|live [--model M] [--system-prompt TEXT|@FILE] [--temperature T] [--max-tokens N]]',
     '',
     '  --tape NAME         tape to replay',
     '  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider\'s shape',
@@ -26,9 +31,16 @@ export const replayCommand: Command = {
     '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
     '  --threshold S       similarity a request needs to be served a recording that is not identical (default 0.85)',
     '  --exact-only        no normalised or similarity matching: exact keys only',
+    '  --llm MODE          tape (default): LLM calls answered from the tape; live: sent to the real upstream (tool',
+    '                      calls are still answered from the tape, side effects still blocked)',
+    '  --model M           with --llm live: the model to ask instead of the recorded one',
+    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
+    '  --temperature T     with --llm live: sampling temperature',
+    '  --max-tokens N      with --llm live: output token limit',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
-  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' }, 'exact-only': { type: 'boolean' }, threshold: { type: 'string' } },
+  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' }, 'exact-only': { type: 'boolean' }, threshold: { type: 'string' },
+    llm: { type: 'string' }, model: { type: 'string' }, 'system-prompt': { type: 'string' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' } },
   async run(ctx) {
     const settings = serveSettings(ctx);
     const { tape, config, log } = settings;
@@ -38,10 +50,15 @@ export const replayCommand: Command = {
     if (saveAs !== undefined) validateTapeName(saveAs);
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
+    const llm = parseLlm(stringValue(ctx.values, 'llm'));
+    const overrides = parseOverrides(ctx.values, llm);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     const proxy = await startProxy({
       ...proxyBase(settings),
+      // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
+      routes: settings.routeSources.chosen,
+      fallbackRoutes: settings.routeSources.defaults,
       mode: 'replay',
       onMiss,
       timing,
@@ -53,10 +70,14 @@ export const replayCommand: Command = {
           whenExhausted: config.match.whenExhausted,
           semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
         }),
-      // MCP: tapedeck is the server in replay (sessions, ids, notifications, side effects blocked).
-      responders: [createMcpResponder(sideEffects ? { sideEffects } : {})],
+      // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
+      // notifications, side effects blocked).
+      responders: [...(llm === 'live' ? [createLlmLiveResponder(overrides)] : []), createMcpResponder(sideEffects ? { sideEffects } : {})],
+      llm,
+      ...(Object.keys(overrides).length > 0 ? { overrides: { ...overrides } } : {}),
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
     });
+    for (const line of formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides }))) ctx.stderr.write(`tapedeck: ${line}\n`);
     const problems = proxy.source?.problems ?? [];
     for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);
     ctx.stderr.write(`tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`);
@@ -76,6 +97,46 @@ export function parseTiming(value: string | undefined): Timing {
   const factor = Number(value);
   if (value.trim() !== '' && Number.isFinite(factor) && factor >= 0) return factor === 0 ? { mode: 'instant' } : { mode: 'scaled', factor };
   throw new TapedeckError('BAD_ARGS', `--timing must be instant, recorded or a non-negative number (got "${value}")`);
+}
+
+export function parseLlm(value: string | undefined): 'tape' | 'live' {
+  if (value === undefined || value === 'tape') return 'tape';
+  if (value === 'live') return 'live';
+  throw new TapedeckError('BAD_ARGS', `--llm must be tape or live (got "${value}")`);
+}
+
+/** The --llm live overrides; each needs --llm live, numbers must be numbers, @FILE is read now. */
+export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): LlmOverrides {
+  const o: LlmOverrides = {};
+  const model = stringValue(values, 'model');
+  const system = stringValue(values, 'system-prompt');
+  const temperature = stringValue(values, 'temperature');
+  const maxTokens = stringValue(values, 'max-tokens');
+  const given = [model && '--model', system !== undefined && '--system-prompt', temperature && '--temperature', maxTokens && '--max-tokens'].filter(Boolean);
+  if (given.length > 0 && llm !== 'live') throw new TapedeckError('BAD_ARGS', `${given.join(', ')} need --llm live (the default replays the model's answers from the tape)`);
+  if (model !== undefined) {
+    if (model.trim() === '') throw new TapedeckError('BAD_ARGS', '--model needs a model name');
+    o.model = model;
+  }
+  if (system !== undefined) o.systemPrompt = system.startsWith('@') ? readPromptFile(system.slice(1)) : system;
+  if (temperature !== undefined) {
+    const t = Number(temperature);
+    if (temperature.trim() === '' || !Number.isFinite(t) || t < 0 || t > 2) throw new TapedeckError('BAD_ARGS', `--temperature must be a number from 0 to 2 (got "${temperature}")`);
+    o.temperature = t;
+  }
+  if (maxTokens !== undefined) {
+    if (!/^\d+$/.test(maxTokens) || Number(maxTokens) < 1) throw new TapedeckError('BAD_ARGS', `--max-tokens must be a positive whole number (got "${maxTokens}")`);
+    o.maxTokens = Number(maxTokens);
+  }
+  return o;
+}
+
+function readPromptFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new TapedeckError('BAD_ARGS', `--system-prompt @${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
 }
 
 export function parseThreshold(value: string | undefined): number | undefined {

@@ -1,4 +1,5 @@
-import { loadConfig, routesOf, type Config } from '../config/config.js';
+import { loadConfig, routeSources, routesOf, type Config } from '../config/config.js';
+import type { Route } from '../tape/schema.js';
 import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { RunningProxy } from '../proxy/server.js';
@@ -20,6 +21,8 @@ export interface ServeSettings {
   tape: string;
   config: Config;
   log: Logger;
+  /** Built-in default routes, and the ones the user chose (config file, --route), for replay's precedence. */
+  routeSources: { defaults: Route[]; chosen: Route[] };
 }
 
 export function serveSettings(ctx: CommandContext): ServeSettings {
@@ -32,15 +35,17 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
     port = Number(portText);
     if (!/^\d+$/.test(portText) || port > 65535) throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
   }
-  const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: stringList(ctx.values, 'route') }, ctx.env);
+  const file = stringValue(ctx.values, 'config');
+  const flags = stringList(ctx.values, 'route');
+  const config = loadConfig(file, { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: flags }, ctx.env);
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-  return { tape, config, log };
+  return { tape, config, log, routeSources: routeSources(file, flags) };
 }
 
 export { routesOf };
 
 /** The startProxy options every serving command shares, from the resolved settings. */
-export function proxyBase({ tape, config, log }: ServeSettings): { tape: string; dir: string; host: string; port: number; routes: ReturnType<typeof routesOf>; redact: Config['redact']; log: Logger } {
+export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'config' | 'log'>): { tape: string; dir: string; host: string; port: number; routes: ReturnType<typeof routesOf>; redact: Config['redact']; log: Logger } {
   return { tape, dir: config.dir, host: config.host, port: config.port, routes: routesOf(config), redact: config.redact, log };
 }
 

@@ -77,6 +77,22 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   return config;
 }
 
+/**
+ * Routes the user chose (config file and `--route` flags) apart from the built-in defaults. Replay needs the
+ * difference: a tape's recorded routes win over the defaults (a run recorded against a local server is replayed
+ * against it), while routes the user names now win over the tape.
+ */
+export function routeSources(file: string | undefined, flags: readonly string[] = []): { defaults: Route[]; chosen: Route[] } {
+  const toRoutes = (r: unknown): Route[] => Object.entries(RoutesSchema.catch({}).parse(r ?? {})).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
+  const defaults = toRoutes(readConfigFile(DEFAULT_FILE).routes);
+  const chosen = new Map((file === undefined ? [] : toRoutes(readConfigFile(file).routes)).map((r) => [r.prefix, r] as const));
+  for (const f of flags) {
+    const r = parseRouteFlag(f);
+    chosen.set(r.prefix, r);
+  }
+  return { defaults, chosen: [...chosen.values()] };
+}
+
 /** `PREFIX=URL` -> route. */
 export function parseRouteFlag(flag: string): Route {
   const eq = flag.indexOf('=');

@@ -57,7 +57,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
     const { sink, response } = webSink();
     const exchange = forwardAndCapture(req, sink, { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' }, ...(live.body ? { body: live.body } : {}) });
-    track(exchange.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log))));
+    track(exchange.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log))));
     return response;
   };
 

@@ -31,6 +31,8 @@ export interface RecordOptions extends CommonOptions {
 
 export interface ReplayOptions extends CommonOptions {
   mode: 'replay';
+  /** Routes for prefixes that neither the tape nor `routes` name (the built-in defaults); lowest precedence. */
+  fallbackRoutes?: readonly Route[];
   onMiss?: OnMiss;
   /** Name of the replay tape. Default: `<tape>.replay-<timestamp>`. */
   saveAs?: string;
@@ -78,8 +80,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const tape = await loadTape(opts.dir, opts.tape);
     source = tape;
     for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
-    // Routes recorded on the tape, then any given now (which win for the same prefix).
-    const byPrefix = new Map(tape.header.routes.map((r) => [r.prefix, r] as const));
+    // Fallbacks (built-in defaults), then the routes recorded on the tape, then any given now: later wins.
+    const byPrefix = new Map([...(opts.fallbackRoutes ?? []), ...tape.header.routes].map((r) => [r.prefix, r] as const));
     for (const r of routes) byPrefix.set(r.prefix, r);
     routes = [...byPrefix.values()];
     const saveAs = opts.saveAs ?? `${opts.tape}.replay-${new Date().toISOString().replace(/[:.]/g, '-')}`;

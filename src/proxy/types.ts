@@ -43,7 +43,7 @@ export interface ReplayContext {
    * Forward the request to the real upstream and record the exchange into the replay tape with
    * `match: {kind: 'live'}` (used by `--on-miss live` and `--llm live`). `rewrite` may change the body first.
    */
-  forwardLive(req: ProxyRequest, opts?: { body?: Buffer; notes?: Record<string, unknown> }): Promise<Response>;
+  forwardLive(req: ProxyRequest, opts?: { body?: Buffer; notes?: Record<string, unknown>; reason?: string }): Promise<Response>;
 }
 
 /** Answers a replayed request itself, or returns undefined to pass it on (finally to the generic HTTP replayer). */
