@@ -3,7 +3,8 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { providerErrorBody, requestSideLlm, detectLlmApi } from '../providers/index.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
-import { encodeBody } from '../tape/body.js';
+import { bodyJson, encodeBody } from '../tape/body.js';
+import { convertResponse, streamConvertible } from '../providers/stream-convert.js';
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
@@ -73,10 +74,12 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       const incoming = toIncoming(req);
       const verdict = opts.allowLive?.(req) ?? { allowed: true };
       const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
-      if (outcome.kind !== 'miss') {
-        const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
-        await serveRecorded(outcome.exchange, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
-        const served = servedExchange(req, incoming, outcome.exchange, match);
+      const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(req, incoming, outcome.exchange);
+      if (outcome.kind !== 'miss' && answer !== undefined) {
+        const reshaped = answer !== outcome.exchange ? ` (recorded ${outcome.exchange.response?.events ? 'streamed' : 'not streamed'}, served in the shape asked for)` : '';
+        const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation + reshaped };
+        await serveRecorded(answer, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
+        const served = servedExchange(req, incoming, answer, match);
         if (outcome.kind === 'exact') {
           // Same request, same answer: the recorded meaning holds; no need to parse it again.
           if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
@@ -87,6 +90,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         }
         return;
       }
+      const missed: Extract<MatchOutcome, { kind: 'miss' }> =
+        outcome.kind === 'miss' ? outcome : { kind: 'miss', candidates: [{ exchange: outcome.exchange, score: outcome.score, differences: [] }], explanation: `#${outcome.exchange.id} matched but its recorded answer could not be converted to the requested stream shape` };
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
           const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
@@ -94,9 +99,9 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           await live;
           return;
         }
-        return missResponse(res, req, incoming, outcome, opts, write, verdict.reason);
+        return missResponse(res, req, incoming, missed, opts, write, verdict.reason);
       }
-      return missResponse(res, req, incoming, outcome, opts, write);
+      return missResponse(res, req, incoming, missed, opts, write);
     },
     async drain() {
       await Promise.all((opts.responders ?? []).map((r) => r.drain?.()));
@@ -111,6 +116,20 @@ export function toIncoming(req: ProxyRequest): IncomingRequest {
   const llm = requestSideLlm(req.route.prefix, request);
   if (llm !== undefined) incoming.llm = llm;
   return incoming;
+}
+
+/**
+ * The recorded exchange with its response in the shape the request asked for: a semantic match may pair a streamed
+ * request with a non-streamed recording (or the reverse). Undefined when that cannot be converted.
+ */
+function inRequestedShape(req: ProxyRequest, incoming: IncomingRequest, source: Exchange): Exchange | undefined {
+  const wantStream = incoming.llm?.streamed;
+  if (wantStream === undefined || source.response === undefined || (source.response.events !== undefined) === wantStream) return source;
+  const api = detectLlmApi(req.route.prefix, req.path, req.method);
+  if (!streamConvertible(api) || api === undefined) return source;
+  const body = bodyJson(incoming.request.body) as { stream_options?: { include_usage?: unknown } } | undefined;
+  const response = convertResponse(api, source.response, wantStream, body?.stream_options?.include_usage === true);
+  return response === undefined ? undefined : { ...source, response };
 }
 
 function matchHeaders(match: MatchInfo): Record<string, string> {

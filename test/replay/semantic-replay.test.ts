@@ -17,6 +17,7 @@ let dir: string;
 let upstream: ScriptedUpstream;
 
 const SYSTEM = 'You are a support agent for Acme. Current time: 2026-11-22T18:35:31Z.';
+const WEATHER = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 const openai = (base: string) => new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/openai/v1`, maxRetries: 0 });
 const anthropic = (base: string) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: `${base}/anthropic`, maxRetries: 0 });
 const ask = (client: OpenAI, question: string, system = SYSTEM) =>
@@ -39,6 +40,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-semantic-'));
   upstream = await startScriptedUpstream((req) => {
     if (req.url.includes('/v1/messages')) return anthropicStream({ parts: ['claude: ', lastUserText(req.body)] });
+    if (lastUserText(req.body).includes('Oslo')) return openaiChat({ content: null, toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: [20, 7] });
     return openaiChat({ content: `answer to: ${lastUserText(req.body)}` });
   });
   const rec = await serve(['record', '--tape', 'support', '--route', `/openai=${upstream.url}`, '--route', `/anthropic=${upstream.url}`]);
@@ -47,6 +49,8 @@ beforeAll(async () => {
   await anthropic(rec.url).messages.create({ model: 'claude-haiku-4-5', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }] }).then(async (s) => {
     for await (const _ of s) void _;
   });
+  // One non-streamed OpenAI answer with a tool call, to be asked for streamed in replay.
+  await openai(rec.url).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }], tools: [WEATHER] });
   await rec.stop();
   await upstream.close();
 });
@@ -79,6 +83,29 @@ describe('replay with semantic matching (upstream stopped)', () => {
     const run = await readTape(path.join(dir, 'support-run.jsonl'));
     expect(run.exchanges.map((e) => e.match?.stage)).toEqual(['normalised', 'similarity', 'similarity']);
     expect(run.exchanges.every((e) => e.match?.kind === 'semantic' && e.match.source !== undefined)).toBe(true);
+  });
+
+  it('serves a streamed request from a non-streamed recording and the reverse, in the shape the SDK asked for', async () => {
+    const rep = await serve(['replay', '--tape', 'support', '--save-as', 'support-shape']);
+    try {
+      // Recorded without streaming; asked for as a stream with usage: chunks the SDK assembles into the same tool call.
+      const stream = openai(rep.url).chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }], tools: [WEATHER], stream_options: { include_usage: true } });
+      const completion = await stream.finalChatCompletion();
+      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: 'call_oslo', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } });
+      expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
+      expect(completion.usage?.total_tokens).toBe(27);
+
+      // Recorded as an Anthropic stream; asked for without streaming: one assembled message.
+      const message = await anthropic(rep.url).messages.create({ model: 'claude-haiku-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }] });
+      expect(message.content).toEqual([{ type: 'text', text: 'claude: Write a short poem about the autumn leaves' }]);
+      expect(message.stop_reason).toBe('end_turn');
+    } finally {
+      await rep.stop();
+    }
+    const run = await readTape(path.join(dir, 'support-shape.jsonl'));
+    expect(run.exchanges.map((e) => e.match?.stage)).toEqual(['normalised', 'normalised']);
+    expect(run.exchanges[0]?.match?.reason).toContain('served in the shape asked for');
+    expect(run.exchanges[0]?.response?.events?.at(-1)?.data).toBe('[DONE]');
   });
 
   it('never serves a request with a different number; the miss says why and lists the closest recording', async () => {

@@ -112,8 +112,11 @@ class ViewBuilder {
 
   llm(body: Obj, api: string): unknown {
     const out: Obj = {};
+    // `stream` changes the answer's shape, not the answer: where tapedeck converts between the two, it is left out.
+    const shapeOnly = api === 'chat.completions' || api === 'messages';
     for (const [k, v] of Object.entries(body)) {
       if (LLM_NOISE.has(k)) continue;
+      if (shapeOnly && (k === 'stream' || k === 'stream_options')) continue;
       if (k === 'messages' || k === 'input' || k === 'contents') out[k] = this.conversation(k, v, api);
       else if (k === 'system' || k === 'instructions') out[k] = this.content(k, v, false);
       else if (k === 'systemInstruction' && isObj(v)) out[k] = { ...v, parts: this.content(`${k}.parts`, v.parts, false) };
