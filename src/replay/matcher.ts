@@ -88,7 +88,9 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
           return { kind: 'exact', exchange, stage: 'exact', score: 1, explanation: `exact key match (answer ${nth})` };
         }
       }
-      if (ctx.allowSemantic) {
+      // A request whose own recorded answers are used up (whenExhausted: miss) is not served them again by a
+      // semantic stage: that is what `miss` asked for.
+      if (ctx.allowSemantic && q === undefined) {
         for (const stage of stages) {
           const hit = await stage.find(req, ctx);
           if (hit) return { kind: 'semantic', stage: stage.name, ...hit };
@@ -96,7 +98,7 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
       }
       const candidates = await (options.explainMiss ?? closestByPath)(req, exchanges);
       const exhausted = q !== undefined ? `all ${q.list.length} recorded answers for this request were already served` : 'no recorded request has this exact key';
-      const why = stages.length === 0 ? [] : ctx.allowSemantic ? (ctx.notes ?? []) : ['semantic matching does not apply (a side effect matches exactly or not at all)'];
+      const why = stages.length === 0 || q !== undefined ? [] : ctx.allowSemantic ? (ctx.notes ?? []) : ['semantic matching does not apply (a side effect matches exactly or not at all)'];
       return { kind: 'miss', candidates, explanation: [exhausted, ...why].join('; ') };
     },
   };

@@ -104,15 +104,18 @@ export class SemanticIndex {
 
   /**
    * The recordings closest to `req` for a miss report, found through the index (so a miss stays fast on a large
-   * tape): its bucket's shortlist, or, when no recording has its parameters, the shortlist of every recording on
-   * the same method, route and path. Undefined when the request has no semantic view.
+   * tape): its bucket's shortlist and the shortlist of every recording on the same method, route and path (the
+   * same question asked of another model is the most telling candidate). Undefined without a semantic view.
    */
   nearest(req: IncomingRequest): Exchange[] | undefined {
     const view = this.viewOf(req);
     if (view === undefined) return undefined;
     this.build();
-    const bucket = this.buckets?.get(view.bucket) ?? this.families?.get(view.bucket.slice(0, view.bucket.indexOf('\n')));
-    return bucket === undefined ? [] : this.shortlist(bucket, view).map((e) => e.exchange);
+    const bucket = this.buckets?.get(view.bucket);
+    const family = this.families?.get(view.bucket.slice(0, view.bucket.indexOf('\n')));
+    const near = new Set<Exchange>();
+    for (const b of [bucket, family]) if (b !== undefined) for (const e of this.shortlist(b, view)) near.add(e.exchange);
+    return [...near];
   }
 
   /** The least-served entry of a list (recording order breaks ties), counted as served. */
