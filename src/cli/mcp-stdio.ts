@@ -5,7 +5,7 @@ import { createLiveStdioServer } from '../mcp/stdio-live.js';
 import { recordStdio } from '../mcp/stdio-relay.js';
 import { replayStdio } from '../mcp/stdio-replay.js';
 import { defaultServerName } from '../mcp/stdio-exchange.js';
-import { createMatcher } from '../replay/matcher.js';
+import { createReplayMatcher } from '../replay/pipeline.js';
 import { loadSideEffects, policyForTape } from '../replay/side-effects.js';
 import { loadTape } from '../tape/tape-reader.js';
 import { createTapeWriter } from '../tape/tape-writer.js';
@@ -95,7 +95,7 @@ export const mcpStdioCommand: Command = {
     const code = await replayStdio({
       tape: loaded,
       name,
-      matcher: createMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted }),
+      matcher: createReplayMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted, semantic: config.match.semantic }),
       policy: policyForTape(loaded.exchanges, file),
       onMiss,
       out,

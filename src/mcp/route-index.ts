@@ -4,7 +4,8 @@
  * on the GET stream.
  */
 import { RESPONSE_METHOD, STREAM_METHOD } from '../providers/mcp.js';
-import { createMatcher, type Matcher } from '../replay/matcher.js';
+import type { Matcher } from '../replay/matcher.js';
+import { createReplayMatcher } from '../replay/pipeline.js';
 import type { Exchange, Route } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import { progressToken, recordedMessages } from './jsonrpc.js';
@@ -104,5 +105,5 @@ function legacyIndex(ssePath: string, postPath: string, streams: Exchange[], lis
       answers.set(post.id, out);
     }
   }
-  return { ssePath, postPath, answers, matcher: createMatcher(posts, { ignoreQuery: ['sessionId'] }) };
+  return { ssePath, postPath, answers, matcher: createReplayMatcher(posts, { ignoreQuery: ['sessionId'] }) };
 }

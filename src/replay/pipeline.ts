@@ -22,8 +22,8 @@ export interface ReplayMatcherOptions extends Omit<MatcherOptions, 'stages'> {
 export function createReplayMatcher(exchanges: readonly Exchange[], opts: ReplayMatcherOptions = {}): Matcher {
   const { semantic, eager, ...matcherOpts } = opts;
   if (semantic === false || semantic?.enabled === false) return createMatcher(exchanges, matcherOpts);
-  const settings: SemanticOptions = { ...semantic, ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}) };
-  const index = new SemanticIndex(exchanges, settings.ignoreFields);
+  const settings: SemanticOptions = { ...semantic };
+  const index = new SemanticIndex(exchanges, { ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}), ...(matcherOpts.ignoreQuery ? { ignoreQuery: matcherOpts.ignoreQuery } : {}) });
   if (eager === true) index.build();
   return createMatcher(exchanges, {
     ...matcherOpts,

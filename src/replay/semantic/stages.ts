@@ -8,6 +8,7 @@
  * of 100,000 exchanges still answers a miss in milliseconds.
  */
 import type { Exchange } from '../../tape/schema.js';
+import type { ExactKeyOptions } from '../exact-key.js';
 import type { IncomingRequest, MatchStage, StageContext, StageHit } from '../matcher.js';
 import { cosine, createEmbedder, type Embedder, type EmbeddingsOptions } from './embeddings.js';
 import { analyzeText, compareText, sameAddress, type TextInfo } from './text.js';
@@ -22,8 +23,6 @@ export interface SemanticOptions {
   tools?: Readonly<Record<string, number>>;
   /** Embedding similarity through an OpenAI-compatible endpoint; off unless set. */
   embeddings?: EmbeddingsOptions | undefined;
-  /** Body fields left out (as for the exact key). */
-  ignoreFields?: readonly string[];
 }
 
 export const DEFAULT_THRESHOLD = 0.85;
@@ -65,7 +64,7 @@ export class SemanticIndex {
 
   constructor(
     private readonly exchanges: readonly Exchange[],
-    private readonly ignoreFields?: readonly string[],
+    private readonly keyOptions: ExactKeyOptions = {},
   ) {}
 
   /** Build now (load time) instead of on the first miss. */
@@ -75,7 +74,7 @@ export class SemanticIndex {
     this.families = new Map();
     for (const ex of this.exchanges) {
       if (ex.response === undefined && ex.error === undefined && ex.mcp === undefined) continue;
-      const view = semanticView(ex, this.ignoreFields, this.analyze);
+      const view = semanticView(ex, this.keyOptions, this.analyze);
       if (view === undefined) continue;
       const entry: Entry = { exchange: ex, view, normalised: normalisedKey(view) };
       let b = this.buckets.get(view.bucket);
@@ -93,7 +92,7 @@ export class SemanticIndex {
 
   viewOf(req: IncomingRequest): SemanticView | undefined {
     let v = this.views.get(req);
-    if (v === undefined) this.views.set(req, (v = semanticView(req, this.ignoreFields) ?? null));
+    if (v === undefined) this.views.set(req, (v = semanticView(req, this.keyOptions) ?? null));
     return v ?? undefined;
   }
 

@@ -10,7 +10,7 @@
 import stringify from 'fast-json-stable-stringify';
 import { detectLlmApi } from '../../providers/detect.js';
 import { bodyJson } from '../../tape/body.js';
-import { DEFAULT_IGNORED_FIELDS, queryKey, stripFields, type KeyedRequest } from '../exact-key.js';
+import { DEFAULT_IGNORED_FIELDS, queryKey, stripFields, type ExactKeyOptions, type KeyedRequest } from '../exact-key.js';
 import { analyzeText, type TextInfo } from './text.js';
 
 export interface TextField {
@@ -42,10 +42,10 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The semantic view of a request, or undefined when it is not a JSON LLM or MCP request (exact matching only). */
-export function semanticView(req: KeyedRequest, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS, analyze: (text: string) => TextInfo = analyzeText): SemanticView | undefined {
+export function semanticView(req: KeyedRequest, opts: ExactKeyOptions = {}, analyze: (text: string) => TextInfo = analyzeText): SemanticView | undefined {
   const raw = bodyJson(req.request.body);
   if (!isObj(raw)) return undefined;
-  const body = stripFields(raw, ignoreFields) as Obj;
+  const body = stripFields(raw, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS) as Obj;
   const b = new ViewBuilder(analyze);
   let skeleton: unknown;
   let tool: string | undefined;
@@ -57,7 +57,7 @@ export function semanticView(req: KeyedRequest, ignoreFields: readonly string[] 
     if (api === undefined || api.api === 'embeddings' || api.api === 'completions') return undefined;
     skeleton = b.llm(body, api.api);
   }
-  const bucket = `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${queryKey(req.request.query)}\n${stringify(skeleton)}`;
+  const bucket = `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${queryKey(req.request.query, opts.ignoreQuery)}\n${stringify(skeleton)}`;
   return { bucket, fields: b.fields, ...(tool !== undefined ? { tool } : {}) };
 }
 
