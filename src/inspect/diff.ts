@@ -11,8 +11,10 @@
  */
 import stringify from 'fast-json-stable-stringify';
 import { STREAM_METHOD } from '../providers/mcp.js';
+import { bodyJson } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
+import { conversationOf } from './conversation.js';
 import { costOf as defaultCostOf } from './cost.js';
 import { shorten } from './format.js';
 import { withMeaning } from './load.js';
@@ -135,6 +137,14 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
     }
   }
   if (ea.llm && eb.llm) {
+    // Tools the agent ran itself reach the model only as tool results in the next request.
+    const ra = toolResultsSent(ea);
+    const rb = toolResultsSent(eb);
+    const changedResult = ra.findIndex((r, k) => r !== rb[k]);
+    if (changedResult !== -1 || ra.length !== rb.length) {
+      const k = changedResult === -1 ? Math.min(ra.length, rb.length) : changedResult;
+      return `different result sent to the model (tool result ${k + 1}): original ${JSON.stringify(shorten(ra[k] ?? '(none)', SHORT))}, replay ${JSON.stringify(shorten(rb[k] ?? '(none)', SHORT))}`;
+    }
     const names = (ex: Exchange): string[] => (ex.llm?.toolCalls ?? []).map((c) => c.name);
     if (stringify(names(ea)) !== stringify(names(eb))) return `different tool: the model asked for [${names(ea).join(', ')}] in the original, [${names(eb).join(', ')}] in the replay`;
     const calls = eb.llm.toolCalls;
@@ -149,6 +159,13 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
     return `different output: original ${JSON.stringify(shorten(ea.llm?.outputText ?? '', SHORT))}, replay ${JSON.stringify(shorten(eb.llm?.outputText ?? '', SHORT))}`;
   }
   return undefined;
+}
+
+/** The texts of the tool results in an LLM request, in order (tool call ids are per-run noise and left out). */
+function toolResultsSent(ex: Exchange): string[] {
+  return conversationOf(bodyJson(ex.request.body))
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.text);
 }
 
 /** What came back, without per-run noise (JSON-RPC ids, timing, how a replay found it). */

@@ -77,6 +77,17 @@ describe('diffTapes', () => {
     expect(out.outputDiff.similarity).toBe(1);
   });
 
+  it('a tool the agent ran itself: its result reaches the model in the next request, and is compared there', () => {
+    const local = (result: string, callId: string): Exchange[] => [
+      exchange({ offsetMs: 0, llm: { model: 'gpt-4o', toolCalls: [{ id: callId, name: 'read_file', arguments: '{"path":"a.txt"}' }] } }),
+      exchange({ offsetMs: 50, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'read a.txt' }, { role: 'tool', tool_call_id: callId, content: result }] }, llm: { model: 'gpt-4o', outputText: 'ok' } }),
+    ];
+    expect(diffTapes(tape(local('hello', 'call_1')), tape(local('hello', 'call_other_id'))).identical).toBe(true);
+    const d = diffTapes(tape(local('hello', 'call_1')), tape(local('goodbye', 'call_1')));
+    expect(d.firstDivergence).toEqual({ step: 1, reason: 'different result sent to the model (tool result 1): original "hello", replay "goodbye"' });
+    expect(d.toolSequenceDiff).toEqual([]);
+  });
+
   it('a replay miss is a different result', () => {
     const b = run();
     b[1] = { ...b[1]!, mcp: { ...b[1]!.mcp!, result: undefined }, match: { kind: 'miss', reason: 'no recorded call' }, response: { status: 404, headers: {} } };
