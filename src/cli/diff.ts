@@ -83,7 +83,8 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
     }
   }
 
-  out.push('', `${style.bold('first divergence')}  ${d.firstDivergence ? fit(`step ${d.firstDivergence.step}: ${d.firstDivergence.reason}`, Math.max(10, width - 18)) : 'none: the runs match step for step'}`);
+  if (d.firstDivergence === null) out.push('', `${style.bold('first divergence')}  none: the runs match step for step`);
+  else out.push('', `${style.bold('first divergence')}  step ${d.firstDivergence.step}`, fit(`  ${d.firstDivergence.reason}`, width));
   out.push('', `${style.bold('final output')}  ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`);
   if (!d.outputDiff.equal) {
     out.push(`  ${a.tape.name}: ${shorten(d.outputDiff.original ?? '(none)', Math.max(10, width - a.tape.name.length - 4))}`);

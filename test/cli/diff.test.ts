@@ -135,7 +135,7 @@ describe('tapedeck diff', () => {
     expect(stdout).toMatch(/^ {2}~ reordered echo \(args [0-9a-f]{16}\): 0 → 1$/m);
     expect(stdout).toMatch(/^ {2}3 {3}- echo\(\{"message":"d"\}\) +\+ echo\(\{"message":"e"\}\)$/m);
     expect(stdout).toMatch(/^ {2}- removed echo \(args [0-9a-f]{16}\) at 3 in base$/m);
-    expect(stdout).toMatch(/^first divergence {2}step \d+: different tool/m);
+    expect(stdout).toMatch(/^first divergence {2}step \d+\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m);
     expect(stdout).toMatch(/^final output {2}differs \(similarity 0\.\d\d\)$/m);
     expect(stdout).toMatch(/LLM calls 0 · tokens \+75 \(in \+50, out \+25\) · cost \+\$0\.\d+ · duration/);
     expect(stdout).not.toContain('\u001b[');
