@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
 import { startProxy } from '../../src/proxy/server.js';
+import { createTapeWriter } from '../../src/tape/tape-writer.js';
+import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../mcp/everything-server.js';
@@ -122,6 +124,23 @@ describe('tapedeck diff', () => {
 
     expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.99'])).code).toBe(1);
     expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.1'])).code).toBe(0);
+  }, 30_000);
+
+  it('reads the overrides a modified replay declares in its header', async () => {
+    // The tape a `replay --llm live --model gpt-4.1 --system-prompt ...` run writes: a replay tape whose header
+    // says what was overridden, holding the exchanges of the live run.
+    const live = await loadTape(dir, 'other-model');
+    const writer = await createTapeWriter({ dir, name: 'base-live', header: { mode: 'replay', routes: live.header.routes, replayOf: { tape: 'base', onMiss: 'strict', llm: 'live', overrides: { model: 'gpt-4.1', systemPrompt: 'Be brief.' } } } });
+    for (const { type: _type, id: _id, seq: _seq, ...ex } of live.exchanges) await writer.append({ ...ex, match: { kind: 'live' } });
+    await writer.close();
+    const { code, stdout } = await runCli(['diff', 'base', 'base-live', '--dir', dir, '--json']);
+    expect(code).toBe(0);
+    const d = JSON.parse(stdout) as { configChanges: unknown[]; toolSequenceDiff: unknown[] };
+    expect(d.configChanges).toEqual([
+      { field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' },
+      { field: 'systemPrompt', original: null, replay: 'Be brief.' },
+    ]);
+    expect(d.toolSequenceDiff).toHaveLength(3);
   }, 30_000);
 
   it('prints a side-by-side summary for people', async () => {
