@@ -41,6 +41,7 @@ export { conversationOf, type ConversationMessage } from './inspect/conversation
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
 export { costOf, createCostFn, priceFor, priceTable, defaultPrices, modelCandidates, readPriceFile, ModelPriceSchema, PriceMapSchema, type ModelPrice, type PriceMap } from './inspect/cost.js';
 export { diffTapes, diffRuns, runOf, divergence, type RunDiff, type DiffOptions, type Run, type CompareStep } from './inspect/diff.js';
+export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
 export { textSimilarity } from './inspect/similarity.js';
