@@ -44,6 +44,12 @@ export { toSteps, stepOf, orderExchanges, type Step, type StepKind } from './ins
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { conversationOf, type ConversationMessage } from './inspect/conversation.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
+export { costOf, createCostFn, priceFor, priceTable, defaultPrices, modelCandidates, readPriceFile, ModelPriceSchema, PriceMapSchema, type ModelPrice, type PriceMap } from './inspect/cost.js';
+export { diffTapes, diffRuns, runOf, divergence, type RunDiff, type DiffOptions, type Run, type CompareStep } from './inspect/diff.js';
+export { renderDiff } from './inspect/diff-summary.js';
+export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
+export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
+export { textSimilarity } from './inspect/similarity.js';
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type CostFn, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './inspect/housekeeping.js';

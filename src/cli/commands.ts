@@ -5,6 +5,7 @@ import { mcpStdioCommand } from './mcp-stdio.js';
 import { sideEffectsCommand } from './side-effects.js';
 import { listCommand } from './list.js';
 import { showCommand } from './show.js';
+import { diffCommand } from './diff.js';
 import { rmCommand } from './rm.js';
 import { pruneCommand } from './prune.js';
 
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   sideEffectsCommand,
   listCommand,
   showCommand,
+  diffCommand,
   rmCommand,
   pruneCommand,
 ];

@@ -1,4 +1,5 @@
 import { loadConfig } from '../config/config.js';
+import { createCostFn, priceTable } from '../inspect/cost.js';
 import { fit, formatCost, formatMs, outputWidth, styleFor } from '../inspect/format.js';
 import { listTapes, type TapeSummary } from '../inspect/summary.js';
 import { stringValue, type Command } from './command.js';
@@ -10,7 +11,7 @@ export const listCommand: Command = {
   options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
   async run(ctx) {
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const rows = await listTapes(config.dir) /* cost: wire src/inspect/cost.ts costOf here once it lands */;
+    const rows = await listTapes(config.dir, { costOf: createCostFn(priceTable(config.prices)) });
     if (ctx.values.json === true) {
       const json = rows.map((r) => (r.ok ? r.summary : { name: r.name, error: r.error }));
       ctx.stdout.write(JSON.stringify(json, null, 2) + '\n');

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
+import { PriceMapSchema } from '../inspect/cost.js';
 import type { Route } from '../tape/schema.js';
 
 const RoutesSchema = z.record(z.string().regex(/^\//, 'route prefixes start with "/"'), z.string().url());
@@ -41,6 +42,8 @@ export const ConfigSchema = z
       .prefault({}),
     /** Path to the side-effects file used by replay. */
     sideEffects: z.string().optional(),
+    /** Prices merged over `config/prices.yaml`: a price file's path, or an inline map of model -> price. */
+    prices: z.union([z.string(), PriceMapSchema]).optional(),
   })
   .strict();
 export type Config = z.infer<typeof ConfigSchema>;

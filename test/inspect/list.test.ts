@@ -33,6 +33,9 @@ describe('tapedeck list on tapes recorded through the proxy', () => {
     expect(agent.toolCalls).toBe(3); // get_weather, lookup_city, get_time
     expect(agent.tokens).toEqual({ input: 200, output: 51, total: 251 });
     expect(agent.errors).toBe(1);
+    // gpt-4o-mini: 100 in, 19 out; claude-sonnet-4-6: 100 in, 32 out (config/prices.yaml); the failed call has no usage.
+    expect(agent.cost).toBeCloseTo((100 * 0.15 + 19 * 0.6 + 100 * 3 + 32 * 15) / 1e6, 12);
+    expect(agent.costedCalls).toBe(5);
     expect(agent.durationMs).toBeGreaterThan(0);
     expect(agent.replayOf).toBeUndefined();
     expect(agent.problems).toEqual([]);

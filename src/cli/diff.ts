@@ -1,0 +1,54 @@
+import { loadConfig } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { createCostFn, priceTable } from '../inspect/cost.js';
+import { diffRuns, runOf } from '../inspect/diff.js';
+import { renderDiff } from '../inspect/diff-summary.js';
+import { outputWidth, styleFor } from '../inspect/format.js';
+import { loadTape } from '../tape/tape-reader.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringValue, type Command } from './command.js';
+
+export const diffCommand: Command = {
+  name: 'diff',
+  summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
+  usage: [
+    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S]',
+    '',
+    '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
+    '                         outputDiff, tokensDelta, costDelta, durationDeltaMs, score, configChanges)',
+    '  --fail-on-divergence   exit 1 when the runs are not identical',
+    '  --min-score S          exit 1 when the score (0..1) is below S',
+  ].join('\n'),
+  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, 'fail-on-divergence': { type: 'boolean' }, 'min-score': { type: 'string' } },
+  allowPositionals: true,
+  async run(ctx) {
+    const [nameA, nameB, ...extra] = ctx.positionals;
+    if (nameA === undefined || nameB === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
+    validateTapeName(nameA);
+    validateTapeName(nameB);
+    const minScoreFlag = stringValue(ctx.values, 'min-score');
+    const minScore = minScoreFlag === undefined ? undefined : Number(minScoreFlag);
+    if (minScore !== undefined && (minScoreFlag?.trim() === '' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1)) {
+      throw new TapedeckError('BAD_ARGS', `--min-score needs a number from 0 to 1, got "${minScoreFlag}"`);
+    }
+    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    const costOf = createCostFn(priceTable(config.prices));
+    const a = runOf(await loadTape(config.dir, nameA));
+    const b = runOf(await loadTape(config.dir, nameB));
+    const diff = diffRuns(a, b, { costOf });
+
+    if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
+    else ctx.stdout.write(renderDiff(a, b, diff, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env)).map((l) => l + '\n').join(''));
+    for (const [run, name] of [[a, nameA], [b, nameB]] as const) for (const p of run.tape.problems) ctx.stderr.write(`tapedeck diff: ${name}: line ${p.line}: ${p.message}\n`);
+
+    if (ctx.values['fail-on-divergence'] === true && !diff.identical) {
+      ctx.stderr.write(`tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at step ${diff.firstDivergence.step}: ${diff.firstDivergence.reason}` : ''}\n`);
+      return 1;
+    }
+    if (minScore !== undefined && diff.score < minScore) {
+      ctx.stderr.write(`tapedeck diff: score ${diff.score} is below --min-score ${minScore}\n`);
+      return 1;
+    }
+    return 0;
+  },
+};

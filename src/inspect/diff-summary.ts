@@ -1,0 +1,73 @@
+/** `tapedeck diff` for people: verdict and score, configuration changes, the tool sequences side by side, edits, first divergence, output, deltas. */
+import type { Run, RunDiff } from './diff.js';
+import { fit, formatCost, formatMs, oneLine, shorten, type Style } from './format.js';
+import type { ToolCallEntry } from './tool-sequence.js';
+
+/** The diff for people: verdict and score, configuration changes, the two tool sequences side by side, edits, first divergence, output, deltas. */
+export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Style): string[] {
+  const out: string[] = [];
+  const verdict = d.identical ? style.green('identical') : style.yellow('differs');
+  out.push(`${style.bold(fit(`${a.tape.name} → ${b.tape.name}`, Math.max(10, width - 30)))}  ${verdict}  score ${d.score.toFixed(2)}`);
+  if (d.configChanges.length > 0) {
+    out.push('', style.bold('configuration'));
+    for (const c of d.configChanges) out.push(fit(`  ${c.field}: ${oneLine(c.original ?? '-')} → ${oneLine(c.replay ?? '-')}`, width));
+  }
+
+  out.push('', style.bold('tool calls'));
+  if (a.tools.length === 0 && b.tools.length === 0) out.push('  (none in either run)');
+  else {
+    const marks = editMarks(d);
+    const col = Math.max(16, Math.floor((width - 8) / 2));
+    out.push(style.dim(`  ${'#'.padEnd(3)} ${fit(a.tape.name, col).padEnd(col)} ${fit(b.tape.name, col)}`));
+    for (let i = 0; i < Math.max(a.tools.length, b.tools.length); i++) {
+      const left = cell(a.tools[i], marks.a.get(i), col);
+      const right = cell(b.tools[i], marks.b.get(i), col);
+      out.push(`  ${String(i).padEnd(3)} ${left.padEnd(col)} ${right}`.trimEnd());
+    }
+    if (d.toolSequenceDiff.length === 0) out.push(style.dim('  same calls, same order, same arguments'));
+    for (const e of d.toolSequenceDiff) {
+      const what = `${e.toolName} (args ${e.argsHash})`;
+      if (e.kind === 'added') out.push(style.green(fit(`  + added ${what} at ${e.atIndex} in ${b.tape.name}`, width)));
+      else if (e.kind === 'removed') out.push(style.red(fit(`  - removed ${what} at ${e.atIndex} in ${a.tape.name}`, width)));
+      else out.push(style.yellow(fit(`  ~ reordered ${what}: ${e.from} → ${e.to}`, width)));
+    }
+  }
+
+  if (d.firstDivergence === null) out.push('', `${style.bold('first divergence')}  none: the runs match step for step`);
+  else out.push('', `${style.bold('first divergence')}  step ${d.firstDivergence.step}`, fit(`  ${d.firstDivergence.reason}`, width));
+  out.push('', `${style.bold('final output')}  ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`);
+  if (!d.outputDiff.equal) {
+    out.push(`  ${a.tape.name}: ${shorten(d.outputDiff.original ?? '(none)', Math.max(10, width - a.tape.name.length - 4))}`);
+    out.push(`  ${b.tape.name}: ${shorten(d.outputDiff.replay ?? '(none)', Math.max(10, width - b.tape.name.length - 4))}`);
+  } else if (d.outputDiff.original !== null) out.push(`  ${shorten(d.outputDiff.original, width - 2)}`);
+
+  const t = d.tokensDelta;
+  const cost = d.costDelta === null ? 'cost ? (a model has no price)' : `cost ${signed(d.costDelta, (x) => formatCost(x))}`;
+  out.push('', style.bold('deltas (replay − original)'));
+  out.push(fit(`  LLM calls ${signed(d.iterationsDelta)} · tokens ${signed(t.total)} (in ${signed(t.input)}, out ${signed(t.output)}) · ${cost} · duration ${signed(d.durationDeltaMs, (x) => formatMs(x))}`, width));
+  return out;
+}
+
+function editMarks(d: RunDiff): { a: Map<number, string>; b: Map<number, string> } {
+  const a = new Map<number, string>();
+  const b = new Map<number, string>();
+  for (const e of d.toolSequenceDiff) {
+    if (e.kind === 'added') b.set(e.atIndex, '+');
+    else if (e.kind === 'removed') a.set(e.atIndex, '-');
+    else {
+      a.set(e.from, '~');
+      b.set(e.to, '~');
+    }
+  }
+  return { a, b };
+}
+
+function cell(entry: ToolCallEntry | undefined, mark: string | undefined, width: number): string {
+  if (entry === undefined) return '';
+  return fit(`${mark ?? ' '} ${entry.toolName}(${shorten(entry.arguments, Math.max(8, width - entry.toolName.length - 5))})`, width);
+}
+
+function signed(n: number, format: (x: number) => string = String): string {
+  if (n === 0) return format(0);
+  return n > 0 ? `+${format(n)}` : `-${format(-n)}`;
+}

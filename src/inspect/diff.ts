@@ -1,0 +1,225 @@
+/**
+ * Comparing two runs (typically a recorded run and its replay): tool-sequence edits, the first step where they
+ * part, final outputs, token / cost / duration deltas, configuration changes, and a regression score.
+ *
+ * score = 0.5 * outputSimilarity + 0.5 * toolSequenceAgreement, in [0, 1], where
+ *   outputSimilarity      = textSimilarity(final output A, final output B) (see similarity.ts)
+ *   toolSequenceAgreement = LCS(tools A, tools B) / max(|tools A|, |tools B|), 1 when both runs call no tool.
+ *
+ * Per-run noise (exchange ids, timestamps, offsets, durations, JSON-RPC ids, how a replay found its answers) is
+ * never compared, so a run diffed against its own exact replay is identical.
+ */
+import stringify from 'fast-json-stable-stringify';
+import { STREAM_METHOD } from '../providers/mcp.js';
+import { bodyJson } from '../tape/body.js';
+import type { Exchange } from '../tape/schema.js';
+import type { LoadedTape } from '../tape/tape-reader.js';
+import { conversationOf } from './conversation.js';
+import { costOf as defaultCostOf } from './cost.js';
+import { shorten } from './format.js';
+import { withMeaning } from './load.js';
+import { configChanges, type ConfigChange } from './run-config.js';
+import { round4, textSimilarity } from './similarity.js';
+import { errorOf, orderExchanges } from './steps.js';
+import type { CostFn } from './summary.js';
+import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
+
+export interface RunDiff {
+  /** No tool edits, no diverging step, equal final outputs, the same number of LLM calls, no configuration change. */
+  identical: boolean;
+  /** LLM calls in the replay minus LLM calls in the original. */
+  iterationsDelta: number;
+  toolSequenceDiff: ToolEdit[];
+  /** The first compared step where the runs part; null when every step matches. */
+  firstDivergence: { step: number; reason: string } | null;
+  outputDiff: { equal: boolean; original: string | null; replay: string | null; similarity: number };
+  /** Replay minus original. */
+  tokensDelta: { input: number; output: number; total: number };
+  /** USD, replay minus original; null when a call on either side has no known price. */
+  costDelta: number | null;
+  /** Run wall time (last exchange end minus first start), replay minus original. */
+  durationDeltaMs: number;
+  score: number;
+  configChanges: ConfigChange[];
+}
+
+export interface DiffOptions {
+  /** Cost of one exchange (default: the built-in price table). */
+  costOf?: CostFn;
+}
+
+/** A run as the diff sees it: its exchanges (with meaning) in timeline order, the compared steps, its tool calls. */
+export interface Run {
+  tape: LoadedTape;
+  exchanges: Exchange[];
+  steps: CompareStep[];
+  tools: ToolCallEntry[];
+  finalOutput: string | null;
+}
+
+/** One step the diff compares: an LLM call or an MCP request (notifications and server streams are left out). */
+export interface CompareStep {
+  exchange: Exchange;
+  kind: 'LLM' | 'MCP';
+  /** `LLM gpt-4o`, `MCP tools/call get_weather`, `MCP initialize`. */
+  label: string;
+}
+
+export function runOf(tape: LoadedTape): Run {
+  const exchanges = orderExchanges(withMeaning(tape.exchanges));
+  const steps: CompareStep[] = [];
+  for (const ex of exchanges) {
+    if (ex.llm) steps.push({ exchange: ex, kind: 'LLM', label: `LLM ${ex.llm.model ?? ex.llm.api}` });
+    else if (ex.mcp && ex.mcp.direction === 'client-to-server' && ex.mcp.method !== STREAM_METHOD && ex.mcp.jsonrpcId !== undefined) {
+      steps.push({ exchange: ex, kind: 'MCP', label: `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` ${ex.mcp.toolName}` : ''}` });
+    }
+  }
+  let finalOutput: string | null = null;
+  for (const ex of exchanges) if (ex.llm?.outputText !== undefined && ex.llm.outputText !== '' && ex.llm.errorType === undefined) finalOutput = ex.llm.outputText;
+  return { tape, exchanges, steps, tools: toolSequence(exchanges), finalOutput };
+}
+
+export function diffTapes(a: LoadedTape, b: LoadedTape, opts: DiffOptions = {}): RunDiff {
+  return diffRuns(runOf(a), runOf(b), opts);
+}
+
+export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
+  const costOf = opts.costOf ?? ((ex: Exchange) => defaultCostOf(ex));
+  const { edits, common } = editScript(a.tools, b.tools);
+  const longer = Math.max(a.tools.length, b.tools.length);
+  const agreement = longer === 0 ? 1 : common / longer;
+  const similarity = textSimilarity(a.finalOutput ?? '', b.finalOutput ?? '');
+  const outputDiff = { equal: a.finalOutput === b.finalOutput, original: a.finalOutput, replay: b.finalOutput, similarity };
+  const iterationsDelta = b.steps.filter((s) => s.kind === 'LLM').length - a.steps.filter((s) => s.kind === 'LLM').length;
+  const firstDivergence = divergence(a.steps, b.steps);
+  const changes = configChanges({ exchanges: a.exchanges, header: a.tape.header }, { exchanges: b.exchanges, header: b.tape.header });
+  const ta = tokens(a.exchanges);
+  const tb = tokens(b.exchanges);
+  const ca = cost(a.exchanges, costOf);
+  const cb = cost(b.exchanges, costOf);
+  return {
+    identical: edits.length === 0 && firstDivergence === null && outputDiff.equal && iterationsDelta === 0 && changes.length === 0,
+    iterationsDelta,
+    toolSequenceDiff: edits,
+    firstDivergence,
+    outputDiff,
+    tokensDelta: { input: tb.input - ta.input, output: tb.output - ta.output, total: tb.total - ta.total },
+    costDelta: ca === null || cb === null ? null : Math.round((cb - ca) * 1e9) / 1e9,
+    durationDeltaMs: Math.round(wallTime(b.exchanges) - wallTime(a.exchanges)),
+    score: round4(0.5 * similarity + 0.5 * agreement),
+    configChanges: changes,
+  };
+}
+
+/** The first step where two step lists part, with why; null when they match step for step. */
+export function divergence(a: readonly CompareStep[], b: readonly CompareStep[]): { step: number; reason: string } | null {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const reason = stepDifference(a[i] as CompareStep, b[i] as CompareStep);
+    if (reason !== undefined) return { step: i, reason };
+  }
+  if (a.length === b.length) return null;
+  const step = Math.min(a.length, b.length);
+  return a.length > b.length
+    ? { step, reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${(a[step] as CompareStep).label}` }
+    : { step, reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${(b[step] as CompareStep).label}` };
+}
+
+const SHORT = 80;
+
+function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
+  const ea = a.exchange;
+  const eb = b.exchange;
+  if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${a.label}, replay ${b.label}`;
+  if (ea.mcp && eb.mcp) {
+    if (ea.mcp.toolName !== eb.mcp.toolName) return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;
+    if (argsHash(ea.mcp.arguments) !== argsHash(eb.mcp.arguments)) {
+      return `different arguments for ${ea.mcp.toolName ?? ea.mcp.method}: original ${shorten(normalizeArgs(ea.mcp.arguments), SHORT)}, replay ${shorten(normalizeArgs(eb.mcp.arguments), SHORT)}`;
+    }
+  }
+  if (ea.llm && eb.llm) {
+    // Tools the agent ran itself reach the model only as tool results in the next request.
+    const ra = toolResultsSent(ea);
+    const rb = toolResultsSent(eb);
+    const changedResult = ra.findIndex((r, k) => r !== rb[k]);
+    if (changedResult !== -1 || ra.length !== rb.length) {
+      const k = changedResult === -1 ? Math.min(ra.length, rb.length) : changedResult;
+      return `different result sent to the model (tool result ${k + 1}): original ${JSON.stringify(shorten(ra[k] ?? '(none)', SHORT))}, replay ${JSON.stringify(shorten(rb[k] ?? '(none)', SHORT))}`;
+    }
+    const names = (ex: Exchange): string[] => (ex.llm?.toolCalls ?? []).map((c) => c.name);
+    if (stringify(names(ea)) !== stringify(names(eb))) return `different tool: the model asked for [${names(ea).join(', ')}] in the original, [${names(eb).join(', ')}] in the replay`;
+    const calls = eb.llm.toolCalls;
+    const changed = ea.llm.toolCalls.findIndex((c, k) => argsHash(c.arguments) !== argsHash(calls[k]?.arguments));
+    if (changed !== -1) {
+      const ca = ea.llm.toolCalls[changed];
+      return `different arguments for ${ca?.name ?? '?'}: original ${shorten(normalizeArgs(ca?.arguments), SHORT)}, replay ${shorten(normalizeArgs(calls[changed]?.arguments), SHORT)}`;
+    }
+  }
+  if (outcomeKey(ea) !== outcomeKey(eb)) return `different result of ${a.label}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
+  if ((ea.llm?.outputText ?? '') !== (eb.llm?.outputText ?? '')) {
+    return `different output: original ${JSON.stringify(shorten(ea.llm?.outputText ?? '', SHORT))}, replay ${JSON.stringify(shorten(eb.llm?.outputText ?? '', SHORT))}`;
+  }
+  return undefined;
+}
+
+/** The texts of the tool results in an LLM request, in order (tool call ids are per-run noise and left out). */
+function toolResultsSent(ex: Exchange): string[] {
+  return conversationOf(bodyJson(ex.request.body))
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.text);
+}
+
+/** What came back, without per-run noise (JSON-RPC ids, timing, how a replay found it). */
+function outcomeKey(ex: Exchange): string {
+  const gone = ex.match?.kind === 'miss' || ex.match?.kind === 'blocked' ? ex.match.kind : undefined;
+  return stringify({
+    status: ex.response?.status ?? null,
+    error: ex.error?.code ?? null,
+    gone: gone ?? null,
+    errorType: ex.llm?.errorType ?? null,
+    result: ex.mcp?.result ?? null,
+    rpcError: ex.mcp?.error ?? null,
+    isError: ex.mcp?.isError ?? null,
+  });
+}
+
+function describeOutcome(ex: Exchange): string {
+  const error = errorOf(ex);
+  if (error !== undefined) return shorten(error, SHORT);
+  if (ex.mcp) return shorten(ex.mcp.result, SHORT);
+  return `HTTP ${ex.response?.status ?? '?'}`;
+}
+
+function tokens(exchanges: readonly Exchange[]): { input: number; output: number; total: number } {
+  const t = { input: 0, output: 0, total: 0 };
+  for (const ex of exchanges) {
+    const u = ex.llm?.usage;
+    if (!u) continue;
+    t.input += u.inputTokens ?? 0;
+    t.output += u.outputTokens ?? 0;
+    t.total += u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0);
+  }
+  return t;
+}
+
+/** USD of a run's LLM calls that report usage; null when one of them has no known price. */
+function cost(exchanges: readonly Exchange[], costOf: CostFn): number | null {
+  let usd = 0;
+  for (const ex of exchanges) {
+    if (ex.llm?.usage === undefined) continue;
+    const c = costOf(ex);
+    if (c === null) return null;
+    usd += c;
+  }
+  return usd;
+}
+
+function wallTime(exchanges: readonly Exchange[]): number {
+  if (exchanges.length === 0) return 0;
+  let start = Infinity;
+  let end = 0;
+  for (const ex of exchanges) {
+    start = Math.min(start, ex.offsetMs);
+    end = Math.max(end, ex.offsetMs + ex.timing.durationMs);
+  }
+  return end - start;
+}
