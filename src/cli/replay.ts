@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { createLlmLiveResponder } from '../proxy/llm-live.js';
 import type { LlmOverrides } from '../replay/llm-overrides.js';
-import { formatPlan, planRun } from '../replay/run-config.js';
+import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../mcp/mcp-responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';

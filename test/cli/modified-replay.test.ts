@@ -157,3 +157,26 @@ describe('replay --llm live', () => {
     expect(badFile.stderr).toContain('cannot read the file (ENOENT)');
   });
 });
+
+describe('diff of the replays against the recording', () => {
+  it('an exact offline replay is identical; the --llm live --model run shows the model change, deltas and the first divergence', async () => {
+    const exact = await runCli(['diff', 'run', 'run-exact', '--dir', dir, '--json', '--fail-on-divergence']);
+    expect(exact.code, exact.stderr).toBe(0);
+    expect(JSON.parse(exact.stdout)).toMatchObject({ identical: true, toolSequenceDiff: [], firstDivergence: null, score: 1 });
+
+    const live = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--json']);
+    expect(live.code, live.stderr).toBe(0);
+    const d = JSON.parse(live.stdout) as { identical: boolean; configChanges: { field: string; original: unknown; replay: unknown }[]; tokensDelta: { total: number }; costDelta: number | null; firstDivergence: { step: number; reason: string } | null; score: number };
+    expect(d.identical).toBe(false);
+    expect(d.configChanges).toContainEqual({ field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' });
+    // gpt-4.1 used 40+9 and 80+20 tokens where gpt-4o-mini used 12+4 and 30+6.
+    expect(d.tokensDelta.total).toBe(149 - 52);
+    expect(d.costDelta).toBeGreaterThan(0);
+    // Step 0 is the MCP handshake (answered from the tape); step 1 is the first LLM call, whose tool call differs.
+    expect(d.firstDivergence).toEqual({ step: 1, reason: 'different arguments for echo: original {"message":"hello"}, replay {"message":"hello from the other model"}' });
+    expect(d.score).toBeLessThan(1);
+
+    const gate = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--fail-on-divergence']);
+    expect(gate.code).toBe(1);
+  });
+});

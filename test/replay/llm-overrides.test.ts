@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { applyOverrides } from '../../src/replay/llm-overrides.js';
-import { determinism, planRun } from '../../src/replay/run-config.js';
-import { exchange } from '../inspect/exchanges.js';
 
 const all = { model: 'm2', systemPrompt: 'Be brief.', temperature: 0, maxTokens: 50 };
 
@@ -32,36 +30,5 @@ describe('applyOverrides puts each override where the API keeps it', () => {
     expect(out.path).toBe('/v1beta/models/m2:streamGenerateContent');
     expect(out.body).toEqual({ contents: [], generationConfig: { topK: 3, temperature: 0, maxOutputTokens: 50 }, systemInstruction: { parts: [{ text: 'Be brief.' }] } });
     expect(out.applied.model).toEqual({ from: 'gemini-2.5-flash', to: 'm2' });
-  });
-});
-
-describe('the run plan', () => {
-  const calls = [
-    exchange({ offsetMs: 0, llm: { model: 'gpt-4o', params: { temperature: 0, seed: 7, tools: ['search'] } } }),
-    exchange({ offsetMs: 1, llm: { model: 'gpt-4o', params: { temperature: 0, seed: 7, tools: ['search'] } } }),
-  ];
-
-  it('an offline replay is fully deterministic and changes nothing', () => {
-    const plan = planRun(calls, { llm: 'tape' });
-    expect(plan.determinism).toBe(1);
-    expect(plan.changes).toEqual([]);
-    expect(plan.recorded).toMatchObject({ models: ['gpt-4o'], temperatures: [0], seeds: [7], tools: [['search']] });
-  });
-
-  it('follows the documented formula for live runs', () => {
-    // Temperature 0, a seed, same model: 1. Another model: x0.6. Temperature 1 and no seed: 0.5 x 0.9.
-    expect(determinism(calls.map((c) => c.llm!), { llm: 'live' })).toBe(1);
-    expect(determinism(calls.map((c) => c.llm!), { llm: 'live', overrides: { model: 'gpt-4.1' } })).toBe(0.6);
-    const warm = exchange({ offsetMs: 2, llm: { model: 'x', params: {} } }).llm!;
-    expect(determinism([warm], { llm: 'live' })).toBe(0.45);
-    expect(determinism([warm], { llm: 'live', overrides: { temperature: 0, systemPrompt: 'p' } })).toBe(0.72);
-  });
-
-  it('lists what this run changes, with how many calls it concerns', () => {
-    const plan = planRun(calls, { llm: 'live', overrides: { model: 'gpt-4.1', temperature: 0 } });
-    expect(plan.changes).toEqual([
-      { field: 'llm', recorded: 'tape', run: 'live', calls: 2 },
-      { field: 'model', recorded: 'gpt-4o', run: 'gpt-4.1', calls: 2 },
-    ]);
   });
 });

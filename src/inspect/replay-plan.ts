@@ -12,53 +12,45 @@
  *   x 0.8 when the system prompt is overridden.
  * A tape without LLM calls scores 1 (tool calls come from the tape either way).
  */
+import type { LlmOverrides } from '../replay/llm-overrides.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
-import type { LlmOverrides } from './llm-overrides.js';
+import { runConfig, type ConfigChange, type RunConfig } from './run-config.js';
+import { orderExchanges } from './steps.js';
 
-export interface ConfigChange {
-  field: 'model' | 'provider' | 'temperature' | 'seed' | 'tools' | 'system prompt' | 'max tokens' | 'llm';
-  recorded: unknown;
-  run: unknown;
+export interface PlannedChange extends ConfigChange {
   /** How many of the tape's LLM calls it concerns. */
   calls: number;
 }
 
 export interface RunPlan {
   llmCalls: number;
-  recorded: { models: string[]; providers: string[]; temperatures: unknown[]; seeds: unknown[]; tools: string[][] };
-  changes: ConfigChange[];
+  /** The tape's configuration, as `tapedeck diff` reads it. */
+  recorded: RunConfig;
+  changes: PlannedChange[];
   determinism: number;
 }
 
 export function planRun(exchanges: readonly Exchange[], run: { llm: 'tape' | 'live'; overrides?: LlmOverrides }): RunPlan {
+  const recorded = runConfig(orderExchanges(exchanges));
   const calls = exchanges.map((e) => e.llm).filter((m): m is LlmMeaning => m !== undefined && m.errorType === undefined);
   const o = run.overrides ?? {};
-  const distinct = <T>(xs: T[]): T[] => [...new Map(xs.map((x) => [JSON.stringify(x), x])).values()];
-  const recorded = {
-    models: distinct(calls.map((c) => c.model ?? '(unknown)')),
-    providers: distinct(calls.map((c) => c.provider)),
-    temperatures: distinct(calls.map((c) => c.params.temperature ?? null)),
-    seeds: distinct(calls.map((c) => c.params.seed ?? null)),
-    tools: distinct(calls.map((c) => (Array.isArray(c.params.tools) ? (c.params.tools as string[]) : []))),
-  };
-  const changes: ConfigChange[] = [];
+  const changes: PlannedChange[] = [];
   const count = (pred: (c: LlmMeaning) => boolean): number => calls.filter(pred).length;
-  if (run.llm === 'live') changes.push({ field: 'llm', recorded: 'tape', run: 'live', calls: calls.length });
+  if (run.llm === 'live') changes.push({ field: 'llm', original: 'tape', replay: 'live', calls: calls.length });
   if (o.model !== undefined) {
     const n = count((c) => c.model !== o.model);
-    if (n > 0) changes.push({ field: 'model', recorded: recorded.models.length === 1 ? recorded.models[0] : recorded.models, run: o.model, calls: n });
+    if (n > 0) changes.push({ field: 'model', original: recorded.model, replay: o.model, calls: n });
   }
   if (o.temperature !== undefined) {
     const n = count((c) => c.params.temperature !== o.temperature);
-    if (n > 0) changes.push({ field: 'temperature', recorded: single(recorded.temperatures), run: o.temperature, calls: n });
+    if (n > 0) changes.push({ field: 'temperature', original: recorded.temperature, replay: o.temperature, calls: n });
   }
-  if (o.maxTokens !== undefined) changes.push({ field: 'max tokens', recorded: single(distinct(calls.map((c) => c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens ?? null))), run: o.maxTokens, calls: calls.length });
-  if (o.systemPrompt !== undefined) changes.push({ field: 'system prompt', recorded: '(as recorded)', run: o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt, calls: calls.length });
+  if (o.maxTokens !== undefined) {
+    const n = count((c) => (c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens) !== o.maxTokens);
+    if (n > 0) changes.push({ field: 'max tokens', original: '(as recorded)', replay: o.maxTokens, calls: n });
+  }
+  if (o.systemPrompt !== undefined) changes.push({ field: 'system prompt', original: '(as recorded)', replay: o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt, calls: calls.length });
   return { llmCalls: calls.length, recorded, changes, determinism: determinism(calls, run) };
-}
-
-function single(xs: unknown[]): unknown {
-  return xs.length === 1 ? xs[0] : xs;
 }
 
 export function determinism(calls: readonly LlmMeaning[], run: { llm: 'tape' | 'live'; overrides?: LlmOverrides }): number {
@@ -80,13 +72,10 @@ export function determinism(calls: readonly LlmMeaning[], run: { llm: 'tape' | '
 /** The plan as lines for the terminal. */
 export function formatPlan(plan: RunPlan): string[] {
   const r = plan.recorded;
-  const lines = [
-    `recorded: ${plan.llmCalls} LLM call(s); model ${list(r.models)}; provider ${list(r.providers)}; temperature ${list(r.temperatures.map(String))}; seed ${list(r.seeds.map(String))}; tools ${r.tools.length === 0 ? 'none' : r.tools.map((t) => `[${t.join(', ')}]`).join(' ')}`,
-  ];
+  const show = (v: unknown): string => (v === null ? 'none' : Array.isArray(v) ? v.join(', ') : String(v));
+  const lines = [`recorded: ${plan.llmCalls} LLM call(s); model ${show(r.model)}; provider ${show(r.provider)}; temperature ${show(r.temperature)}; seed ${show(r.seed)}; tools ${show(r.tools)}`];
   if (plan.changes.length === 0) lines.push('this run: same configuration as recorded');
-  for (const c of plan.changes) lines.push(`this run: ${c.field} ${JSON.stringify(c.recorded)} -> ${JSON.stringify(c.run)} (${c.calls} call(s))`);
+  for (const c of plan.changes) lines.push(`this run: ${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`);
   lines.push(`determinism: ${plan.determinism.toFixed(2)} (1 = answers replayed from the tape; see the README for the formula)`);
   return lines;
 }
-
-const list = (xs: readonly string[]): string => (xs.length === 0 ? 'none' : xs.join(', '));
