@@ -1,11 +1,12 @@
 /**
  * `npm run demo`: the whole loop on one machine, no keys, no network. Starts a scripted LLM upstream, records a
- * small tool-using agent through tapedeck, stops the upstream, replays the same agent from the tape, and checks
- * that every answer matches.
+ * small tool-using agent through tapedeck, stops the upstream, replays the same agent from the tape, checks that
+ * every answer matches, and diffs the two tapes (identical).
  */
 import path from 'node:path';
 import { startProxy } from '../proxy/server.js';
-import { readTape } from '../tape/tape-reader.js';
+import { diffTapes } from '../inspect/diff.js';
+import { loadTape, readTape } from '../tape/tape-reader.js';
 import { startScriptedLlm } from './scripted-llm.js';
 
 type Message = { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string };
@@ -61,7 +62,10 @@ async function main(): Promise<number> {
   await replayer.close();
   for (const line of replayed) say(`   replay: ${line}`);
 
-  const same = JSON.stringify(live) === JSON.stringify(replayed);
+  const diff = diffTapes(await loadTape(dir, 'demo'), await loadTape(dir, 'demo-replay'));
+  say(`5. tapedeck diff demo demo-replay: ${diff.identical ? 'identical' : 'differs'}, score ${diff.score.toFixed(2)}, ${diff.toolSequenceDiff.length} tool-sequence edit(s)`);
+
+  const same = JSON.stringify(live) === JSON.stringify(replayed) && diff.identical;
   say('');
   say(same ? `✓ replay matches the recording: ${live.length} answers identical, served from the tape with the upstream stopped (it had answered ${hitsWhileRecording} requests while recording)` : '✗ replay differs from the recording');
   say(`  tapes: ${path.relative(process.cwd(), recorder.writer.path)} and ${path.relative(process.cwd(), replayer.writer.path)}`);
