@@ -80,4 +80,13 @@ describe('embedding similarity', () => {
     expect(miss.kind).toBe('miss');
     expect(miss.explanation).toMatch(/embeddings endpoint \S+ unreachable: .*; used the built-in word similarity/);
   });
+
+  it('on the fallback, the built-in method still refuses a replaced word that a long text would score above the threshold', async () => {
+    const long = 'Please write a detailed summary of the attached report for the executive team meeting on product strategy and roadmap';
+    const matcher = createReplayMatcher([recorded(long)], { semantic: { embeddings: { url: 'http://127.0.0.1:9/v1', model: 'toy' } } });
+    const miss = await matcher.match(incoming(long.replace('executive', 'sales')));
+    expect(miss.kind).toBe('miss');
+    expect(miss.explanation).toContain('used the built-in word similarity');
+    expect(miss.explanation).toContain('word differs: "executive" vs "sales"');
+  });
 });

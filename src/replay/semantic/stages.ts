@@ -4,6 +4,9 @@
  *   noise (timestamps, UUIDs, request ids, call ids, `user`, `metadata`) are set aside. O(1), score 1.
  * - `similarity`: the same bucket (see `view.ts`: every parameter equal) and every text field similar enough,
  *   compared field by field, with changes to numbers, names, negations, quantities and times rejected outright.
+ *   Without embeddings only function words and spelling variants may differ: any other word added, dropped or
+ *   replaced is refused (a word method cannot tell a synonym from another question); with embeddings, the cosine
+ *   judges those.
  * Both only look at recordings in the request's bucket; similarity shortlists them through a word index, so a tape
  * of 100,000 exchanges still answers a miss in milliseconds.
  */
@@ -188,6 +191,8 @@ interface Scored {
   /** Fields that differed, with their scores. */
   fields: string[];
   rejected?: string;
+  /** A word that carries meaning was added, dropped or replaced: refused unless embeddings judge the pair. */
+  reworded?: string;
   /** For a rejected candidate: how close it was anyway (ranks the closest in the miss note). */
   closeness?: number;
 }
@@ -213,6 +218,7 @@ export function similarityStage(index: SemanticIndex, opts: SemanticOptions = {}
       }
       let scored = index.shortlist(bucket, view).map((entry) => scoreEntry(entry, view));
       if (embedder) scored = await withEmbeddings(scored, view, embedder, ctx);
+      scored = scored.map(refuseReworded);
       const threshold = thresholdFor(req, view);
       let best: Scored | undefined;
       let closest: Scored | undefined;
@@ -244,6 +250,7 @@ function wordOverlap(a: SemanticView, b: SemanticView): number {
 
 function scoreEntry(entry: Entry, view: SemanticView): Scored {
   let score = 1;
+  let reworded: string | undefined;
   const fields: string[] = [];
   for (let i = 0; i < view.fields.length; i++) {
     const a = entry.view.fields[i];
@@ -256,11 +263,22 @@ function scoreEntry(entry: Entry, view: SemanticView): Scored {
       const c = compareText(a.info, b.info);
       if (c.rejected !== undefined) return { entry, score: 0, closeness: wordOverlap(entry.view, view), fields, rejected: `${c.rejected} at ${b.path}` };
       s = c.score;
+      if (c.reworded !== undefined) reworded ??= `${c.reworded} at ${b.path}`;
     }
     fields.push(`${b.path} ${s.toFixed(2)}`);
     score = Math.min(score, s);
   }
-  return { entry, score, fields };
+  return reworded === undefined ? { entry, score, fields } : { entry, score, fields, reworded };
+}
+
+/**
+ * The built-in word method never serves a pair whose words that carry meaning differ: it cannot tell `sea` /
+ * `ocean` from `python` / `rust`. Embeddings, when they scored the pair, have cleared `reworded` already.
+ */
+function refuseReworded(s: Scored): Scored {
+  if (s.reworded === undefined || s.rejected !== undefined) return s;
+  const { reworded, ...rest } = s;
+  return { ...rest, score: 0, closeness: s.score, rejected: reworded };
 }
 
 /** Replace the word-based score of guarded candidates by the embedding cosine of each differing field. */
@@ -287,5 +305,10 @@ async function withEmbeddings(scored: Scored[], view: SemanticView, embedder: Em
     const c = cosine(vectors.get(s.entry.view.fields[i]?.text ?? '') ?? [], vectors.get(view.fields[i]?.text ?? '') ?? []);
     byCandidate.set(s, Math.min(byCandidate.get(s) ?? 1, c));
   }
-  return scored.map((s) => (byCandidate.has(s) ? { ...s, score: byCandidate.get(s) as number, fields: [...s.fields, `embedding cosine ${(byCandidate.get(s) as number).toFixed(3)}`] } : s));
+  return scored.map((s) => {
+    const c = byCandidate.get(s);
+    if (c === undefined) return s;
+    const { reworded: _judged, ...rest } = s;
+    return { ...rest, score: c, fields: [...s.fields, `embedding cosine ${c.toFixed(3)}`] };
+  });
 }

@@ -3,7 +3,9 @@
  * punctuation, contractions, per-run noise such as timestamps and UUIDs), aligned word by word (Myers diff), and
  * scored by what changed. A change to a number, a name, a negation, a quantity, a time or a question word rejects
  * the pair outright whatever the score: those are different questions, and serving one's answer to the other is
- * the failure semantic caches are known for.
+ * the failure semantic caches are known for. Any other word that carries meaning, added, dropped or replaced, is
+ * reported as `reworded`: the built-in method refuses it too (only function words and spelling variants may differ),
+ * embeddings may judge it.
  */
 import { diffArrays } from 'diff';
 import { CONTRACTIONS, FUNCTION_WORDS, REGIONS, criticalCategory } from './words.js';
@@ -20,7 +22,12 @@ export interface TextInfo {
   capitalised: ReadonlySet<string>;
 }
 
-export type TextComparison = { score: number; rejected?: undefined } | { score: 0; rejected: string };
+/**
+ * `rejected`: the texts mean different things, whatever any model says. `reworded`: a word that carries meaning was
+ * added, dropped or replaced (`python` / `rust`, `short poem` / `poem`); a word method cannot tell a synonym from a
+ * different request, so the built-in method refuses the pair, and only embeddings (if configured) may judge it.
+ */
+export type TextComparison = { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined };
 
 /** Per-run noise inside prose: replaced before words are compared. Dates alone are kept: they mean something. */
 const NOISE: readonly [RegExp, string, 'digits'?][] = [
@@ -100,6 +107,7 @@ export function compareText(a: TextInfo, b: TextInfo): TextComparison {
   }
 
   let cost = 0;
+  let reworded: string | undefined;
   for (const h of hunks) {
     const what = `"${h.removed.join(' ') || '(nothing)'}" vs "${h.added.join(' ') || '(nothing)'}"`;
     for (const w of [...h.removed, ...h.added]) {
@@ -120,10 +128,15 @@ export function compareText(a: TextInfo, b: TextInfo): TextComparison {
       const j = added.findIndex((x) => a.capitalised.has(r) && b.capitalised.has(x) && !FUNCTION_WORDS.has(x));
       if (j !== -1 && !FUNCTION_WORDS.has(r)) return { score: 0, rejected: `capitalised word differs: ${what}` };
       cost += weight(r);
+      if (!FUNCTION_WORDS.has(r)) reworded ??= `word differs: ${what}`;
     }
-    for (const x of added) cost += weight(x);
+    for (const x of added) {
+      cost += weight(x);
+      if (!FUNCTION_WORDS.has(x)) reworded ??= `word differs: ${what}`;
+    }
   }
-  return { score: Math.max(0, 1 - cost / total) };
+  const score = Math.max(0, 1 - cost / total);
+  return reworded === undefined ? { score } : { score, reworded };
 }
 
 function sumWeights(words: readonly string[]): number {
