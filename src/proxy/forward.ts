@@ -64,6 +64,8 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   let failure: ExchangeError | undefined;
 
   const out = clientHeaderMap(headers);
+  // The bytes pass through untouched, so the upstream's length still holds: one write, no chunked encoding.
+  if (!stream && headers['content-length'] !== undefined) out['content-length'] = headers['content-length'];
   if (stream) {
     out['cache-control'] ??= 'no-cache';
     out['x-accel-buffering'] = 'no';

@@ -23,15 +23,33 @@ export function createRouteTable(routes: readonly Route[]): { resolve(pathname: 
   };
 }
 
+/** An upstream base split once: origin, path without a trailing slash, and its own query. */
+interface UpstreamBase {
+  origin: string;
+  path: string;
+  search: string;
+}
+const bases = new Map<string, UpstreamBase>();
+
+function upstreamBase(upstream: string): UpstreamBase {
+  let base = bases.get(upstream);
+  if (base === undefined) {
+    const u = new URL(upstream);
+    const auth = u.username === '' && u.password === '' ? '' : `${u.username}${u.password === '' ? '' : `:${u.password}`}@`;
+    base = { origin: `${u.protocol}//${auth}${u.host}`, path: u.pathname.endsWith('/') ? u.pathname.slice(0, -1) : u.pathname, search: u.search.slice(1) };
+    if (bases.size < 1024) bases.set(upstream, base);
+  }
+  return base;
+}
+
 /** The upstream URL for a path below a route; an upstream with a path keeps it (`/mcp=http://h/mcp`: `/mcp` -> `http://h/mcp`). */
 export function upstreamUrl(route: Route, path: string, query: readonly [string, string][]): string {
-  const base = new URL(route.upstream);
-  const basePath = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
+  const base = upstreamBase(route.upstream);
   // `/mcp=http://h:1/mcp`: a request to exactly `/mcp` goes to `http://h:1/mcp`, `/mcp/x` to `http://h:1/mcp/x`.
-  base.pathname = path === '/' && basePath !== '' ? basePath : basePath + path;
+  const fullPath = path === '/' && base.path !== '' ? base.path : base.path + path;
+  if (query.length === 0 && base.search === '') return base.origin + fullPath;
   const qs = new URLSearchParams(base.search);
   for (const [k, v] of query) qs.append(k, v);
   const search = qs.toString();
-  base.search = search === '' ? '' : `?${search}`;
-  return base.toString();
+  return base.origin + fullPath + (search === '' ? '' : `?${search}`);
 }

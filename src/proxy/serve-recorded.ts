@@ -34,9 +34,12 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
 
   if (recorded.events === undefined) {
     await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
-    sink.head(recorded.status, headers);
     const bytes = decodeBody(recorded.body);
-    if (bytes.byteLength > 0 && recorded.status !== 204 && recorded.status !== 304) sink.write(bytes);
+    const hasBody = bytes.byteLength > 0 && recorded.status !== 204 && recorded.status !== 304;
+    // A known length goes out as one write instead of chunked encoding (unless the answer is cut on purpose).
+    if (hasBody && !cut) headers['content-length'] = String(bytes.byteLength);
+    sink.head(recorded.status, headers);
+    if (hasBody) sink.write(bytes);
     if (cut) sink.cut();
     else sink.end();
     return;

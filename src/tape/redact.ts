@@ -56,7 +56,17 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
   const query = (q: [string, string][]): [string, string][] =>
     q.some(([k]) => queryNames.has(k.toLowerCase())) ? q.map(([k, v]) => [k, queryNames.has(k.toLowerCase()) ? REDACTED : v]) : q;
 
+  // Every exchange of a route carries the same upstream: parse each distinct one once.
+  const urls = new Map<string, string>();
   const url = (raw: string): string => {
+    let out = urls.get(raw);
+    if (out === undefined) {
+      out = redactUrl(raw);
+      if (urls.size < 1024) urls.set(raw, out);
+    }
+    return out;
+  };
+  const redactUrl = (raw: string): string => {
     let u: URL;
     try {
       u = new URL(raw);
@@ -82,9 +92,16 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
     headers,
     url,
     exchange(ex) {
-      const out: Exchange = { ...ex, request: { ...ex.request, headers: headers(ex.request.headers), query: query(ex.request.query) } };
+      // Copy only what changes: this runs for every line written, and most exchanges carry no secret.
+      const reqHeaders = headers(ex.request.headers);
+      const reqQuery = query(ex.request.query);
+      const out: Exchange = { ...ex };
+      if (reqHeaders !== ex.request.headers || reqQuery !== ex.request.query) out.request = { ...ex.request, headers: reqHeaders, query: reqQuery };
       if (ex.upstream !== undefined) out.upstream = url(ex.upstream);
-      if (ex.response !== undefined) out.response = { ...ex.response, headers: headers(ex.response.headers) };
+      if (ex.response !== undefined) {
+        const resHeaders = headers(ex.response.headers);
+        if (resHeaders !== ex.response.headers) out.response = { ...ex.response, headers: resHeaders };
+      }
       return out;
     },
   };

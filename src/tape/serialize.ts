@@ -2,8 +2,8 @@ import { ExchangeSchema, LlmMeaningSchema, McpMeaningSchema, type Exchange } fro
 
 /**
  * One exchange as one JSON line, keys in the documented (schema) order so tapes diff cleanly in review.
- * Nested records that are shared by reference (a replay tape re-serves a recorded `response` many times) are
- * serialised once and reused.
+ * No memo of nested records: a WeakMap entry per serialised object cost more in garbage collection than the
+ * re-serialisation it saved (replay serves the Nth recorded answer, a different object each time; npm run bench).
  */
 const EXCHANGE_KEYS = Object.keys(ExchangeSchema.shape) as (keyof Exchange)[];
 const ORDER: Partial<Record<keyof Exchange, readonly string[]>> = {
@@ -15,7 +15,6 @@ const ORDER: Partial<Record<keyof Exchange, readonly string[]>> = {
   mcp: Object.keys(McpMeaningSchema.shape),
   match: ['kind', 'source', 'stage', 'score', 'reason'],
 };
-const memo = new WeakMap<object, string>();
 
 export function serializeExchange(ex: Exchange): string {
   let out = '{';
@@ -32,13 +31,9 @@ export function serializeExchange(ex: Exchange): string {
 function serializeField(key: keyof Exchange, value: unknown): string {
   const order = ORDER[key];
   if (order === undefined || value === null || typeof value !== 'object') return JSON.stringify(value);
-  const cached = memo.get(value);
-  if (cached !== undefined) return cached;
   const obj = value as Record<string, unknown>;
   const ordered: Record<string, unknown> = {};
   for (const k of order) if (obj[k] !== undefined) ordered[k] = obj[k];
   for (const k in obj) if (!(k in ordered) && obj[k] !== undefined) ordered[k] = obj[k];
-  const text = JSON.stringify(ordered);
-  memo.set(value, text);
-  return text;
+  return JSON.stringify(ordered);
 }

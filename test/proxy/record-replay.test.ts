@@ -60,6 +60,11 @@ describe('record then replay with the official SDKs', () => {
       const text = lastUserText(body);
       if (req.url.startsWith('/v1/messages')) return anthropicStream({ parts: ['Autumn ', 'moon', ' rises'], usage: [31, 12] });
       if (text === 'Say hello') return openaiChat({ content: 'Hello there!', usage: [9, 3] });
+      if (text === 'How long?') {
+        // An upstream that states its length (the helper's upstream is chunked otherwise).
+        const reply = openaiChat({ content: 'Exactly this long.', usage: [9, 4] });
+        return { ...reply, headers: { 'content-length': String(Buffer.byteLength(JSON.stringify(reply.body, null, 2))) } };
+      }
       if (text === 'Count to three') return openaiChatStream({ parts: ['one', ', two', ', three'], usage: [11, 5] });
       if (body.messages?.some((m) => m.role === 'tool')) return openaiChat({ content: 'It is 21°C in Paris.', usage: [40, 8] });
       if (text === 'Weather in Paris?') return openaiChatStream({ toolCall: { id: 'call_abc', name: 'get_weather', argumentParts: ['{"ci', 'ty":"Par', 'is"}'] } });
@@ -128,6 +133,25 @@ describe('record then replay with the official SDKs', () => {
     await rep.close();
     expect(res.data).toEqual(live);
     expect(res.response.headers.get('x-tapedeck-match')).toBe('exact');
+  });
+
+  it('sends a JSON answer with its length, not chunked, in record and in replay', async () => {
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'How long?' }] });
+    const post = async (url: string): Promise<{ length: string | null; chunked: boolean; bytes: number }> => {
+      const res = await fetch(`${url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const bytes = (await res.arrayBuffer()).byteLength;
+      return { length: res.headers.get('content-length'), chunked: res.headers.get('transfer-encoding') === 'chunked', bytes };
+    };
+    const rec = await startProxy({ mode: 'record', tape: 'lengths', dir, port: 0, routes: [{ prefix: '/openai', upstream: upstream.url }] });
+    const live = await post(rec.url);
+    await rec.close();
+    const rep = await startProxy({ mode: 'replay', tape: 'lengths', dir, port: 0, routes: [] });
+    const replayed = await post(rep.url);
+    await rep.close();
+    for (const r of [live, replayed]) {
+      expect(r.chunked).toBe(false);
+      expect(r.length).toBe(String(r.bytes));
+    }
   });
 });
 
