@@ -1,17 +1,30 @@
 // Proxy overhead: throughput and latency straight to a local upstream vs through `tapedeck record` and
 // `tapedeck replay`, each server in its own process, the load from this one (undici, keep-alive).
+//
+// Two upstreams, in one run:
+// - zero-work: answers at once. Every microsecond the proxy spends shows, so this is the worst case and the
+//   measure of tapedeck's CPU cost per request. A bare pass-through proxy on the same libraries runs beside it as
+//   the floor: on a machine where the load generator, the upstream and the proxy share the cores, no proxy can do
+//   better than that floor.
+// - model-like: 20 ms before the first byte and 2 ms between stream events, a fast local model. What an agent
+//   actually sees through tapedeck.
+// The proxy's CPU time per request is read from /proc (Linux); elsewhere that column shows "-".
+// BENCH_PROFILE=zero or BENCH_PROFILE=model runs one upstream only; BENCH_DURATION_MS sets each throughput run.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
-const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 1500);
 const PROMPTS = 50; // distinct requests, cycled: replay answers each from its own recording
+
+const PROFILES = [
+  { name: 'zero-work upstream', upstreamArgs: [], concurrency: 16, latencySamples: 1500, warmup: 200, floor: true },
+  { name: 'model-like upstream (20 ms to first byte, 2 ms between stream events)', upstreamArgs: ['20', '2'], concurrency: 64, latencySamples: 150, warmup: 20, floor: true },
+];
 
 function start(args) {
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -20,10 +33,18 @@ function start(args) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+      if (m) resolve({ url: m[1], pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
+}
+
+/** CPU milliseconds (user + system) a process has used so far, or undefined where /proc is not there. */
+function cpuMs(pid) {
+  const file = `/proc/${pid}/stat`;
+  if (!existsSync(file)) return undefined;
+  const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ = 100
 }
 
 let STREAM = false;
@@ -38,64 +59,91 @@ async function once(pool, pathPrefix, i) {
 }
 
 /** Sequential requests: latency without queueing. */
-async function latency(url, prefix) {
+async function latency(profile, url, prefix) {
   const pool = new Pool(url, { connections: 1 });
-  for (let i = 0; i < 200; i++) await once(pool, prefix, i); // warm-up
+  for (let i = 0; i < profile.warmup; i++) await once(pool, prefix, i);
   const samples = [];
-  for (let i = 0; i < LATENCY_SAMPLES; i++) samples.push(await once(pool, prefix, i));
+  for (let i = 0; i < profile.latencySamples; i++) samples.push(await once(pool, prefix, i));
   await pool.close();
   samples.sort((a, b) => a - b);
   return { p50: samples[Math.floor(samples.length * 0.5)], p99: samples[Math.floor(samples.length * 0.99)] };
 }
 
-/** CONCURRENCY workers for DURATION_MS: requests per second. */
-async function throughput(url, prefix) {
-  const pool = new Pool(url, { connections: CONCURRENCY });
+/** `concurrency` workers for DURATION_MS: requests per second, and the CPU the measured process used per request. */
+async function throughput(profile, server, prefix) {
+  const pool = new Pool(server.url, { connections: profile.concurrency });
   let done = 0;
-  const until = performance.now() + DURATION_MS;
   let i = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+  const cpu0 = cpuMs(server.pid);
+  const until = performance.now() + DURATION_MS;
+  await Promise.all(Array.from({ length: profile.concurrency }, async () => {
     while (performance.now() < until) {
       await once(pool, prefix, i++);
       done++;
     }
   }));
+  const cpu1 = cpuMs(server.pid);
   await pool.close();
-  return (done / DURATION_MS) * 1000;
+  return { rps: (done / DURATION_MS) * 1000, cpuUs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / done };
 }
 
-async function workload(cli, dir, upstream, stream) {
+async function measure(profile, name, server, prefix) {
+  const lat = await latency(profile, server.url, prefix);
+  return { name, lat, ...(await throughput(profile, server, prefix)) };
+}
+
+async function workload(profile, cli, dir, upstream, stream) {
   STREAM = stream;
-  const rows = [];
-  const straight = { name: 'straight', lat: await latency(upstream.url, ''), rps: await throughput(upstream.url, '') };
-  rows.push(straight);
-  const tape = stream ? 'bench-sse' : 'bench-json';
+  const rows = [await measure(profile, 'straight', upstream, '')];
+  if (profile.floor) {
+    const bare = await start([path.join(ROOT, 'bench/bare-proxy.mjs'), upstream.url, '/llm']);
+    rows.push(await measure(profile, 'bare proxy', bare, '/llm'));
+    await bare.stop();
+  }
+  const tape = `bench-${profile.floor ? 'zero' : 'model'}-${stream ? 'sse' : 'json'}`;
   const rec = await start([cli, 'record', '--tape', tape, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
-  rows.push({ name: 'record', lat: await latency(rec.url, '/llm'), rps: await throughput(rec.url, '/llm') });
+  rows.push(await measure(profile, 'record', rec, '/llm'));
   await rec.stop();
   const rep = await start([cli, 'replay', '--tape', tape, '--dir', dir, '--port', '0', '--save-as', `${tape}-replay`]);
-  rows.push({ name: 'replay', lat: await latency(rep.url, '/llm'), rps: await throughput(rep.url, '/llm') });
+  rows.push(await measure(profile, 'replay', rep, '/llm'));
   await rep.stop();
 
-  console.log(`\n${stream ? 'streamed (SSE, ~15 events per answer)' : 'non-streamed JSON'} chat completions: ${CONCURRENCY} connections for ${DURATION_MS} ms; ${LATENCY_SAMPLES} sequential requests for latency`);
-  console.log('mode       req/s    vs straight   p50 ms   p99 ms   added p50 ms');
+  console.log(`\n${profile.name}, ${stream ? 'streamed (SSE, ~17 events per answer)' : 'non-streamed JSON'} chat completions`);
+  console.log(`${profile.concurrency} connections for ${DURATION_MS} ms; ${profile.latencySamples} sequential requests for latency`);
+  console.log('mode          req/s   vs straight   p50 ms   p99 ms   added p50 ms   proxy CPU us/req');
+  const straight = rows[0];
   for (const r of rows) {
-    console.log(`${r.name.padEnd(8)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(8)}x   ${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(8)}`);
+    const cpu = r.name === 'straight' || r.cpuUs === undefined ? '-' : r.cpuUs.toFixed(0);
+    console.log(`${r.name.padEnd(11)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(9)}x   ${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(12)}   ${cpu.padStart(16)}`);
   }
-  const [, rec2, rep2] = rows;
-  console.log(`targets: record >= 0.5x straight: ${rec2.rps / straight.rps >= 0.5 ? 'met' : 'NOT met'}; replay >= 1x straight: ${rep2.rps / straight.rps >= 1 ? 'met' : 'NOT met'}; added p50 < 1 ms: ${rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1 ? 'met' : 'NOT met'}`);
+  const row = (n) => rows.find((r) => r.name === n);
+  const [rec2, rep2, bare2] = [row('record'), row('replay'), row('bare proxy')];
+  const verdict = (ok) => (ok ? 'met' : 'NOT met');
+  const addedOk = rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1;
+  console.log(`targets: record >= 0.5x straight: ${verdict(rec2.rps / straight.rps >= 0.5)}; replay >= 1x straight: ${verdict(rep2.rps / straight.rps >= 1)}; added p50 < 1 ms: ${verdict(addedOk)}`);
+  if (bare2) {
+    console.log(
+      `floor: the bare proxy does ${(bare2.rps / straight.rps).toFixed(2)}x straight and adds ${(bare2.lat.p50 - straight.lat.p50).toFixed(3)} ms at p50; ` +
+        `record reaches ${((rec2.rps / bare2.rps) * 100).toFixed(0)}% of its throughput and adds ${(rec2.lat.p50 - bare2.lat.p50).toFixed(3)} ms to its p50`,
+    );
+  }
 }
 
 export async function run() {
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-bench-'));
   const cli = path.join(ROOT, 'dist/cli/main.js');
-  const upstream = await start([path.join(ROOT, 'bench/upstream-server.mjs')]);
   console.log('proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine');
   try {
-    await workload(cli, dir, upstream, false);
-    await workload(cli, dir, upstream, true);
+    for (const profile of PROFILES.filter((p) => !process.env.BENCH_PROFILE || p.name.startsWith(process.env.BENCH_PROFILE))) {
+      const upstream = await start([path.join(ROOT, 'bench/upstream-server.mjs'), ...profile.upstreamArgs]);
+      try {
+        await workload(profile, cli, dir, upstream, false);
+        await workload(profile, cli, dir, upstream, true);
+      } finally {
+        await upstream.stop();
+      }
+    }
   } finally {
-    await upstream.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -18,12 +18,23 @@ export interface ScriptedLlm {
   close(): Promise<void>;
 }
 
-export async function startScriptedLlm(opts: { port?: number } = {}): Promise<ScriptedLlm> {
+export interface ScriptedLlmOptions {
+  port?: number;
+  /** Wait this long before answering, like a model's time to first token (benchmarks). Default 0. */
+  latencyMs?: number;
+  /** Wait this long between stream events, like a model's time per token (benchmarks). Default 0. */
+  eventGapMs?: number;
+}
+
+export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
   let hits = 0;
+  const latencyMs = opts.latencyMs ?? 0;
+  const eventGapMs = opts.eventGapMs ?? 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', () => (latencyMs > 0 ? setTimeout(answer, latencyMs) : answer()));
+    const answer = (): void => {
       hits++;
       let body: ChatBody = {};
       try {
@@ -32,15 +43,15 @@ export async function startScriptedLlm(opts: { port?: number } = {}): Promise<Sc
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON', type: 'invalid_request_error' } }));
         return;
       }
-      const answer = script(body);
+      const reply = script(body);
       const model = body.model ?? 'demo-model';
       const usage = { prompt_tokens: 10 + JSON.stringify(body.messages ?? []).length / 8, completion_tokens: 12, total_tokens: 0 };
       usage.prompt_tokens = Math.round(usage.prompt_tokens);
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-      const message = answer.tool
-        ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: answer.tool.name, arguments: JSON.stringify(answer.tool.args) } }] }
-        : { role: 'assistant', content: answer.text };
-      const finish = answer.tool ? 'tool_calls' : 'stop';
+      const message = reply.tool
+        ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }] }
+        : { role: 'assistant', content: reply.text };
+      const finish = reply.tool ? 'tool_calls' : 'stop';
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion', created: 1_700_000_000, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
@@ -49,12 +60,27 @@ export async function startScriptedLlm(opts: { port?: number } = {}): Promise<Sc
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const chunk = (delta: unknown, finishReason: string | null = null): string =>
         `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
-      res.write(chunk({ role: 'assistant', content: '' }));
-      for (const word of (answer.text ?? '').split(/(?<= )/)) res.write(chunk({ content: word }));
-      res.write(chunk({}, finish));
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage })}\n\n`);
-      res.end('data: [DONE]\n\n');
-    });
+      const events = [
+        chunk({ role: 'assistant', content: '' }),
+        ...(reply.text ?? '').split(/(?<= )/).map((word) => chunk({ content: word })),
+        chunk({}, finish),
+        `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage })}\n\n`,
+        'data: [DONE]\n\n',
+      ];
+      if (eventGapMs <= 0) {
+        for (const ev of events.slice(0, -1)) res.write(ev);
+        res.end(events.at(-1));
+        return;
+      }
+      let next = 0;
+      const send = (): void => {
+        if (res.destroyed) return;
+        const last = next === events.length - 1;
+        if (last) res.end(events[next]);
+        else res.write(events[next++], () => setTimeout(send, eventGapMs));
+      };
+      send();
+    };
   });
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Body } from './schema.js';
 
 const TEXTUAL = /^(text\/|application\/(json|[\w.+-]+\+json|x-ndjson|xml|[\w.+-]+\+xml|x-www-form-urlencoded|javascript|graphql))/i;
@@ -97,11 +98,7 @@ export function bodyText(body: Body | undefined): string | undefined {
 }
 
 function decodeUtf8(buf: Buffer): string | undefined {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
-  } catch {
-    return undefined;
-  }
+  return isUtf8(buf) ? buf.toString('utf8') : undefined;
 }
 
 function hasControlChars(text: string): boolean {

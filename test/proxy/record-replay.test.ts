@@ -63,6 +63,7 @@ describe('record then replay with the official SDKs', () => {
       if (text === 'How long?') {
         // An upstream that states its length (the helper's upstream is chunked otherwise).
         const reply = openaiChat({ content: 'Exactly this long.', usage: [9, 4] });
+        if (reply.kind !== 'json') throw new Error('expected a JSON reply');
         return { ...reply, headers: { 'content-length': String(Buffer.byteLength(JSON.stringify(reply.body, null, 2))) } };
       }
       if (text === 'Count to three') return openaiChatStream({ parts: ['one', ', two', ', three'], usage: [11, 5] });
