@@ -18,12 +18,6 @@ export interface Reply {
   sse: boolean;
 }
 
-export function matchHeaders(match: MatchInfo): HeaderMap {
-  const h: HeaderMap = { 'x-tapedeck-match': match.kind };
-  if (match.source !== undefined) h['x-tapedeck-source'] = match.source;
-  return h;
-}
-
 /** A JSON answer with no streaming: errors the transport itself gives (400, 404, 405) and plain results. */
 export function jsonResponse(status: number, body: unknown, headers: HeaderMap = {}): Response {
   return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers } });

@@ -14,7 +14,8 @@ import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../r
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import { answerRequest, requestMeaning, type Message } from './answer.js';
-import { jsonResponse, matchHeaders, servedExchange, toResponse, type Reply } from './http-reply.js';
+import { matchHeaders } from '../proxy/headers.js';
+import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
 import { looksLikeRpc, parseRpc, rpcError, rpcKind } from './jsonrpc.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';

@@ -1,4 +1,4 @@
-import type { HeaderMap } from '../tape/schema.js';
+import type { HeaderMap, MatchInfo } from '../tape/schema.js';
 import { REDACTED } from '../tape/redact.js';
 
 /** Hop-by-hop headers are never forwarded (RFC 9110 7.6.1), nor headers the transport recomputes. */
@@ -51,4 +51,13 @@ export function headerMapOf(raw: Record<string, string | string[] | undefined>):
 
 export function isEventStream(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.toLowerCase().startsWith('text/event-stream');
+}
+
+/** How a replayed answer matched, as response headers: kind and source, and for a semantic match its stage and score. */
+export function matchHeaders(match: MatchInfo): HeaderMap {
+  const h: HeaderMap = { 'x-tapedeck-match': match.kind };
+  if (match.source !== undefined) h['x-tapedeck-source'] = match.source;
+  if (match.score !== undefined && match.kind === 'semantic') h['x-tapedeck-score'] = match.score.toFixed(2);
+  if (match.stage !== undefined && match.kind === 'semantic') h['x-tapedeck-stage'] = match.stage;
+  return h;
 }

@@ -10,6 +10,7 @@ import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
 import { describeExchange } from './describe-exchange.js';
+import { matchHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { incomingRecord } from './replay-record.js';
 import { serveRecorded } from './serve-recorded.js';
@@ -130,14 +131,6 @@ function inRequestedShape(req: ProxyRequest, incoming: IncomingRequest, source: 
   const body = bodyJson(incoming.request.body) as { stream_options?: { include_usage?: unknown } } | undefined;
   const response = convertResponse(api, source.response, wantStream, body?.stream_options?.include_usage === true);
   return response === undefined ? undefined : { ...source, response };
-}
-
-function matchHeaders(match: MatchInfo): Record<string, string> {
-  const h: Record<string, string> = { 'x-tapedeck-match': match.kind };
-  if (match.source !== undefined) h['x-tapedeck-source'] = match.source;
-  if (match.score !== undefined && match.kind === 'semantic') h['x-tapedeck-score'] = match.score.toFixed(2);
-  if (match.stage !== undefined && match.kind === 'semantic') h['x-tapedeck-stage'] = match.stage;
-  return h;
 }
 
 /** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
 import { startProxy } from '../../src/proxy/server.js';
+import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { loadTape, type LoadedTape } from '../../src/tape/tape-reader.js';
 import type { Exchange } from '../../src/tape/schema.js';
 import { startEverything, type EverythingServer } from './everything-server.js';
@@ -102,5 +103,27 @@ describe.each([
       ['echo', 'exact'],
       ['trigger-long-running-operation', 'exact'],
     ]);
+  });
+
+  it.runIf(transport === 'streamableHttp')('says on the wire how a tool call matched: stage, score and source of a semantic match', async () => {
+    const proxy = await startProxy({ mode: 'replay', tape, dir, port: 0, routes: [], saveAs: `${tape}-semantic`, responders: [createMcpResponder()], matcher: (t) => createReplayMatcher(t.exchanges), log });
+    const seen: Headers[] = [];
+    const fetchAndKeep = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+      const res = await fetch(input, init);
+      if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('tools/call')) seen.push(res.headers);
+      return res;
+    };
+    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}${route}`), { fetch: fetchAndKeep }));
+    const exact = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    const reworded = await client.callTool({ name: 'echo', arguments: { message: 'Hello,  tape!' } });
+    await client.close();
+    await proxy.close();
+    expect(reworded).toEqual(exact);
+    expect(seen.map((h) => h.get('x-tapedeck-match'))).toEqual(['exact', 'semantic']);
+    expect(seen[0]?.get('x-tapedeck-score')).toBeNull();
+    expect(seen[1]?.get('x-tapedeck-stage')).toBe('normalised');
+    expect(seen[1]?.get('x-tapedeck-score')).toBe('1.00');
+    expect(seen[1]?.get('x-tapedeck-source')).toBe(seen[0]?.get('x-tapedeck-source'));
   });
 }, 60_000);
