@@ -38,9 +38,9 @@ export interface TapeWriter {
 }
 
 /**
- * Append-only JSONL writer. Each exchange is one `write` of one complete line on an O_APPEND descriptor, in a
- * single queue, so a `kill -9` leaves every completed exchange readable (at worst a torn last line, which the
- * reader skips) and concurrent clients never interleave bytes.
+ * Append-only JSONL writer. Each exchange is one complete line; the lines of one event-loop turn go out in one
+ * write right after it, from a single queue, so a `kill -9` leaves every completed exchange readable (at worst a
+ * torn last line, which the reader skips) and concurrent clients never interleave bytes.
  */
 export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWriter> {
   const file = tapeFile(opts.dir, opts.name);
