@@ -46,6 +46,8 @@ interface Bucket {
   byNormalised: Map<string, Entry[]>;
   /** word -> entries containing it (built on the first similarity lookup in a large bucket). */
   postings?: Map<string, number[]>;
+  /** Scratch counters for `shortlist`, one per entry, all zero between lookups. */
+  counts?: Uint32Array;
 }
 
 /** The shared index both stages read: built on the first lookup, so a tape replayed exactly never pays for it. */
@@ -54,6 +56,8 @@ export class SemanticIndex {
   /** Every entry by method, route, path and query, whatever its parameters: where a miss looks for the closest. */
   private families: Map<string, Bucket> | undefined;
   private readonly views = new WeakMap<IncomingRequest, SemanticView | null>();
+  /** Shortlists already computed for a request's view, per bucket. */
+  private readonly shortlists = new WeakMap<SemanticView, Map<Bucket, Entry[]>>();
   /** How many times each recording was served by a semantic stage (the least served wins a tie). */
   private readonly served = new Map<Exchange, number>();
 
@@ -132,25 +136,52 @@ export class SemanticIndex {
     return this.served.get(e.exchange) ?? 0;
   }
 
-  /** Entries of a bucket worth scoring for `view`: all of a small bucket, else those sharing the most rare words. */
+  /**
+   * Entries of a bucket worth scoring for `view`: all of a small bucket, else the SHORTLIST sharing the most of its
+   * words, rarest words first (ties: recording order). Remembered per request view, so a miss report reuses the
+   * similarity stage's shortlist.
+   */
   shortlist(bucket: Bucket, view: SemanticView): Entry[] {
     if (bucket.entries.length <= SCAN_ALL) return bucket.entries;
+    let byBucket = this.shortlists.get(view);
+    const known = byBucket?.get(bucket);
+    if (known !== undefined) return known;
     const postings = (bucket.postings ??= buildPostings(bucket.entries));
-    const words = [...new Set(view.fields.flatMap((f) => f.info.words))]
+    const lists = [...new Set(view.fields.flatMap((f) => f.info.words))]
       .map((w) => postings.get(w))
       .filter((p): p is number[] => p !== undefined)
       .sort((a, b) => a.length - b.length);
-    const hits = new Map<number, number>();
+    // Count shared words per entry in a reused typed array (a Map per lookup cost most of a miss on 100k entries).
+    const counts = (bucket.counts ??= new Uint32Array(bucket.entries.length));
+    const touched: number[] = [];
     let read = 0;
-    for (const list of words) {
+    let max = 0;
+    for (const list of lists) {
       if (read > 0 && read + list.length > POSTINGS_BUDGET) break;
       read += list.length;
-      for (const i of list) hits.set(i, (hits.get(i) ?? 0) + 1);
+      for (const i of list) {
+        const c = ++counts[i]!;
+        if (c === 1) touched.push(i);
+        if (c > max) max = c;
+      }
     }
-    return [...hits.entries()]
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
-      .slice(0, SHORTLIST)
-      .map(([i]) => bucket.entries[i] as Entry);
+    // Best counts first, recording order within a count: group by count instead of sorting every touched entry.
+    const levels: number[][] = Array.from({ length: max + 1 }, () => []);
+    for (const i of touched) {
+      levels[counts[i]!]!.push(i);
+      counts[i] = 0;
+    }
+    const out: Entry[] = [];
+    for (let c = max; c > 0 && out.length < SHORTLIST; c--) {
+      const level = levels[c]!.sort((a, b) => a - b);
+      for (const i of level) {
+        if (out.length === SHORTLIST) break;
+        out.push(bucket.entries[i] as Entry);
+      }
+    }
+    if (byBucket === undefined) this.shortlists.set(view, (byBucket = new Map()));
+    byBucket.set(bucket, out);
+    return out;
   }
 }
 
