@@ -24,7 +24,7 @@ export function createReplayMatcher(exchanges: readonly Exchange[], opts: Replay
   if (semantic === false || semantic?.enabled === false) return createMatcher(exchanges, matcherOpts);
   const settings: SemanticOptions = { ...semantic };
   const index = new SemanticIndex(exchanges, { ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}), ...(matcherOpts.ignoreQuery ? { ignoreQuery: matcherOpts.ignoreQuery } : {}) });
-  if (eager === true) index.build();
+  if (eager === true) index.warm();
   return createMatcher(exchanges, {
     ...matcherOpts,
     stages: [normalisedStage(index), similarityStage(index, settings)],

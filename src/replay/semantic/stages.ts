@@ -48,6 +48,12 @@ interface Bucket {
   postings?: Map<string, number[]>;
   /** Scratch counters for `shortlist`, one per entry, all zero between lookups. */
   counts?: Uint32Array;
+  /** For a family: its one bucket when it has only one (same entries in the same order, so the same postings). */
+  sole?: Bucket | null;
+}
+
+function postingsOf(b: Bucket): Map<string, number[]> {
+  return (b.postings ??= b.sole ? postingsOf(b.sole) : buildPostings(b.entries));
 }
 
 /** The shared index both stages read: built on the first lookup, so a tape replayed exactly never pays for it. */
@@ -91,10 +97,17 @@ export class SemanticIndex {
       let f = this.families.get(family);
       if (f === undefined) this.families.set(family, (f = { entries: [], byNormalised: new Map() }));
       f.entries.push(entry);
+      f.sole = f.sole === undefined || f.sole === b ? b : null;
       const same = b.byNormalised.get(entry.normalised);
       if (same) same.push(entry);
       else b.byNormalised.set(entry.normalised, [entry]);
     }
+  }
+
+  /** Build everything now, word indexes of large buckets included, so that no lookup pays for building (replay start). */
+  warm(): void {
+    this.build();
+    for (const b of [...(this.buckets?.values() ?? []), ...(this.families?.values() ?? [])]) if (b.entries.length > SCAN_ALL) postingsOf(b);
   }
 
   viewOf(req: IncomingRequest): SemanticView | undefined {
@@ -146,7 +159,7 @@ export class SemanticIndex {
     let byBucket = this.shortlists.get(view);
     const known = byBucket?.get(bucket);
     if (known !== undefined) return known;
-    const postings = (bucket.postings ??= buildPostings(bucket.entries));
+    const postings = postingsOf(bucket);
     const lists = [...new Set(view.fields.flatMap((f) => f.info.words))]
       .map((w) => postings.get(w))
       .filter((p): p is number[] => p !== undefined)
