@@ -39,7 +39,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
         flushHeld();
         return true;
       }
-      const below = endpointBelowRoute(first.data, req.route, upstreamUrl(req.route, req.path, req.query));
+      const below = endpointBelowRoute(first.data, req.route, upstreamUrl(req.route, req.path, req.query, req.rawQuery));
       if (below === undefined) {
         flushHeld();
         return true;

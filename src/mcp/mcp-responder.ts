@@ -159,7 +159,7 @@ async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: Repla
 
 async function openLiveSession(req: ProxyRequest, initialize: Message | undefined): Promise<string | undefined> {
   if (initialize === undefined) return undefined;
-  const url = upstreamUrl(req.route, req.path, req.query);
+  const url = upstreamUrl(req.route, req.path, req.query, req.rawQuery);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initialize) });
   const sid = init.headers.get(SESSION_HEADER) ?? undefined;

@@ -37,7 +37,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
 
   let upstream: Dispatcher.ResponseData;
   try {
-    upstream = await request(upstreamUrl(req.route, req.path, req.query), {
+    upstream = await request(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
       method: req.method as Dispatcher.HttpMethod,
       headers: upstreamRequestHeaders(req.headers),
       body: sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,

@@ -55,6 +55,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         method: incoming.method ?? 'GET',
         path: resolved.path,
         query: q === -1 ? [] : [...new URLSearchParams(url.slice(q + 1))],
+        ...(q === -1 ? {} : { rawQuery: url.slice(q + 1) }),
         headers: headerMap(incoming.headers),
         body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
         get signal() {

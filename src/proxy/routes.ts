@@ -42,14 +42,16 @@ function upstreamBase(upstream: string): UpstreamBase {
   return base;
 }
 
-/** The upstream URL for a path below a route; an upstream with a path keeps it (`/mcp=http://h/mcp`: `/mcp` -> `http://h/mcp`). */
-export function upstreamUrl(route: Route, path: string, query: readonly [string, string][]): string {
+/**
+ * The upstream URL for a path below a route; an upstream with a path keeps it (`/mcp=http://h/mcp`: `/mcp` -> `http://h/mcp`).
+ * `rawQuery` is the query exactly as the client sent it (forwarded untouched, so signed or oddly encoded queries
+ * survive); without it the `query` pairs are encoded.
+ */
+export function upstreamUrl(route: Route, path: string, query: readonly [string, string][], rawQuery?: string): string {
   const base = upstreamBase(route.upstream);
   // `/mcp=http://h:1/mcp`: a request to exactly `/mcp` goes to `http://h:1/mcp`, `/mcp/x` to `http://h:1/mcp/x`.
   const fullPath = path === '/' && base.path !== '' ? base.path : base.path + path;
-  if (query.length === 0 && base.search === '') return base.origin + fullPath;
-  const qs = new URLSearchParams(base.search);
-  for (const [k, v] of query) qs.append(k, v);
-  const search = qs.toString();
+  const own = rawQuery ?? (query.length === 0 ? '' : new URLSearchParams(query as [string, string][]).toString());
+  const search = base.search === '' ? own : own === '' ? base.search : `${base.search}&${own}`;
   return base.origin + fullPath + (search === '' ? '' : `?${search}`);
 }

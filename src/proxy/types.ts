@@ -15,6 +15,8 @@ export interface ProxyRequest {
   /** Path below the route prefix, e.g. `/v1/chat/completions`. */
   path: string;
   query: [string, string][];
+  /** The query string exactly as received (without `?`), when there was one: what is forwarded upstream. */
+  rawQuery?: string;
   /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
   headers: HeaderMap;
   body: Buffer;

@@ -154,6 +154,14 @@ describe('record then replay with the official SDKs', () => {
       expect(r.length).toBe(String(r.bytes));
     }
   });
+
+  it('forwards the query string exactly as the client sent it', async () => {
+    const raw = 'b=x%20y&a=1+2&c=~z&d=%7E&e';
+    const rec = await startProxy({ mode: 'record', tape: 'query', dir, port: 0, routes: [{ prefix: '/openai', upstream: `${upstream.url}/base?route=1` }] });
+    await fetch(`${rec.url}/openai/v1/chat/completions?${raw}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }] }) });
+    await rec.close();
+    expect(upstream.requests.at(-1)?.url).toBe(`/base/v1/chat/completions?route=1&${raw}`);
+  });
 });
 
 describe('Gemini keys', () => {
