@@ -91,7 +91,7 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   const flush = (): void => {
     scheduled = undefined;
     if (batch.length === 0) return;
-    const lines = batch.length === 1 ? (batch[0] as string) : batch.join('');
+    const lines = batch.join('');
     const waiters = batchWaiters;
     batch = [];
     batchWaiters = [];
