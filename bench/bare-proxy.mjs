@@ -16,7 +16,12 @@ const server = createServer((req, res) => {
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k)) headers[k] = v;
     try {
-      const up = await request(upstream + req.url.slice(prefix.length), { method: req.method, headers, body: Buffer.concat(chunks), dispatcher });
+      const up = await request(upstream + req.url.slice(prefix.length), {
+        method: req.method,
+        headers,
+        body: Buffer.concat(chunks),
+        dispatcher,
+      });
       const out = {};
       for (const [k, v] of Object.entries(up.headers)) if (!HOP.has(k) || k === 'content-length') out[k] = v;
       res.writeHead(up.statusCode, out);

@@ -14,9 +14,20 @@ const LOOKUPS = Number(process.env.BENCH_MATCH_LOOKUPS ?? 2000);
 
 const TOPICS = ['billing', 'login', 'shipping', 'refund', 'password', 'invoice', 'delivery', 'account', 'upgrade', 'cancellation'];
 const SYSTEM = 'You are the support assistant of Acme. Answer in two sentences, cite the ticket, never invent order data.';
-const question = (i, verb = 'summarise') => `Please ${verb} support ticket ${i} about the ${TOPICS[i % TOPICS.length]} problem reported by customer ${i * 7}`;
-const body = (text) => ({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'system', content: SYSTEM }, { role: 'user', content: text }] });
-const incoming = (text) => ({ route: '/openai', request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } } });
+const question = (i, verb = 'summarise') =>
+  `Please ${verb} support ticket ${i} about the ${TOPICS[i % TOPICS.length]} problem reported by customer ${i * 7}`;
+const body = (text) => ({
+  model: 'gpt-4o-mini',
+  temperature: 0,
+  messages: [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: text },
+  ],
+});
+const incoming = (text) => ({
+  route: '/openai',
+  request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } },
+});
 
 function percentiles(samples) {
   samples.sort((a, b) => a - b);
@@ -31,13 +42,38 @@ async function measure(size) {
   const { createReplayMatcher } = await import('../dist/replay/pipeline.js');
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-bench-match-'));
   try {
-    const writer = await createTapeWriter({ dir, name: 'big', ifExists: 'overwrite', header: { mode: 'record', routes: [{ prefix: '/openai', upstream: 'http://127.0.0.1:1' }] } });
+    const writer = await createTapeWriter({
+      dir,
+      name: 'big',
+      ifExists: 'overwrite',
+      header: { mode: 'record', routes: [{ prefix: '/openai', upstream: 'http://127.0.0.1:1' }] },
+    });
     for (let i = 0; i < size; i++) {
       const text = question(i);
       void writer.append({
-        startedAt: new Date().toISOString(), offsetMs: i, transport: 'http', route: '/openai',
-        request: { method: 'POST', path: '/v1/chat/completions', query: [], headers: { 'content-type': 'application/json' }, body: { kind: 'json', json: body(text) } },
-        response: { status: 200, headers: { 'content-type': 'application/json' }, body: { kind: 'json', json: { id: `c${i}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `Ticket ${i}: resolved.` }, finish_reason: 'stop' }] } } },
+        startedAt: new Date().toISOString(),
+        offsetMs: i,
+        transport: 'http',
+        route: '/openai',
+        request: {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          query: [],
+          headers: { 'content-type': 'application/json' },
+          body: { kind: 'json', json: body(text) },
+        },
+        response: {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: {
+            kind: 'json',
+            json: {
+              id: `c${i}`,
+              object: 'chat.completion',
+              choices: [{ index: 0, message: { role: 'assistant', content: `Ticket ${i}: resolved.` }, finish_reason: 'stop' }],
+            },
+          },
+        },
         timing: { durationMs: 1 },
       });
     }
@@ -79,10 +115,15 @@ async function measure(size) {
 
 function runChild(size) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), String(size)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), String(size)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`matching bench for ${size} exited with ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`matching bench for ${size} exited with ${code}`)),
+    );
   });
 }
 
@@ -93,7 +134,8 @@ export async function run() {
   for (const size of SIZES) {
     const r = await runChild(size);
     console.log(
-      `${String(r.size).padStart(8)} ${ms(r.loadMs)}  ${ms(r.indexMs)} ${r.heapMb.toFixed(0).padStart(8)} | ${ms(r.exact.p50)} ${ms(r.exact.p99)} | ${ms(r.similar.p50)} ${ms(r.similar.p99)} | ${ms(r.miss.p50)} ${ms(r.miss.p99)}`,
+      `${String(r.size).padStart(8)} ${ms(r.loadMs)}  ${ms(r.indexMs)} ${r.heapMb.toFixed(0).padStart(8)} | ` +
+        `${ms(r.exact.p50)} ${ms(r.exact.p99)} | ${ms(r.similar.p50)} ${ms(r.similar.p99)} | ${ms(r.miss.p50)} ${ms(r.miss.p99)}`,
     );
   }
 }

@@ -23,7 +23,14 @@ const PROMPTS = 50; // distinct requests, cycled: replay answers each from its o
 
 const PROFILES = [
   { name: 'zero-work upstream', upstreamArgs: [], concurrency: 16, latencySamples: 1500, warmup: 200, floor: true },
-  { name: 'model-like upstream (20 ms to first byte, 2 ms between stream events)', upstreamArgs: ['20', '2'], concurrency: 64, latencySamples: 150, warmup: 20, floor: true },
+  {
+    name: 'model-like upstream (20 ms to first byte, 2 ms between stream events)',
+    upstreamArgs: ['20', '2'],
+    concurrency: 64,
+    latencySamples: 150,
+    warmup: 20,
+    floor: true,
+  },
 ];
 
 function start(args) {
@@ -33,7 +40,16 @@ function start(args) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ url: m[1], pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) });
+      if (m)
+        resolve({
+          url: m[1],
+          pid: child.pid,
+          stop: () =>
+            new Promise((r) => {
+              child.once('exit', r);
+              child.kill('SIGTERM');
+            }),
+        });
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
@@ -48,11 +64,24 @@ function cpuMs(pid) {
 }
 
 let STREAM = false;
-const body = (i) => JSON.stringify({ model: 'bench-model', stream: STREAM, messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?` }] });
+const body = (i) =>
+  JSON.stringify({
+    model: 'bench-model',
+    stream: STREAM,
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?` },
+    ],
+  });
 
 async function once(pool, pathPrefix, i) {
   const t0 = performance.now();
-  const res = await pool.request({ method: 'POST', path: `${pathPrefix}/v1/chat/completions`, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body: body(i) });
+  const res = await pool.request({
+    method: 'POST',
+    path: `${pathPrefix}/v1/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+    body: body(i),
+  });
   await res.body.text();
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
   return performance.now() - t0;
@@ -76,12 +105,14 @@ async function throughput(profile, server, prefix) {
   let i = 0;
   const cpu0 = cpuMs(server.pid);
   const until = performance.now() + DURATION_MS;
-  await Promise.all(Array.from({ length: profile.concurrency }, async () => {
-    while (performance.now() < until) {
-      await once(pool, prefix, i++);
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: profile.concurrency }, async () => {
+      while (performance.now() < until) {
+        await once(pool, prefix, i++);
+        done++;
+      }
+    }),
+  );
   const cpu1 = cpuMs(server.pid);
   await pool.close();
   return { rps: (done / DURATION_MS) * 1000, cpuUs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / done };
@@ -114,13 +145,19 @@ async function workload(profile, cli, dir, upstream, stream) {
   const straight = rows[0];
   for (const r of rows) {
     const cpu = r.name === 'straight' || r.cpuUs === undefined ? '-' : r.cpuUs.toFixed(0);
-    console.log(`${r.name.padEnd(11)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(9)}x   ${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(12)}   ${cpu.padStart(16)}`);
+    console.log(
+      `${r.name.padEnd(11)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(9)}x   ` +
+        `${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(12)}   ${cpu.padStart(16)}`,
+    );
   }
   const row = (n) => rows.find((r) => r.name === n);
   const [rec2, rep2, bare2] = [row('record'), row('replay'), row('bare proxy')];
   const verdict = (ok) => (ok ? 'met' : 'NOT met');
   const addedOk = rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1;
-  console.log(`targets: record >= 0.5x straight: ${verdict(rec2.rps / straight.rps >= 0.5)}; replay >= 1x straight: ${verdict(rep2.rps / straight.rps >= 1)}; added p50 < 1 ms: ${verdict(addedOk)}`);
+  console.log(
+    `targets: record >= 0.5x straight: ${verdict(rec2.rps / straight.rps >= 0.5)}; ` +
+      `replay >= 1x straight: ${verdict(rep2.rps / straight.rps >= 1)}; added p50 < 1 ms: ${verdict(addedOk)}`,
+  );
   if (bare2) {
     console.log(
       `floor: the bare proxy does ${(bare2.rps / straight.rps).toFixed(2)}x straight and adds ${(bare2.lat.p50 - straight.lat.p50).toFixed(3)} ms at p50; ` +
@@ -132,7 +169,9 @@ async function workload(profile, cli, dir, upstream, stream) {
 export async function run() {
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-bench-'));
   const cli = path.join(ROOT, 'dist/cli/main.js');
-  console.log('proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine');
+  console.log(
+    'proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine',
+  );
   try {
     for (const profile of PROFILES.filter((p) => !process.env.BENCH_PROFILE || p.name.startsWith(process.env.BENCH_PROFILE))) {
       const upstream = await start([path.join(ROOT, 'bench/upstream-server.mjs'), ...profile.upstreamArgs]);

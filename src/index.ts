@@ -15,7 +15,15 @@ export { TapedeckError, type ErrorCode } from './errors.js';
 export { detectLlmApi, describeLlm, requestSideLlm, providerErrorBody } from './providers/index.js';
 
 // --- replay: matching
-export { createMatcher, type Matcher, type MatcherOptions, type MatchOutcome, type MatchStage, type Candidate, type IncomingRequest } from './replay/matcher.js';
+export {
+  createMatcher,
+  type Matcher,
+  type MatcherOptions,
+  type MatchOutcome,
+  type MatchStage,
+  type Candidate,
+  type IncomingRequest,
+} from './replay/matcher.js';
 export { exactKey, canonicalBody, DEFAULT_IGNORED_FIELDS } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
 export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
@@ -35,7 +43,18 @@ export { describeMcp, STREAM_METHOD, RESPONSE_METHOD } from './providers/mcp.js'
 export { createMcpResponder, type McpResponderOptions } from './mcp/mcp-responder.js';
 export { recordStdio, type StdioRecordOptions } from './mcp/stdio-relay.js';
 export { replayStdio, type StdioReplayOptions } from './mcp/stdio-replay.js';
-export { loadSideEffects, createSideEffectPolicy, policyForTape, allowLiveFor, recordedTools, SideEffectsFileSchema, type SideEffectsFile, type SideEffectPolicy, type ToolAnnotations, type Verdict } from './replay/side-effects.js';
+export {
+  loadSideEffects,
+  createSideEffectPolicy,
+  policyForTape,
+  allowLiveFor,
+  recordedTools,
+  SideEffectsFileSchema,
+  type SideEffectsFile,
+  type SideEffectPolicy,
+  type ToolAnnotations,
+  type Verdict,
+} from './replay/side-effects.js';
 export { suggestSideEffects, suggestTool, renderSideEffectsFile } from './replay/side-effects-init.js';
 
 // --- inspect: list, timeline, step state, debrief, housekeeping
@@ -44,7 +63,19 @@ export { toSteps, stepOf, orderExchanges, type Step, type StepKind } from './ins
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { conversationOf, type ConversationMessage } from './inspect/conversation.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
-export { costOf, createCostFn, priceFor, priceTable, defaultPrices, modelCandidates, readPriceFile, ModelPriceSchema, PriceMapSchema, type ModelPrice, type PriceMap } from './inspect/cost.js';
+export {
+  costOf,
+  createCostFn,
+  priceFor,
+  priceTable,
+  defaultPrices,
+  modelCandidates,
+  readPriceFile,
+  ModelPriceSchema,
+  PriceMapSchema,
+  type ModelPrice,
+  type PriceMap,
+} from './inspect/cost.js';
 export { diffTapes, diffRuns, runOf, divergence, type RunDiff, type DiffOptions, type Run, type CompareStep } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';

@@ -11,7 +11,14 @@ export function createLogger(level: string = process.env.TAPEDECK_LOG ?? 'warn')
       name: 'tapedeck',
       level,
       redact: {
-        paths: ['headers.authorization', 'headers["x-api-key"]', 'headers.cookie', '*.headers.authorization', '*.headers["x-api-key"]', '*.headers.cookie'],
+        paths: [
+          'headers.authorization',
+          'headers["x-api-key"]',
+          'headers.cookie',
+          '*.headers.authorization',
+          '*.headers["x-api-key"]',
+          '*.headers.cookie',
+        ],
         censor: '[REDACTED]',
       },
     },

@@ -8,7 +8,11 @@ import { readTape } from '../src/tape/tape-reader.js';
 it('npm run demo records, replays with the upstream stopped, and finds the answers identical', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-demo-'));
   try {
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/demo/run-demo.ts'], { cwd: path.resolve(import.meta.dirname, '..'), env: { ...process.env, TAPEDECK_DIR: dir }, encoding: 'utf8' });
+    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/demo/run-demo.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: { ...process.env, TAPEDECK_DIR: dir },
+      encoding: 'utf8',
+    });
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
     expect(res.stdout).toContain('✓ replay matches the recording: 3 answers identical');

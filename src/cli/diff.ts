@@ -19,11 +19,18 @@ export const diffCommand: Command = {
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
   ].join('\n'),
-  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, 'fail-on-divergence': { type: 'boolean' }, 'min-score': { type: 'string' } },
+  options: {
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    json: { type: 'boolean' },
+    'fail-on-divergence': { type: 'boolean' },
+    'min-score': { type: 'string' },
+  },
   allowPositionals: true,
   async run(ctx) {
     const [nameA, nameB, ...extra] = ctx.positionals;
-    if (nameA === undefined || nameB === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
+    if (nameA === undefined || nameB === undefined || extra.length > 0)
+      throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
     validateTapeName(nameA);
     validateTapeName(nameB);
     const minScoreFlag = stringValue(ctx.values, 'min-score');
@@ -38,11 +45,22 @@ export const diffCommand: Command = {
     const diff = diffRuns(a, b, { costOf });
 
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
-    else ctx.stdout.write(renderDiff(a, b, diff, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env)).map((l) => l + '\n').join(''));
-    for (const [run, name] of [[a, nameA], [b, nameB]] as const) for (const p of run.tape.problems) ctx.stderr.write(`tapedeck diff: ${name}: line ${p.line}: ${p.message}\n`);
+    else
+      ctx.stdout.write(
+        renderDiff(a, b, diff, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env))
+          .map((l) => l + '\n')
+          .join(''),
+      );
+    for (const [run, name] of [
+      [a, nameA],
+      [b, nameB],
+    ] as const)
+      for (const p of run.tape.problems) ctx.stderr.write(`tapedeck diff: ${name}: line ${p.line}: ${p.message}\n`);
 
     if (ctx.values['fail-on-divergence'] === true && !diff.identical) {
-      ctx.stderr.write(`tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at step ${diff.firstDivergence.step}: ${diff.firstDivergence.reason}` : ''}\n`);
+      ctx.stderr.write(
+        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at step ${diff.firstDivergence.step}: ${diff.firstDivergence.reason}` : ''}\n`,
+      );
       return 1;
     }
     if (minScore !== undefined && diff.score < minScore) {

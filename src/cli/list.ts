@@ -7,7 +7,11 @@ import { stringValue, type Command } from './command.js';
 export const listCommand: Command = {
   name: 'list',
   summary: 'list every tape with its calls, tokens, cost, duration (and how replay tapes were served)',
-  usage: ['tapedeck list [--dir DIR] [--json]', '', '  --json   print an array of objects (name, createdAt, exchanges, llmCalls, toolCalls, tokens, cost, ...)'].join('\n'),
+  usage: [
+    'tapedeck list [--dir DIR] [--json]',
+    '',
+    '  --json   print an array of objects (name, createdAt, exchanges, llmCalls, toolCalls, tokens, cost, ...)',
+  ].join('\n'),
   options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
   async run(ctx) {
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
@@ -36,13 +40,27 @@ export const listCommand: Command = {
 };
 
 function summaryLines(s: TapeSummary, width: number): string[] {
-  const cost = s.cost === null ? 'cost -' : `${formatCost(s.cost)}${s.costedCalls < s.llmCalls ? ` (${s.costedCalls}/${s.llmCalls} priced)` : ''}`;
-  const facts = [`${s.exchanges} exchanges`, `${s.llmCalls} LLM`, `${s.toolCalls} tool`, `${s.tokens.total} tok`, cost, formatMs(s.durationMs)];
+  const cost =
+    s.cost === null ? 'cost -' : `${formatCost(s.cost)}${s.costedCalls < s.llmCalls ? ` (${s.costedCalls}/${s.llmCalls} priced)` : ''}`;
+  const facts = [
+    `${s.exchanges} exchanges`,
+    `${s.llmCalls} LLM`,
+    `${s.toolCalls} tool`,
+    `${s.tokens.total} tok`,
+    cost,
+    formatMs(s.durationMs),
+  ];
   if (s.errors > 0) facts.push(`${s.errors} error(s)`);
   const lines = [fit(`${s.name}  ${s.createdAt.replace('T', ' ').slice(0, 19)}`, width), fit(`    ${facts.join(' · ')}`, width)];
   if (s.matches) {
     const m = s.matches;
-    lines.push(fit(`    replay of ${s.replayOf?.tape ?? '?'} (on-miss ${s.replayOf?.onMiss ?? '?'}): exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}`, width));
+    lines.push(
+      fit(
+        `    replay of ${s.replayOf?.tape ?? '?'} (on-miss ${s.replayOf?.onMiss ?? '?'}): ` +
+          `exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}`,
+        width,
+      ),
+    );
   }
   return lines;
 }

@@ -37,11 +37,17 @@ export async function main(argv: string[]): Promise<number> {
   // `--step -1`: parseArgs refuses a negative number as a separate value; join it to its flag.
   for (let i = 0; i < own.length - 1; i++) {
     const flag = own[i] as string;
-    if (/^--[\w-]+$/.test(flag) && command.options[flag.slice(2)]?.type === 'string' && /^-\d+$/.test(own[i + 1] as string)) own.splice(i, 2, `${flag}=${own[i + 1]}`);
+    if (/^--[\w-]+$/.test(flag) && command.options[flag.slice(2)]?.type === 'string' && /^-\d+$/.test(own[i + 1] as string))
+      own.splice(i, 2, `${flag}=${own[i + 1]}`);
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: own, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: command.allowPositionals ?? false });
+    parsed = parseArgs({
+      args: own,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: command.allowPositionals ?? false,
+    });
   } catch (err) {
     process.stderr.write(`tapedeck ${name}: ${(err as Error).message.split('\n')[0]}\n`);
     return 2;
@@ -51,7 +57,14 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    return await command.run({ values: parsed.values, positionals: parsed.positionals, rest, stdout: process.stdout, stderr: process.stderr, env: process.env });
+    return await command.run({
+      values: parsed.values,
+      positionals: parsed.positionals,
+      rest,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
   } catch (err) {
     if (isTapedeckError(err)) {
       process.stderr.write(`tapedeck ${name}: ${err.message}\n`);

@@ -15,7 +15,7 @@ import { parseOnMiss } from './replay.js';
 
 export const mcpStdioCommand: Command = {
   name: 'mcp-stdio',
-  summary: 'record or replay an MCP server that speaks stdio (put this in the agent\'s MCP config instead of the server)',
+  summary: "record or replay an MCP server that speaks stdio (put this in the agent's MCP config instead of the server)",
   usage: [
     'tapedeck mcp-stdio --tape NAME [--dir DIR] --mode record|replay [--name NAME] [--side-effects FILE]',
     '                   [--on-miss strict|lenient|live] [--save-as NAME] [--overwrite | --append] -- COMMAND ARGS...',
@@ -29,7 +29,7 @@ export const mcpStdioCommand: Command = {
     '                    live: forward safe requests to the real server (started on first need)',
     '  --save-as NAME    replay tape name (default NAME.replay-TIMESTAMP)',
     '  --overwrite/--append  when recording to a tape that exists',
-    'stdout carries JSON-RPC only; tapedeck\'s own messages go to stderr.',
+    "stdout carries JSON-RPC only; tapedeck's own messages go to stderr.",
   ].join('\n'),
   options: {
     tape: { type: 'string', short: 't' },
@@ -49,9 +49,14 @@ export const mcpStdioCommand: Command = {
     if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
     validateTapeName(tape);
     const mode = stringValue(ctx.values, 'mode');
-    if (mode !== 'record' && mode !== 'replay') throw new TapedeckError('BAD_ARGS', `--mode must be record or replay (got ${mode === undefined ? 'nothing' : `"${mode}"`})`);
+    if (mode !== 'record' && mode !== 'replay')
+      throw new TapedeckError('BAD_ARGS', `--mode must be record or replay (got ${mode === undefined ? 'nothing' : `"${mode}"`})`);
     const [command, ...args] = ctx.rest;
-    if (command === undefined && mode === 'record') throw new TapedeckError('BAD_ARGS', 'give the server command after --, e.g. tapedeck mcp-stdio --tape t --mode record -- npx -y @modelcontextprotocol/server-filesystem /tmp');
+    if (command === undefined && mode === 'record')
+      throw new TapedeckError(
+        'BAD_ARGS',
+        'give the server command after --, e.g. tapedeck mcp-stdio --tape t --mode record -- npx -y @modelcontextprotocol/server-filesystem /tmp',
+      );
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     if (onMiss === 'live' && command === undefined) throw new TapedeckError('BAD_ARGS', '--on-miss live needs the server command after --');
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
@@ -61,7 +66,8 @@ export const mcpStdioCommand: Command = {
     const file = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
 
     if (mode === 'record') {
-      if (ctx.values.overwrite === true && ctx.values.append === true) throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
+      if (ctx.values.overwrite === true && ctx.values.append === true)
+        throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
       const name = stringValue(ctx.values, 'name') ?? defaultServerName(command as string, args);
       const writer = await createTapeWriter({
         dir: config.dir,
@@ -71,7 +77,17 @@ export const mcpStdioCommand: Command = {
         header: { mode: 'record', routes: [] },
       });
       ctx.stderr.write(`tapedeck: recording stdio server ${name} to ${writer.path}\n`);
-      const code = await recordStdio({ command: command as string, args, name, writer, stdin: process.stdin, stdout: ctx.stdout, stderr: ctx.stderr, log, env: ctx.env });
+      const code = await recordStdio({
+        command: command as string,
+        args,
+        name,
+        writer,
+        stdin: process.stdin,
+        stdout: ctx.stdout,
+        stderr: ctx.stderr,
+        log,
+        env: ctx.env,
+      });
       await writer.close();
       // The server is gone: stop reading the client so the process can exit and the client sees stdout close.
       process.stdin.destroy();
@@ -85,17 +101,31 @@ export const mcpStdioCommand: Command = {
     if (name === undefined || !stdioRoutes.includes(name)) {
       // A tape with a single stdio server needs no name: the server's install path may have moved since recording.
       if (stdioRoutes.length === 1 && stringValue(ctx.values, 'name') === undefined) name = stdioRoutes[0] as string;
-      else throw new TapedeckError('BAD_ARGS', `tape "${tape}" has no stdio server ${name ?? '(no --name given)'}; it has: ${stdioRoutes.join(', ') || 'none'} (pick one with --name)`);
+      else
+        throw new TapedeckError(
+          'BAD_ARGS',
+          `tape "${tape}" has no stdio server ${name ?? '(no --name given)'}; it has: ${stdioRoutes.join(', ') || 'none'} (pick one with --name)`,
+        );
     }
     const saveAs = stringValue(ctx.values, 'save-as') ?? `${tape}.replay-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     validateTapeName(saveAs);
     if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
-    const out = await createTapeWriter({ dir: config.dir, name: saveAs, ifExists: 'overwrite', redact: config.redact, header: { mode: 'replay', routes: [], replayOf: { tape, onMiss } } });
+    const out = await createTapeWriter({
+      dir: config.dir,
+      name: saveAs,
+      ifExists: 'overwrite',
+      redact: config.redact,
+      header: { mode: 'replay', routes: [], replayOf: { tape, onMiss } },
+    });
     ctx.stderr.write(`tapedeck: replaying stdio server ${name} from "${tape}" (on-miss ${onMiss}); saving this run as "${saveAs}"\n`);
     const code = await replayStdio({
       tape: loaded,
       name,
-      matcher: createReplayMatcher(loaded.exchanges, { ignoreFields: config.match.ignoreFields, whenExhausted: config.match.whenExhausted, semantic: config.match.semantic }),
+      matcher: createReplayMatcher(loaded.exchanges, {
+        ignoreFields: config.match.ignoreFields,
+        whenExhausted: config.match.whenExhausted,
+        semantic: config.match.semantic,
+      }),
       policy: policyForTape(loaded.exchanges, file),
       onMiss,
       out,

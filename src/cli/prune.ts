@@ -6,8 +6,19 @@ import { stringValue, type Command } from './command.js';
 export const pruneCommand: Command = {
   name: 'prune',
   summary: 'delete tapes created longer ago than a given age',
-  usage: ['tapedeck prune --older-than AGE [--dir DIR] [--dry-run] [--json]', '', '  --older-than AGE   e.g. 30d, 12h, 90m, 45s (age from the tape header createdAt)', '  --dry-run          list what would be removed, remove nothing'].join('\n'),
-  options: { dir: { type: 'string' }, config: { type: 'string' }, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+  usage: [
+    'tapedeck prune --older-than AGE [--dir DIR] [--dry-run] [--json]',
+    '',
+    '  --older-than AGE   e.g. 30d, 12h, 90m, 45s (age from the tape header createdAt)',
+    '  --dry-run          list what would be removed, remove nothing',
+  ].join('\n'),
+  options: {
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    'older-than': { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
   async run(ctx) {
     const age = stringValue(ctx.values, 'older-than');
     if (age === undefined) throw new TapedeckError('BAD_ARGS', '--older-than AGE is required (e.g. 30d)');

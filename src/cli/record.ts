@@ -24,7 +24,8 @@ export const recordCommand: Command = {
   async run(ctx) {
     const settings = serveSettings(ctx);
     const { log } = settings;
-    if (ctx.values.overwrite === true && ctx.values.append === true) throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
+    if (ctx.values.overwrite === true && ctx.values.append === true)
+      throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
     const proxy = await startProxy({
       ...proxyBase(settings),
       mode: 'record',

@@ -22,7 +22,7 @@ export const replayCommand: Command = {
     '                [--llm tape|live [--model M] [--system-prompt TEXT|@FILE] [--temperature T] [--max-tokens N]]',
     '',
     '  --tape NAME         tape to replay',
-    '  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider\'s shape',
+    "  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider's shape",
     '                      lenient: the same error, marked lenient (x-tapedeck-lenient), for agents that carry on',
     '                      live: forward it to the real upstream and record it on the replay tape',
     '  --save-as NAME      name of the replay tape (default NAME.replay-TIMESTAMP, printed at start)',
@@ -39,8 +39,20 @@ export const replayCommand: Command = {
     '  --max-tokens N      with --llm live: output token limit',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
-  options: { ...SERVE_OPTIONS, 'on-miss': { type: 'string' }, 'save-as': { type: 'string' }, timing: { type: 'string' }, 'side-effects': { type: 'string' }, 'exact-only': { type: 'boolean' }, threshold: { type: 'string' },
-    llm: { type: 'string' }, model: { type: 'string' }, 'system-prompt': { type: 'string' }, temperature: { type: 'string' }, 'max-tokens': { type: 'string' } },
+  options: {
+    ...SERVE_OPTIONS,
+    'on-miss': { type: 'string' },
+    'save-as': { type: 'string' },
+    timing: { type: 'string' },
+    'side-effects': { type: 'string' },
+    'exact-only': { type: 'boolean' },
+    threshold: { type: 'string' },
+    llm: { type: 'string' },
+    model: { type: 'string' },
+    'system-prompt': { type: 'string' },
+    temperature: { type: 'string' },
+    'max-tokens': { type: 'string' },
+  },
   async run(ctx) {
     const settings = serveSettings(ctx);
     const { tape, config, log } = settings;
@@ -80,7 +92,9 @@ export const replayCommand: Command = {
     for (const line of formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides }))) ctx.stderr.write(`tapedeck: ${line}\n`);
     const problems = proxy.source?.problems ?? [];
     for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);
-    ctx.stderr.write(`tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`);
+    ctx.stderr.write(
+      `tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`,
+    );
     return serveUntilSignal(proxy, ctx, log);
   },
 };
@@ -112,8 +126,14 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): LlmO
   const system = stringValue(values, 'system-prompt');
   const temperature = stringValue(values, 'temperature');
   const maxTokens = stringValue(values, 'max-tokens');
-  const given = [model && '--model', system !== undefined && '--system-prompt', temperature && '--temperature', maxTokens && '--max-tokens'].filter(Boolean);
-  if (given.length > 0 && llm !== 'live') throw new TapedeckError('BAD_ARGS', `${given.join(', ')} need --llm live (the default replays the model's answers from the tape)`);
+  const given = [
+    model && '--model',
+    system !== undefined && '--system-prompt',
+    temperature && '--temperature',
+    maxTokens && '--max-tokens',
+  ].filter(Boolean);
+  if (given.length > 0 && llm !== 'live')
+    throw new TapedeckError('BAD_ARGS', `${given.join(', ')} need --llm live (the default replays the model's answers from the tape)`);
   if (model !== undefined) {
     if (model.trim() === '') throw new TapedeckError('BAD_ARGS', '--model needs a model name');
     o.model = model;
@@ -121,11 +141,13 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): LlmO
   if (system !== undefined) o.systemPrompt = system.startsWith('@') ? readPromptFile(system.slice(1)) : system;
   if (temperature !== undefined) {
     const t = Number(temperature);
-    if (temperature.trim() === '' || !Number.isFinite(t) || t < 0 || t > 2) throw new TapedeckError('BAD_ARGS', `--temperature must be a number from 0 to 2 (got "${temperature}")`);
+    if (temperature.trim() === '' || !Number.isFinite(t) || t < 0 || t > 2)
+      throw new TapedeckError('BAD_ARGS', `--temperature must be a number from 0 to 2 (got "${temperature}")`);
     o.temperature = t;
   }
   if (maxTokens !== undefined) {
-    if (!/^\d+$/.test(maxTokens) || Number(maxTokens) < 1) throw new TapedeckError('BAD_ARGS', `--max-tokens must be a positive whole number (got "${maxTokens}")`);
+    if (!/^\d+$/.test(maxTokens) || Number(maxTokens) < 1)
+      throw new TapedeckError('BAD_ARGS', `--max-tokens must be a positive whole number (got "${maxTokens}")`);
     o.maxTokens = Number(maxTokens);
   }
   return o;
@@ -135,13 +157,17 @@ function readPromptFile(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {
-    throw new TapedeckError('BAD_ARGS', `--system-prompt @${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `--system-prompt @${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }
 
 export function parseThreshold(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new TapedeckError('BAD_ARGS', `--threshold must be a number from 0 to 1 (got "${value}")`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new TapedeckError('BAD_ARGS', `--threshold must be a number from 0 to 1 (got "${value}")`);
   return n;
 }

@@ -33,11 +33,16 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
   let port: number | undefined;
   if (portText !== undefined) {
     port = Number(portText);
-    if (!/^\d+$/.test(portText) || port > 65535) throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
+    if (!/^\d+$/.test(portText) || port > 65535)
+      throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
   }
   const file = stringValue(ctx.values, 'config');
   const flags = stringList(ctx.values, 'route');
-  const config = loadConfig(file, { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: flags }, ctx.env);
+  const config = loadConfig(
+    file,
+    { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: flags },
+    ctx.env,
+  );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
   return { tape, config, log, routeSources: routeSources(file, flags) };
 }
@@ -45,7 +50,15 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
 export { routesOf };
 
 /** The startProxy options every serving command shares, from the resolved settings. */
-export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'config' | 'log'>): { tape: string; dir: string; host: string; port: number; routes: ReturnType<typeof routesOf>; redact: Config['redact']; log: Logger } {
+export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'config' | 'log'>): {
+  tape: string;
+  dir: string;
+  host: string;
+  port: number;
+  routes: ReturnType<typeof routesOf>;
+  redact: Config['redact'];
+  log: Logger;
+} {
   return { tape, dir: config.dir, host: config.host, port: config.port, routes: routesOf(config), redact: config.redact, log };
 }
 

@@ -17,11 +17,19 @@ export const showCommand: Command = {
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
   ].join('\n'),
-  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, step: { type: 'string' }, errors: { type: 'boolean' }, debrief: { type: 'boolean' } },
+  options: {
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    json: { type: 'boolean' },
+    step: { type: 'string' },
+    errors: { type: 'boolean' },
+    debrief: { type: 'boolean' },
+  },
   allowPositionals: true,
   async run(ctx) {
     const [name, ...extra] = ctx.positionals;
-    if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
+    if (name === undefined || extra.length > 0)
+      throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
     validateTapeName(name);
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
@@ -37,7 +45,8 @@ export const showCommand: Command = {
     };
 
     if (stepFlag !== undefined) {
-      if (!/^-?\d+$/.test(stepFlag)) throw new TapedeckError('BAD_ARGS', `--step needs an integer (negative counts from the end), got "${stepFlag}"`);
+      if (!/^-?\d+$/.test(stepFlag))
+        throw new TapedeckError('BAD_ARGS', `--step needs an integer (negative counts from the end), got "${stepFlag}"`);
       const state = stepState(steps, Number(stepFlag));
       if (json) ctx.stdout.write(JSON.stringify({ ...state, step: timelineRow(state.step) }, null, 2) + '\n');
       else print(renderStepState(state, width, style));
@@ -46,9 +55,19 @@ export const showCommand: Command = {
     }
     if (ctx.values.errors === true) {
       const failing = failingSteps(steps).map((s) => stepState(steps, s.index));
-      if (json) ctx.stdout.write(JSON.stringify(failing.map((st) => ({ ...st, step: timelineRow(st.step) })), null, 2) + '\n');
+      if (json)
+        ctx.stdout.write(
+          JSON.stringify(
+            failing.map((st) => ({ ...st, step: timelineRow(st.step) })),
+            null,
+            2,
+          ) + '\n',
+        );
       else if (failing.length === 0) print([`${name}: no failing or blocked steps (${steps.length} steps)`]);
-      else failing.forEach((st, i) => print([...(i > 0 ? ['', style.dim('─'.repeat(Math.min(width, 60)))] : []), ...renderStepState(st, width, style)]));
+      else
+        failing.forEach((st, i) =>
+          print([...(i > 0 ? ['', style.dim('─'.repeat(Math.min(width, 60)))] : []), ...renderStepState(st, width, style)]),
+        );
       problems();
       return 0;
     }
@@ -60,12 +79,16 @@ export const showCommand: Command = {
       return 0;
     }
     if (json) {
-      ctx.stdout.write(JSON.stringify({ name, header: tape.header, steps: steps.map((s) => timelineRow(s)), problems: tape.problems }, null, 2) + '\n');
+      ctx.stdout.write(
+        JSON.stringify({ name, header: tape.header, steps: steps.map((s) => timelineRow(s)), problems: tape.problems }, null, 2) + '\n',
+      );
       return 0;
     }
     const h = tape.header;
     print([
-      style.bold(fit(`${name} · ${h.mode}${h.replayOf ? ` of ${h.replayOf.tape}` : ''} · created ${h.createdAt} · ${steps.length} steps`, width)),
+      style.bold(
+        fit(`${name} · ${h.mode}${h.replayOf ? ` of ${h.replayOf.tape}` : ''} · created ${h.createdAt} · ${steps.length} steps`, width),
+      ),
       ...renderTimeline(steps, width, style),
     ]);
     problems();

@@ -18,11 +18,21 @@ export const sideEffectsCommand: Command = {
     'Suggestions come from MCP tool annotations first, then name and description keywords; each line says why.',
     'The file is written with done: false: review it, then set done: true (tapedeck replay --side-effects FILE).',
   ].join('\n'),
-  options: { tape: { type: 'string', short: 't' }, out: { type: 'string', short: 'o' }, dir: { type: 'string' }, config: { type: 'string' }, force: { type: 'boolean' } },
+  options: {
+    tape: { type: 'string', short: 't' },
+    out: { type: 'string', short: 'o' },
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    force: { type: 'boolean' },
+  },
   allowPositionals: true,
   async run(ctx) {
     const [sub, ...extra] = ctx.positionals;
-    if (sub !== 'init' || extra.length > 0) throw new TapedeckError('BAD_ARGS', `usage: tapedeck side-effects init --tape NAME [--out FILE]${sub !== undefined && sub !== 'init' ? ` (unknown subcommand "${sub}")` : ''}`);
+    if (sub !== 'init' || extra.length > 0)
+      throw new TapedeckError(
+        'BAD_ARGS',
+        `usage: tapedeck side-effects init --tape NAME [--out FILE]${sub !== undefined && sub !== 'init' ? ` (unknown subcommand "${sub}")` : ''}`,
+      );
     const tape = stringValue(ctx.values, 'tape');
     if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
     validateTapeName(tape);
@@ -35,10 +45,14 @@ export const sideEffectsCommand: Command = {
       ctx.stdout.write(text);
       return 0;
     }
-    if (existsSync(out) && ctx.values.force !== true) throw new TapedeckError('BAD_ARGS', `${out} exists: pass --force to overwrite it, or --out another file`);
+    if (existsSync(out) && ctx.values.force !== true)
+      throw new TapedeckError('BAD_ARGS', `${out} exists: pass --force to overwrite it, or --out another file`);
     writeFileSync(out, text);
     const effects = suggestions.tools.filter((t) => !t.safe).length;
-    ctx.stderr.write(`tapedeck: wrote ${out}: ${suggestions.tools.length} tool(s), ${effects} suggested as side effects, ${suggestions.http.length} HTTP route(s); review it, then set done: true\n`);
+    ctx.stderr.write(
+      `tapedeck: wrote ${out}: ${suggestions.tools.length} tool(s), ${effects} suggested as side effects, ` +
+        `${suggestions.http.length} HTTP route(s); review it, then set done: true\n`,
+    );
     return 0;
   },
 };

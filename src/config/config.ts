@@ -20,7 +20,10 @@ export const SemanticSchema = z
     routes: z.record(z.string(), Threshold).default({}),
     tools: z.record(z.string(), Threshold).default({}),
     /** Embedding similarity through an OpenAI-compatible endpoint (off unless set). */
-    embeddings: z.object({ url: z.string().url(), model: z.string().min(1), apiKeyEnv: z.string().optional(), threshold: Threshold.optional() }).strict().optional(),
+    embeddings: z
+      .object({ url: z.string().url(), model: z.string().min(1), apiKeyEnv: z.string().optional(), threshold: Threshold.optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -30,7 +33,10 @@ export const ConfigSchema = z
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8787),
     routes: RoutesSchema.default({}),
-    redact: z.object({ headers: z.array(z.string()).default([]), query: z.array(z.string()).default([]) }).strict().default({ headers: [], query: [] }),
+    redact: z
+      .object({ headers: z.array(z.string()).default([]), query: z.array(z.string()).default([]) })
+      .strict()
+      .default({ headers: [], query: [] }),
     match: z
       .object({
         ignoreFields: z.array(z.string()).default(['jsonrpc:id', 'params._meta', '_meta']),
@@ -66,7 +72,10 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   const parsed = ConfigSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new TapedeckError('BAD_CONFIG', `bad config${file ? ` in ${file}` : ''}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `bad config${file ? ` in ${file}` : ''}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
+    );
   }
   const config = parsed.data;
   if (env.TAPEDECK_DIR) config.dir = env.TAPEDECK_DIR;
@@ -86,7 +95,8 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
  * against it), while routes the user names now win over the tape.
  */
 export function routeSources(file: string | undefined, flags: readonly string[] = []): { defaults: Route[]; chosen: Route[] } {
-  const toRoutes = (r: unknown): Route[] => Object.entries(RoutesSchema.catch({}).parse(r ?? {})).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
+  const toRoutes = (r: unknown): Route[] =>
+    Object.entries(RoutesSchema.catch({}).parse(r ?? {})).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
   const defaults = toRoutes(readConfigFile(DEFAULT_FILE).routes);
   const chosen = new Map((file === undefined ? [] : toRoutes(readConfigFile(file).routes)).map((r) => [r.prefix, r] as const));
   for (const f of flags) {
@@ -130,15 +140,22 @@ function readConfigFile(file: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   let value: unknown;
   try {
     value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `config file ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `config file ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new TapedeckError('BAD_CONFIG', `config file ${file} must hold a mapping of settings`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new TapedeckError('BAD_CONFIG', `config file ${file} must hold a mapping of settings`);
   return value as Record<string, unknown>;
 }

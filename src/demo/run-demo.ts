@@ -9,16 +9,32 @@ import { diffTapes } from '../inspect/diff.js';
 import { loadTape, readTape } from '../tape/tape-reader.js';
 import { startScriptedLlm } from './scripted-llm.js';
 
-type Message = { role: string; content: string | null; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string };
+type Message = {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+};
 
 /** A tiny agent: plain HTTP, as any language would do it. Returns a transcript of what it saw. */
 async function agent(baseUrl: string): Promise<string[]> {
   const transcript: string[] = [];
   const call = async (body: Record<string, unknown>): Promise<Response> =>
-    fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-demo-not-a-real-key' }, body: JSON.stringify({ model: 'demo-model', ...body }) });
+    fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-demo-not-a-real-key' },
+      body: JSON.stringify({ model: 'demo-model', ...body }),
+    });
 
   const messages: Message[] = [{ role: 'user', content: 'What is the weather in Lisbon?' }];
-  const first = (await (await call({ messages, tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }] })).json()) as { choices: { message: Message }[] };
+  const first = (await (
+    await call({
+      messages,
+      tools: [
+        { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      ],
+    })
+  ).json()) as { choices: { message: Message }[] };
   const reply = first.choices[0]!.message;
   const toolCall = reply.tool_calls?.[0];
   transcript.push(`model asks for tool ${toolCall?.function.name}(${toolCall?.function.arguments})`);
@@ -34,7 +50,9 @@ async function agent(baseUrl: string): Promise<string[]> {
     .join('');
   transcript.push(`model answers (streamed): ${parts}`);
 
-  const plain = (await (await call({ messages: [{ role: 'user', content: 'What is six times seven?' }] })).json()) as { choices: { message: Message }[] };
+  const plain = (await (await call({ messages: [{ role: 'user', content: 'What is six times seven?' }] })).json()) as {
+    choices: { message: Message }[];
+  };
   transcript.push(`model answers: ${plain.choices[0]!.message.content}`);
   return transcript;
 }
@@ -45,7 +63,14 @@ async function main(): Promise<number> {
 
   const llm = await startScriptedLlm();
   say(`1. scripted LLM upstream listening on ${llm.url}`);
-  const recorder = await startProxy({ mode: 'record', tape: 'demo', dir, port: 0, routes: [{ prefix: '/llm', upstream: llm.url }], ifExists: 'overwrite' });
+  const recorder = await startProxy({
+    mode: 'record',
+    tape: 'demo',
+    dir,
+    port: 0,
+    routes: [{ prefix: '/llm', upstream: llm.url }],
+    ifExists: 'overwrite',
+  });
   say(`2. tapedeck record on ${recorder.url}, agent base URL ${recorder.url}/llm/v1`);
   const live = await agent(`${recorder.url}/llm`);
   await recorder.close();
@@ -63,11 +88,19 @@ async function main(): Promise<number> {
   for (const line of replayed) say(`   replay: ${line}`);
 
   const diff = diffTapes(await loadTape(dir, 'demo'), await loadTape(dir, 'demo-replay'));
-  say(`5. tapedeck diff demo demo-replay: ${diff.identical ? 'identical' : 'differs'}, score ${diff.score.toFixed(2)}, ${diff.toolSequenceDiff.length} tool-sequence edit(s)`);
+  say(
+    `5. tapedeck diff demo demo-replay: ${diff.identical ? 'identical' : 'differs'}, score ${diff.score.toFixed(2)}, ` +
+      `${diff.toolSequenceDiff.length} tool-sequence edit(s)`,
+  );
 
   const same = JSON.stringify(live) === JSON.stringify(replayed) && diff.identical;
   say('');
-  say(same ? `✓ replay matches the recording: ${live.length} answers identical, served from the tape with the upstream stopped (it had answered ${hitsWhileRecording} requests while recording)` : '✗ replay differs from the recording');
+  say(
+    same
+      ? `✓ replay matches the recording: ${live.length} answers identical, served from the tape with the upstream stopped ` +
+          `(it had answered ${hitsWhileRecording} requests while recording)`
+      : '✗ replay differs from the recording',
+  );
   say(`  tapes: ${path.relative(process.cwd(), recorder.writer.path)} and ${path.relative(process.cwd(), replayer.writer.path)}`);
   return same ? 0 : 1;
 }

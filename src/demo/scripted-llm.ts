@@ -40,7 +40,9 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatBody;
       } catch {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'invalid JSON', type: 'invalid_request_error' } }));
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'invalid JSON', type: 'invalid_request_error' } }));
         return;
       }
       const reply = script(body);
@@ -49,12 +51,27 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       usage.prompt_tokens = Math.round(usage.prompt_tokens);
       usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
       const message = reply.tool
-        ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }] }
+        ? {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_weather_1', type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } },
+            ],
+          }
         : { role: 'assistant', content: reply.text };
       const finish = reply.tool ? 'tool_calls' : 'stop';
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion', created: 1_700_000_000, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+        res.end(
+          JSON.stringify({
+            id: 'chatcmpl-demo',
+            object: 'chat.completion',
+            created: 1_700_000_000,
+            model,
+            choices: [{ index: 0, message, finish_reason: finish }],
+            usage,
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -100,7 +117,8 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
 function script(body: ChatBody): { text?: string; tool?: { name: string; args: Record<string, unknown> } } {
   const messages = body.messages ?? [];
   const last = messages.at(-1);
-  if (last?.role === 'tool') return { text: `Pack an umbrella: it is ${JSON.parse(last.content ?? '{}').forecast ?? 'unclear'} in Lisbon today.` };
+  if (last?.role === 'tool')
+    return { text: `Pack an umbrella: it is ${JSON.parse(last.content ?? '{}').forecast ?? 'unclear'} in Lisbon today.` };
   const question = last?.content ?? '';
   if (/weather/i.test(question)) return { tool: { name: 'get_weather', args: { city: 'Lisbon' } } };
   return { text: `You asked: "${question}". The answer is 42.` };

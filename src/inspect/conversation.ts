@@ -67,7 +67,8 @@ function messageOf(m: unknown, out: ConversationMessage[]): void {
   }
   if (Array.isArray(m.tool_calls)) {
     for (const c of m.tool_calls) {
-      if (isObj(c) && isObj(c.function) && typeof c.function.name === 'string') calls.push({ id: str(c.id), name: c.function.name, arguments: parseArgs(c.function.arguments) });
+      if (isObj(c) && isObj(c.function) && typeof c.function.name === 'string')
+        calls.push({ id: str(c.id), name: c.function.name, arguments: parseArgs(c.function.arguments) });
     }
   }
   msg.text = texts.join('\n');
@@ -78,7 +79,10 @@ function messageOf(m: unknown, out: ConversationMessage[]): void {
 
 function partsText(parts: unknown): string {
   if (!Array.isArray(parts)) return '';
-  return parts.filter((p): p is { text: string } => isObj(p) && typeof p.text === 'string' && p.thought !== true).map((p) => p.text).join('\n');
+  return parts
+    .filter((p): p is { text: string } => isObj(p) && typeof p.text === 'string' && p.thought !== true)
+    .map((p) => p.text)
+    .join('\n');
 }
 
 function geminiOf(c: unknown, out: ConversationMessage[]): void {
@@ -89,8 +93,14 @@ function geminiOf(c: unknown, out: ConversationMessage[]): void {
   const thinking: string[] = [];
   for (const p of parts) {
     if (!isObj(p)) continue;
-    if (isObj(p.functionCall) && typeof p.functionCall.name === 'string') calls.push({ id: str(p.functionCall.id), name: p.functionCall.name, arguments: p.functionCall.args });
-    if (isObj(p.functionResponse)) push(out, { role: 'tool', text: JSON.stringify(p.functionResponse.response ?? null), toolCallId: str(p.functionResponse.id) ?? str(p.functionResponse.name) });
+    if (isObj(p.functionCall) && typeof p.functionCall.name === 'string')
+      calls.push({ id: str(p.functionCall.id), name: p.functionCall.name, arguments: p.functionCall.args });
+    if (isObj(p.functionResponse))
+      push(out, {
+        role: 'tool',
+        text: JSON.stringify(p.functionResponse.response ?? null),
+        toolCallId: str(p.functionResponse.id) ?? str(p.functionResponse.name),
+      });
     if (p.thought === true && typeof p.text === 'string') thinking.push(p.text);
   }
   const msg: ConversationMessage = { role, text: partsText(parts) };
@@ -102,11 +112,21 @@ function geminiOf(c: unknown, out: ConversationMessage[]): void {
 function responsesItemOf(item: unknown, out: ConversationMessage[]): void {
   if (!isObj(item)) return;
   if (item.type === 'function_call' && typeof item.name === 'string') {
-    push(out, { role: 'assistant', text: '', toolCalls: [{ id: str(item.call_id), name: item.name, arguments: parseArgs(item.arguments) }] });
+    push(out, {
+      role: 'assistant',
+      text: '',
+      toolCalls: [{ id: str(item.call_id), name: item.name, arguments: parseArgs(item.arguments) }],
+    });
   } else if (item.type === 'function_call_output') {
-    push(out, { role: 'tool', text: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? null), toolCallId: str(item.call_id) });
+    push(out, {
+      role: 'tool',
+      text: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? null),
+      toolCallId: str(item.call_id),
+    });
   } else if (item.type === 'reasoning') {
-    const summary = Array.isArray(item.summary) ? item.summary.map((s) => (isObj(s) && typeof s.text === 'string' ? s.text : '')).join('\n') : '';
+    const summary = Array.isArray(item.summary)
+      ? item.summary.map((s) => (isObj(s) && typeof s.text === 'string' ? s.text : '')).join('\n')
+      : '';
     push(out, { role: 'assistant', text: '', thinking: summary });
   } else if (typeof item.role === 'string') {
     push(out, { role: item.role, text: contentText(item.content) });

@@ -38,12 +38,18 @@ export function readPriceFile(file: string): PriceMap {
   try {
     value = parseYaml(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `cannot read price file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split('\n')[0]}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `cannot read price file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split('\n')[0]}`,
+    );
   }
   const parsed = PriceFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new TapedeckError('BAD_CONFIG', `bad price file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `bad price file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
+    );
   }
   return parsed.data.models;
 }
@@ -88,7 +94,7 @@ export function modelCandidates(model: string): string[] {
   // openai/gpt-4o (gateways), models/gemini-2.5-pro (Gemini's own naming)
   const slash = name.lastIndexOf('/');
   if (slash !== -1) push((name = name.slice(slash + 1)));
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const re of SNAPSHOT_SUFFIXES) {
       if (re.test(name)) {
@@ -122,7 +128,8 @@ export function costOf(ex: Exchange, table: PriceMap = defaultPrices()): number 
   const { price } = found;
   const input = usage.inputTokens ?? 0;
   const cached = Math.min(usage.cachedInputTokens ?? 0, input);
-  const usd = ((input - cached) * price.input + cached * (price.cachedInput ?? price.input) + (usage.outputTokens ?? 0) * price.output) / 1_000_000;
+  const usd =
+    ((input - cached) * price.input + cached * (price.cachedInput ?? price.input) + (usage.outputTokens ?? 0) * price.output) / 1_000_000;
   return Math.round(usd * 1e9) / 1e9;
 }
 

@@ -29,7 +29,15 @@ export interface Debrief {
   decisions: DebriefDecision[];
   assumptions: { step: number; text: string }[];
   ending: { step: number | null; stopReason: string | null; finalAnswer: string | null; error: string | null };
-  totals: { steps: number; llmCalls: number; toolCalls: number; inputTokens: number; outputTokens: number; durationMs: number; errors: number };
+  totals: {
+    steps: number;
+    llmCalls: number;
+    toolCalls: number;
+    inputTokens: number;
+    outputTokens: number;
+    durationMs: number;
+    errors: number;
+  };
 }
 
 const RATIONALE = /<rationale>([\s\S]*?)<\/rationale>/gi;
@@ -45,12 +53,15 @@ export function debrief(steps: readonly Step[]): Debrief {
   for (const s of llmSteps) {
     const llm = s.exchange.llm;
     if (!llm) continue;
-    for (const text of [llm.outputText, llm.thinking]) for (const a of assumptionsIn(text ?? '')) assumptions.push({ step: s.index, text: a });
+    for (const text of [llm.outputText, llm.thinking])
+      for (const a of assumptionsIn(text ?? '')) assumptions.push({ step: s.index, text: a });
     const before = textBeforeEachCall(s.exchange, llm.toolCalls.length) ?? llm.toolCalls.map(() => llm.outputText ?? '');
     llm.toolCalls.forEach((call, i) => {
       const reasons: DebriefDecision['reasons'] = [];
       const said = before[i] ?? '';
-      const rationale = [...said.matchAll(RATIONALE), ...(llm.thinking ?? '').matchAll(RATIONALE)].map((m) => (m[1] ?? '').trim()).filter((t) => t !== '');
+      const rationale = [...said.matchAll(RATIONALE), ...(llm.thinking ?? '').matchAll(RATIONALE)]
+        .map((m) => (m[1] ?? '').trim())
+        .filter((t) => t !== '');
       if (rationale.length > 0) reasons.push({ source: 'rationale', text: rationale.join('\n') });
       const plain = said.replace(RATIONALE, '').trim();
       if (plain !== '') reasons.push({ source: 'text-before-call', text: plain });
@@ -139,7 +150,8 @@ function anthropicBlocks(ex: Exchange): { type: string; text: string }[] | undef
       continue;
     }
     if (!isObj(d) || typeof d.index !== 'number') continue;
-    if (d.type === 'content_block_start' && isObj(d.content_block)) blocks[d.index] = { type: String(d.content_block.type), text: typeof d.content_block.text === 'string' ? d.content_block.text : '' };
+    if (d.type === 'content_block_start' && isObj(d.content_block))
+      blocks[d.index] = { type: String(d.content_block.type), text: typeof d.content_block.text === 'string' ? d.content_block.text : '' };
     else if (d.type === 'content_block_delta' && isObj(d.delta) && d.delta.type === 'text_delta' && typeof d.delta.text === 'string') {
       const b = blocks[d.index];
       if (b) b.text += d.delta.text;
@@ -149,7 +161,13 @@ function anthropicBlocks(ex: Exchange): { type: string; text: string }[] | undef
 }
 
 /** The result of a call: the first unused MCP tools/call of that tool after the step, else the tool message with its id. */
-function findResult(steps: readonly Step[], from: number, name: string, id: string | undefined, used: Set<number>): DebriefDecision['result'] {
+function findResult(
+  steps: readonly Step[],
+  from: number,
+  name: string,
+  id: string | undefined,
+  used: Set<number>,
+): DebriefDecision['result'] {
   for (const s of steps.slice(from + 1)) {
     const mcp = s.exchange.mcp;
     if (mcp?.method === 'tools/call' && mcp.toolName === name && !used.has(s.index)) {
@@ -174,7 +192,10 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
   out.push(style.bold(`path (${d.decisions.length} tool call${d.decisions.length === 1 ? '' : 's'}):`));
   if (d.decisions.length === 0) out.push('  the model called no tools');
   d.decisions.forEach((c, i) => {
-    out.push(style.cyan(`  ${i + 1}. ${c.tool}(${shorten(c.arguments, max - c.tool.length)})`) + style.dim(`  step ${c.step}${c.toolCallId ? ` ${c.toolCallId}` : ''}`));
+    out.push(
+      style.cyan(`  ${i + 1}. ${c.tool}(${shorten(c.arguments, max - c.tool.length)})`) +
+        style.dim(`  step ${c.step}${c.toolCallId ? ` ${c.toolCallId}` : ''}`),
+    );
     if (c.reasons.length === 0) out.push(style.yellow('     why: the model stated no reason'));
     for (const r of c.reasons) out.push(`     why (${r.source}): ${shorten(r.text, max * 2)}`);
     if (c.result) {
@@ -187,9 +208,16 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
   for (const a of d.assumptions) out.push(`  step ${a.step}: ${shorten(a.text, max)}`);
   out.push('', style.bold('ending:'));
   out.push(`  stop reason: ${d.ending.stopReason ?? 'unknown'}${d.ending.step !== null ? ` (step ${d.ending.step})` : ''}`);
-  out.push(`  final answer: ${d.ending.finalAnswer === null ? '(none: the last LLM call did not answer in text)' : shorten(d.ending.finalAnswer, max * 2)}`);
+  out.push(
+    `  final answer: ${d.ending.finalAnswer === null ? '(none: the last LLM call did not answer in text)' : shorten(d.ending.finalAnswer, max * 2)}`,
+  );
   if (d.ending.error) out.push(style.red(`  last step failed: ${d.ending.error}`));
   const t = d.totals;
-  out.push('', style.bold('totals: ') + `${t.steps} steps, ${t.llmCalls} LLM calls, ${t.toolCalls} tool calls, ${t.inputTokens}→${t.outputTokens} tokens, ${formatMs(t.durationMs)}, ${t.errors} error(s)`);
+  out.push(
+    '',
+    style.bold('totals: ') +
+      `${t.steps} steps, ${t.llmCalls} LLM calls, ${t.toolCalls} tool calls, ` +
+      `${t.inputTokens}→${t.outputTokens} tokens, ${formatMs(t.durationMs)}, ${t.errors} error(s)`,
+  );
   return out;
 }

@@ -35,7 +35,10 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
 
   if (d.firstDivergence === null) out.push('', `${style.bold('first divergence')}  none: the runs match step for step`);
   else out.push('', `${style.bold('first divergence')}  step ${d.firstDivergence.step}`, fit(`  ${d.firstDivergence.reason}`, width));
-  out.push('', `${style.bold('final output')}  ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`);
+  out.push(
+    '',
+    `${style.bold('final output')}  ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`,
+  );
   if (!d.outputDiff.equal) {
     out.push(`  ${a.tape.name}: ${shorten(d.outputDiff.original ?? '(none)', Math.max(10, width - a.tape.name.length - 4))}`);
     out.push(`  ${b.tape.name}: ${shorten(d.outputDiff.replay ?? '(none)', Math.max(10, width - b.tape.name.length - 4))}`);
@@ -44,7 +47,13 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   const t = d.tokensDelta;
   const cost = d.costDelta === null ? 'cost ? (a model has no price)' : `cost ${signed(d.costDelta, (x) => formatCost(x))}`;
   out.push('', style.bold('deltas (replay − original)'));
-  out.push(fit(`  LLM calls ${signed(d.iterationsDelta)} · tokens ${signed(t.total)} (in ${signed(t.input)}, out ${signed(t.output)}) · ${cost} · duration ${signed(d.durationDeltaMs, (x) => formatMs(x))}`, width));
+  out.push(
+    fit(
+      `  LLM calls ${signed(d.iterationsDelta)} · tokens ${signed(t.total)} (in ${signed(t.input)}, out ${signed(t.output)}) · ` +
+        `${cost} · duration ${signed(d.durationDeltaMs, (x) => formatMs(x))}`,
+      width,
+    ),
+  );
   return out;
 }
 

@@ -75,7 +75,8 @@ export function runOf(tape: LoadedTape): Run {
     }
   }
   let finalOutput: string | null = null;
-  for (const ex of exchanges) if (ex.llm?.outputText !== undefined && ex.llm.outputText !== '' && ex.llm.errorType === undefined) finalOutput = ex.llm.outputText;
+  for (const ex of exchanges)
+    if (ex.llm?.outputText !== undefined && ex.llm.outputText !== '' && ex.llm.errorType === undefined) finalOutput = ex.llm.outputText;
   return { tape, exchanges, steps, tools: toolSequence(exchanges), finalOutput };
 }
 
@@ -120,8 +121,14 @@ export function divergence(a: readonly CompareStep[], b: readonly CompareStep[])
   if (a.length === b.length) return null;
   const step = Math.min(a.length, b.length);
   return a.length > b.length
-    ? { step, reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${(a[step] as CompareStep).label}` }
-    : { step, reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${(b[step] as CompareStep).label}` };
+    ? {
+        step,
+        reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${(a[step] as CompareStep).label}`,
+      }
+    : {
+        step,
+        reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${(b[step] as CompareStep).label}`,
+      };
 }
 
 const SHORT = 80;
@@ -131,7 +138,8 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
   const eb = b.exchange;
   if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${a.label}, replay ${b.label}`;
   if (ea.mcp && eb.mcp) {
-    if (ea.mcp.toolName !== eb.mcp.toolName) return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;
+    if (ea.mcp.toolName !== eb.mcp.toolName)
+      return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;
     if (argsHash(ea.mcp.arguments) !== argsHash(eb.mcp.arguments)) {
       return `different arguments for ${ea.mcp.toolName ?? ea.mcp.method}: original ${shorten(normalizeArgs(ea.mcp.arguments), SHORT)}, replay ${shorten(normalizeArgs(eb.mcp.arguments), SHORT)}`;
     }
@@ -146,7 +154,8 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
       return `different result sent to the model (tool result ${k + 1}): original ${JSON.stringify(shorten(ra[k] ?? '(none)', SHORT))}, replay ${JSON.stringify(shorten(rb[k] ?? '(none)', SHORT))}`;
     }
     const names = (ex: Exchange): string[] => (ex.llm?.toolCalls ?? []).map((c) => c.name);
-    if (stringify(names(ea)) !== stringify(names(eb))) return `different tool: the model asked for [${names(ea).join(', ')}] in the original, [${names(eb).join(', ')}] in the replay`;
+    if (stringify(names(ea)) !== stringify(names(eb)))
+      return `different tool: the model asked for [${names(ea).join(', ')}] in the original, [${names(eb).join(', ')}] in the replay`;
     const calls = eb.llm.toolCalls;
     const changed = ea.llm.toolCalls.findIndex((c, k) => argsHash(c.arguments) !== argsHash(calls[k]?.arguments));
     if (changed !== -1) {
@@ -154,7 +163,8 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
       return `different arguments for ${ca?.name ?? '?'}: original ${shorten(normalizeArgs(ca?.arguments), SHORT)}, replay ${shorten(normalizeArgs(calls[changed]?.arguments), SHORT)}`;
     }
   }
-  if (outcomeKey(ea) !== outcomeKey(eb)) return `different result of ${a.label}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
+  if (outcomeKey(ea) !== outcomeKey(eb))
+    return `different result of ${a.label}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
   if ((ea.llm?.outputText ?? '') !== (eb.llm?.outputText ?? '')) {
     return `different output: original ${JSON.stringify(shorten(ea.llm?.outputText ?? '', SHORT))}, replay ${JSON.stringify(shorten(eb.llm?.outputText ?? '', SHORT))}`;
   }

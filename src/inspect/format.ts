@@ -16,7 +16,7 @@ export function humanBytes(bytes: number): string {
 /** A value as one line of text: strings as they are, everything else as compact JSON. */
 export function oneLine(value: unknown): string {
   if (value === undefined) return '';
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   return text.replace(/\s+/g, ' ').trim();
 }
 
@@ -64,7 +64,10 @@ export interface Style {
   cyan(s: string): string;
 }
 
-const wrap = (open: number, close: number) => (s: string): string => `\u001b[${open}m${s}\u001b[${close}m`;
+const wrap =
+  (open: number, close: number) =>
+  (s: string): string =>
+    `\u001b[${open}m${s}\u001b[${close}m`;
 const plain = (s: string): string => s;
 
 /** Colour only when `out` is a TTY and NO_COLOR is unset (https://no-color.org). */

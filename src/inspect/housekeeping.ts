@@ -29,7 +29,10 @@ export async function removeTape(dir: string, name: string): Promise<RemovedTape
     throw new TapedeckError('TAPE_NOT_FOUND', `no tape "${name}" in ${dir}`, { status: 404 });
   }
   const side = sideDir(file);
-  const sideFiles = await stat(side).then((s) => s.isDirectory(), () => false);
+  const sideFiles = await stat(side).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   await rm(file, { force: true });
   if (sideFiles) await rm(side, { recursive: true, force: true });
   return { name, file, sideFiles };
@@ -67,7 +70,10 @@ export async function pruneTapes(dir: string, olderThanMs: number, opts: { dryRu
     }
     if (opts.dryRun) {
       const file = tapeFile(dir, name);
-      const sideFiles = await stat(sideDir(file)).then((s) => s.isDirectory(), () => false);
+      const sideFiles = await stat(sideDir(file)).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       result.removed.push({ name, file, sideFiles, createdAt });
     } else {
       result.removed.push({ ...(await removeTape(dir, name)), createdAt });

@@ -46,10 +46,19 @@ export function planRun(exchanges: readonly Exchange[], run: { llm: 'tape' | 'li
     if (n > 0) changes.push({ field: 'temperature', original: recorded.temperature, replay: o.temperature, calls: n });
   }
   if (o.maxTokens !== undefined) {
-    const n = count((c) => (c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens) !== o.maxTokens);
+    const n = count(
+      (c) =>
+        (c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens) !== o.maxTokens,
+    );
     if (n > 0) changes.push({ field: 'max tokens', original: '(as recorded)', replay: o.maxTokens, calls: n });
   }
-  if (o.systemPrompt !== undefined) changes.push({ field: 'system prompt', original: '(as recorded)', replay: o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt, calls: calls.length });
+  if (o.systemPrompt !== undefined)
+    changes.push({
+      field: 'system prompt',
+      original: '(as recorded)',
+      replay: o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt,
+      calls: calls.length,
+    });
   return { llmCalls: calls.length, recorded, changes, determinism: determinism(calls, run) };
 }
 
@@ -58,7 +67,12 @@ export function determinism(calls: readonly LlmMeaning[], run: { llm: 'tape' | '
   const o = run.overrides ?? {};
   let sum = 0;
   for (const c of calls) {
-    const recordedT = typeof c.params.temperature === 'number' ? c.params.temperature : typeof c.params.temperature === 'string' ? Number(c.params.temperature) : undefined;
+    const recordedT =
+      typeof c.params.temperature === 'number'
+        ? c.params.temperature
+        : typeof c.params.temperature === 'string'
+          ? Number(c.params.temperature)
+          : undefined;
     const t = o.temperature ?? recordedT ?? 1;
     let s = 1 - 0.5 * Math.min(Math.max(t, 0), 1);
     if (c.params.seed === undefined) s *= 0.9;
@@ -73,9 +87,13 @@ export function determinism(calls: readonly LlmMeaning[], run: { llm: 'tape' | '
 export function formatPlan(plan: RunPlan): string[] {
   const r = plan.recorded;
   const show = (v: unknown): string => (v === null ? 'none' : Array.isArray(v) ? v.join(', ') : String(v));
-  const lines = [`recorded: ${plan.llmCalls} LLM call(s); model ${show(r.model)}; provider ${show(r.provider)}; temperature ${show(r.temperature)}; seed ${show(r.seed)}; tools ${show(r.tools)}`];
+  const lines = [
+    `recorded: ${plan.llmCalls} LLM call(s); model ${show(r.model)}; provider ${show(r.provider)}; ` +
+      `temperature ${show(r.temperature)}; seed ${show(r.seed)}; tools ${show(r.tools)}`,
+  ];
   if (plan.changes.length === 0) lines.push('this run: same configuration as recorded');
-  for (const c of plan.changes) lines.push(`this run: ${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`);
+  for (const c of plan.changes)
+    lines.push(`this run: ${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`);
   lines.push(`determinism: ${plan.determinism.toFixed(2)} (1 = answers replayed from the tape; see the README for the formula)`);
   return lines;
 }

@@ -43,7 +43,10 @@ export function runConfig(ordered: readonly Exchange[]): RunConfig {
  * What differs between two runs' configurations. Overrides a replay header declares (`--model`, `--temperature`,
  * `--system-prompt`, ...) are reported too when the exchanges do not already show them.
  */
-export function configChanges(a: { exchanges: readonly Exchange[]; header: TapeHeader }, b: { exchanges: readonly Exchange[]; header: TapeHeader }): ConfigChange[] {
+export function configChanges(
+  a: { exchanges: readonly Exchange[]; header: TapeHeader },
+  b: { exchanges: readonly Exchange[]; header: TapeHeader },
+): ConfigChange[] {
   const ca = runConfig(a.exchanges);
   const cb = runConfig(b.exchanges);
   const out: ConfigChange[] = [];

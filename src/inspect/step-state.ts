@@ -35,7 +35,11 @@ export interface StepState {
 export function resolveStepIndex(n: number, total: number): number {
   if (!Number.isInteger(n)) throw new TapedeckError('BAD_ARGS', `--step must be an integer, got ${n}`);
   const i = n < 0 ? total + n : n;
-  if (i < 0 || i >= total) throw new TapedeckError('BAD_ARGS', `--step ${n} is out of range: the tape has ${total} step(s) (0..${total - 1}, or -1..-${total} from the end)`);
+  if (i < 0 || i >= total)
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `--step ${n} is out of range: the tape has ${total} step(s) (0..${total - 1}, or -1..-${total} from the end)`,
+    );
   return i;
 }
 
@@ -83,24 +87,39 @@ export function stepState(steps: readonly Step[], n: number): StepState {
 
 /** Replace strings longer than `max` with a shortened form that shows their size (for printing huge bodies). */
 export function clipStrings(value: unknown, max: number): unknown {
-  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}... (${humanBytes(Buffer.byteLength(value, 'utf8'))})` : value;
+  if (typeof value === 'string')
+    return value.length > max ? `${value.slice(0, max)}... (${humanBytes(Buffer.byteLength(value, 'utf8'))})` : value;
   if (Array.isArray(value)) return value.map((v) => clipStrings(v, max));
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v, max)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v, max)]));
   return value;
 }
 
 export function renderStepState(state: StepState, width: number, style: Style): string[] {
   const s = state.step;
   const out: string[] = [];
-  out.push(style.bold(`step ${state.index} of ${state.total} (0-based) · ${s.kind} ${s.route} ${s.target} · +${formatMs(s.offsetMs)} · ${formatMs(s.durationMs)} · status ${s.status ?? '---'}${s.match ? ` · ${s.match}` : ''}`));
+  out.push(
+    style.bold(
+      `step ${state.index} of ${state.total} (0-based) · ${s.kind} ${s.route} ${s.target} · +${formatMs(s.offsetMs)} · ` +
+        `${formatMs(s.durationMs)} · status ${s.status ?? '---'}${s.match ? ` · ${s.match}` : ''}`,
+    ),
+  );
   if (s.error) out.push(style.red(`! ${s.error}`));
-  out.push('', style.bold(state.conversationFrom === null ? 'conversation: no LLM call at or before this step' : `conversation as the model saw it (request of step ${state.conversationFrom}, then its answer):`));
+  out.push(
+    '',
+    style.bold(
+      state.conversationFrom === null
+        ? 'conversation: no LLM call at or before this step'
+        : `conversation as the model saw it (request of step ${state.conversationFrom}, then its answer):`,
+    ),
+  );
   const textMax = Math.max(60, width * 4);
   for (const m of state.conversation) {
     const head = `  [${m.role}${m.toolCallId ? ` ${m.toolCallId}` : ''}] `;
     if (m.thinking) out.push(style.dim(`${head}(thinking) ${shorten(m.thinking, textMax)}`));
     if (m.text !== '') out.push(`${head}${shorten(m.text, textMax)}`);
-    for (const c of m.toolCalls ?? []) out.push(style.cyan(`${head}→ ${c.name}(${shorten(c.arguments, textMax)})${c.id ? ` id=${c.id}` : ''}`));
+    for (const c of m.toolCalls ?? [])
+      out.push(style.cyan(`${head}→ ${c.name}(${shorten(c.arguments, textMax)})${c.id ? ` id=${c.id}` : ''}`));
   }
   out.push('', style.bold(`tool results so far (${state.toolResults.length}):`));
   if (state.toolResults.length === 0) out.push('  none');

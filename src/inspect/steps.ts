@@ -111,7 +111,15 @@ export function errorOf(ex: Exchange): string | undefined {
 /** The text of the last user message in a request body (chat, messages, Gemini contents, Responses input). */
 function lastUserText(body: unknown): string | undefined {
   if (!isObj(body)) return undefined;
-  const list = Array.isArray(body.messages) ? body.messages : Array.isArray(body.contents) ? body.contents : typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const list = Array.isArray(body.messages)
+    ? body.messages
+    : Array.isArray(body.contents)
+      ? body.contents
+      : typeof body.input === 'string'
+        ? [{ role: 'user', content: body.input }]
+        : Array.isArray(body.input)
+          ? body.input
+          : [];
   for (let i = list.length - 1; i >= 0; i--) {
     const m: unknown = list[i];
     if (isObj(m) && m.role === 'user') {
@@ -133,7 +141,12 @@ export function contentText(content: unknown): string {
   const out: string[] = [];
   for (const part of content) {
     if (typeof part === 'string') out.push(part);
-    else if (isObj(part) && typeof part.text === 'string' && (part.type === undefined || part.type === 'text' || part.type === 'input_text' || part.type === 'output_text')) out.push(part.text);
+    else if (
+      isObj(part) &&
+      typeof part.text === 'string' &&
+      (part.type === undefined || part.type === 'text' || part.type === 'input_text' || part.type === 'output_text')
+    )
+      out.push(part.text);
   }
   return out.join('\n');
 }

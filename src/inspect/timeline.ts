@@ -57,7 +57,9 @@ export function renderTimeline(steps: readonly Step[], width: number, style: Sty
       fit(s.route, 14),
       fit(s.target, 28),
     ].join(' ');
-    const tail = [tokensText(s.tokens), formatMs(s.durationMs), s.status === undefined ? '---' : String(s.status), s.match ?? ''].filter((x) => x !== '').join(' ');
+    const tail = [tokensText(s.tokens), formatMs(s.durationMs), s.status === undefined ? '---' : String(s.status), s.match ?? '']
+      .filter((x) => x !== '')
+      .join(' ');
     const fixed = head.length + tail.length + 2;
     const room = width - fixed;
     const detail = (n: number): string => {
@@ -73,7 +75,14 @@ export function renderTimeline(steps: readonly Step[], width: number, style: Sty
       lines.push(bad ? style.red(line) : line);
     } else {
       // Narrow terminal: status and timing first (they must stay visible), the detail indented below.
-      const short = [`${bad ? '!' : ' '}${String(s.index).padStart(idxW)}`, `+${formatMs(s.offsetMs)}`, s.kind, tail, s.route, s.target].join(' ');
+      const short = [
+        `${bad ? '!' : ' '}${String(s.index).padStart(idxW)}`,
+        `+${formatMs(s.offsetMs)}`,
+        s.kind,
+        tail,
+        s.route,
+        s.target,
+      ].join(' ');
       const line = fit(short, width);
       lines.push(bad ? style.red(line) : line);
       const d = detail(width - 6);

@@ -41,7 +41,10 @@ export function normalizeArgs(args: unknown): unknown {
 
 /** First 16 hex characters of SHA-256 over the (normalised) arguments as stable JSON. */
 export function argsHash(args: unknown): string {
-  return createHash('sha256').update(stringify(normalizeArgs(args))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(stringify(normalizeArgs(args)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /**
@@ -55,7 +58,13 @@ export function toolSequence(ordered: readonly Exchange[]): ToolCallEntry[] {
     if (ex.llm) {
       for (const call of ex.llm.toolCalls) {
         const args = normalizeArgs(call.arguments);
-        const entry: ToolCallEntry = { toolName: call.name, argsHash: argsHash(args), arguments: args, source: 'model', llmExchangeId: ex.id };
+        const entry: ToolCallEntry = {
+          toolName: call.name,
+          argsHash: argsHash(args),
+          arguments: args,
+          source: 'model',
+          llmExchangeId: ex.id,
+        };
         out.push(entry);
         unexecuted.push(entry);
       }
@@ -94,7 +103,8 @@ export function editScript(a: readonly Keyed[], b: readonly Keyed[]): { edits: T
   for (let i = n - 1; i >= 0; i--) {
     const row = lcs[i] as Uint32Array;
     const next = lcs[i + 1] as Uint32Array;
-    for (let j = m - 1; j >= 0; j--) row[j] = ka[i] === kb[j] ? (next[j + 1] as number) + 1 : Math.max(next[j] as number, row[j + 1] as number);
+    for (let j = m - 1; j >= 0; j--)
+      row[j] = ka[i] === kb[j] ? (next[j + 1] as number) + 1 : Math.max(next[j] as number, row[j + 1] as number);
   }
   const removed: number[] = [];
   const added: number[] = [];

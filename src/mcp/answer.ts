@@ -64,7 +64,12 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
     // The handshake is always answerable: a client whose name or capabilities changed still gets the recorded server.
     source = opts.exchanges.find((ex) => ex.route === incoming.route && ex.mcp?.method === 'initialize' && ex.mcp.result !== undefined);
     match = source
-      ? { kind: 'semantic', source: source.id, stage: 'mcp-initialize', reason: `initialize differed from the recording (${outcome.candidates[0]?.differences.slice(0, 2).join('; ') || outcome.explanation}); answered with the recorded handshake` }
+      ? {
+          kind: 'semantic',
+          source: source.id,
+          stage: 'mcp-initialize',
+          reason: `initialize differed from the recording (${outcome.candidates[0]?.differences.slice(0, 2).join('; ') || outcome.explanation}); answered with the recorded handshake`,
+        }
       : { kind: 'miss', reason: outcome.explanation };
   } else {
     match = { kind: 'miss', reason: outcome.explanation };
@@ -72,7 +77,10 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
 
   if (source !== undefined) {
     const recordedRequest = source.request.body.kind === 'json' ? source.request.body.json : undefined;
-    const recorded = { id: source.mcp?.jsonrpcId ?? (recordedRequest as { id?: RpcId } | undefined)?.id, progressToken: progressToken(recordedRequest) };
+    const recorded = {
+      id: source.mcp?.jsonrpcId ?? (recordedRequest as { id?: RpcId } | undefined)?.id,
+      progressToken: progressToken(recordedRequest),
+    };
     const now = { id, progressToken: progressToken(message) };
     const messages: { offsetMs: number; message: Message }[] = [];
     let answered = false;
@@ -84,7 +92,12 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
     }
     if (!answered) {
       const why = source.error ? `${source.error.code}: ${source.error.message}` : `status ${source.response?.status ?? 'none'}`;
-      messages.push({ offsetMs: source.timing.durationMs, message: rpcError(id, ErrorCode.InternalError, `tapedeck: the recorded server gave no answer to this request (${why})`, { tapedeck: { source: source.id } }) });
+      messages.push({
+        offsetMs: source.timing.durationMs,
+        message: rpcError(id, ErrorCode.InternalError, `tapedeck: the recorded server gave no answer to this request (${why})`, {
+          tapedeck: { source: source.id },
+        }),
+      });
     }
     return { kind: 'answer', messages, match, source };
   }
@@ -92,18 +105,44 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
   if (sideEffect && tool) {
     const reason = `${tool.verdict.reason}; the tape has no recording of this call, and replay never executes a side effect`;
     const text = `tapedeck blocked the call to tool "${tool.tool}": ${reason}.`;
-    return { kind: 'answer', messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }], match: { kind: 'blocked', reason } };
+    return {
+      kind: 'answer',
+      messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }],
+      match: { kind: 'blocked', reason },
+    };
   }
-  if (opts.onMiss === 'live') return { kind: 'live', match: { kind: 'live', reason: `${match.reason ?? 'miss'}; forwarded to the real server${tool ? ` (${tool.verdict.reason})` : ''}` } };
+  if (opts.onMiss === 'live')
+    return {
+      kind: 'live',
+      match: { kind: 'live', reason: `${match.reason ?? 'miss'}; forwarded to the real server${tool ? ` (${tool.verdict.reason})` : ''}` },
+    };
 
-  const closest = outcome.kind === 'miss' ? outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, differences: c.differences })) : [];
+  const closest =
+    outcome.kind === 'miss' ? outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, differences: c.differences })) : [];
   const what = tool ? `tools/call "${tool.tool}"` : String(message.method);
   const text =
     `tapedeck: no recording on tape "${opts.tapeName}" matches ${what} (${match.reason ?? 'miss'}; on-miss ${opts.onMiss}).` +
-    (closest.length > 0 ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}` : '');
+    (closest.length > 0
+      ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}`
+      : '');
   if (opts.onMiss === 'lenient' && tool) {
     // Lenient: a tool miss becomes a tool error the agent can read and carry on from.
-    return { kind: 'answer', messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }], match };
+    return {
+      kind: 'answer',
+      messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }],
+      match,
+    };
   }
-  return { kind: 'answer', messages: [{ offsetMs: 0, message: rpcError(id, ErrorCode.InternalError, text, { tapedeck: { tape: opts.tapeName, onMiss: opts.onMiss, reason: match.reason, closest } }) }], match };
+  return {
+    kind: 'answer',
+    messages: [
+      {
+        offsetMs: 0,
+        message: rpcError(id, ErrorCode.InternalError, text, {
+          tapedeck: { tape: opts.tapeName, onMiss: opts.onMiss, reason: match.reason, closest },
+        }),
+      },
+    ],
+    match,
+  };
 }

@@ -48,7 +48,12 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
       const all = Buffer.concat(held);
       held = [];
       const rest = all.subarray(Buffer.byteLength(first.raw));
-      const rewritten = serializeSseFields({ event: 'endpoint', data: `${req.route.prefix}${below.path}${below.search}`, id: first.id, retry: first.retry });
+      const rewritten = serializeSseFields({
+        event: 'endpoint',
+        data: `${req.route.prefix}${below.path}${below.search}`,
+        id: first.id,
+        retry: first.retry,
+      });
       sink.write(Buffer.from(rewritten));
       return rest.byteLength > 0 ? sink.write(rest) : true;
     },

@@ -20,7 +20,10 @@ export interface Reply {
 
 /** A JSON answer with no streaming: errors the transport itself gives (400, 404, 405) and plain results. */
 export function jsonResponse(status: number, body: unknown, headers: HeaderMap = {}): Response {
-  return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers } });
+  return new Response(body === undefined ? null : JSON.stringify(body), {
+    status,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+  });
 }
 
 export function toResponse(reply: Reply, timing: Timing): Response {
@@ -33,7 +36,9 @@ export function toResponse(reply: Reply, timing: Timing): Response {
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
       if (timing.mode === 'instant') {
-        controller.enqueue(enc.encode(messages.map((m) => serializeSseFields({ event: 'message', data: JSON.stringify(m.message) })).join('')));
+        controller.enqueue(
+          enc.encode(messages.map((m) => serializeSseFields({ event: 'message', data: JSON.stringify(m.message) })).join('')),
+        );
       } else {
         let last = 0;
         for (const m of messages) {
@@ -46,14 +51,27 @@ export function toResponse(reply: Reply, timing: Timing): Response {
       controller.close();
     },
   });
-  return new Response(stream, { status: reply.status, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...reply.headers } });
+  return new Response(stream, {
+    status: reply.status,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...reply.headers },
+  });
 }
 
 /** The replay tape's record of an answer tapedeck gave itself. */
-export function servedExchange(req: ProxyRequest, reply: Reply | { status: number; headers: HeaderMap; body?: unknown }, match: MatchInfo, extra: { notes?: Record<string, unknown> } = {}): NewExchange {
+export function servedExchange(
+  req: ProxyRequest,
+  reply: Reply | { status: number; headers: HeaderMap; body?: unknown },
+  match: MatchInfo,
+  extra: { notes?: Record<string, unknown> } = {},
+): NewExchange {
   const response: NonNullable<NewExchange['response']> = { status: reply.status, headers: reply.headers };
   if ('messages' in reply) {
-    if (reply.sse) response.events = reply.messages.map((m): SseEvent => ({ offsetMs: round(m.offsetMs), event: 'message', data: JSON.stringify(m.message) }));
+    if (reply.sse)
+      response.events = reply.messages.map((m): SseEvent => ({
+        offsetMs: round(m.offsetMs),
+        event: 'message',
+        data: JSON.stringify(m.message),
+      }));
     else response.body = reply.messages.length > 0 ? { kind: 'json', json: reply.messages.at(-1)?.message } : { kind: 'empty' };
     if (reply.sse) response.headers = { 'content-type': 'text/event-stream', ...reply.headers };
     else if (reply.messages.length > 0) response.headers = { 'content-type': 'application/json', ...reply.headers };

@@ -31,9 +31,19 @@ export function parseRpc(text: string): ParsedRpc {
 }
 
 export function validateRpc(value: unknown): ParsedRpc {
-  if (Array.isArray(value)) return { ok: false, code: ErrorCode.InvalidRequest, message: 'Invalid Request: JSON-RPC batches are not supported by this MCP protocol version' };
+  if (Array.isArray(value))
+    return {
+      ok: false,
+      code: ErrorCode.InvalidRequest,
+      message: 'Invalid Request: JSON-RPC batches are not supported by this MCP protocol version',
+    };
   const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, code: ErrorCode.InvalidRequest, message: `Invalid Request: not a JSON-RPC 2.0 message (${parsed.error.issues[0]?.message ?? 'invalid'})` };
+  if (!parsed.success)
+    return {
+      ok: false,
+      code: ErrorCode.InvalidRequest,
+      message: `Invalid Request: not a JSON-RPC 2.0 message (${parsed.error.issues[0]?.message ?? 'invalid'})`,
+    };
   return { ok: true, message: value as JSONRPCMessage };
 }
 

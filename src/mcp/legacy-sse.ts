@@ -21,8 +21,20 @@ import type { SessionStore } from './session.js';
 /** Writes in flight and streams still open, so shutdown can wait for their exchanges (`ReplayResponder.drain`). */
 export type Track = (p: Promise<unknown>) => void;
 
-export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy: LegacyRoute, sessions: SessionStore, policy: SideEffectPolicy, track: Track): Promise<Response | undefined> {
-  const write = (ex: NewExchange): void => track(ctx.out.append(describeExchange(ex, ctx.log)).catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+export async function handleLegacy(
+  req: ProxyRequest,
+  ctx: ReplayContext,
+  legacy: LegacyRoute,
+  sessions: SessionStore,
+  policy: SideEffectPolicy,
+  track: Track,
+): Promise<Response | undefined> {
+  const write = (ex: NewExchange): void =>
+    track(
+      ctx.out
+        .append(describeExchange(ex, ctx.log))
+        .catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')),
+    );
 
   if (req.method === 'GET' && req.path === legacy.ssePath) {
     const session = sessions.create(req.route.prefix);
@@ -45,13 +57,23 @@ export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy
       },
       cancel() {
         sessions.delete(session.id);
-        write({ ...servedExchange(req, { status: 200, headers: { 'content-type': 'text/event-stream' } }, { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' }), response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events } });
+        write({
+          ...servedExchange(
+            req,
+            { status: 200, headers: { 'content-type': 'text/event-stream' } },
+            { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' },
+          ),
+          response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events },
+        });
         ended();
       },
     });
     session.push = push;
     push('endpoint', `${req.route.prefix}${legacy.postPath}?sessionId=${session.id}`);
-    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-tapedeck-match': 'exact' } });
+    return new Response(stream, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-tapedeck-match': 'exact' },
+    });
   }
 
   if (req.method !== 'POST' || req.path !== legacy.postPath) return undefined;
@@ -61,7 +83,8 @@ export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy
     write(servedExchange(req, { status, headers: { 'content-type': 'application/json' }, body }, { kind: 'miss', reason }));
     return jsonResponse(status, body);
   };
-  if (session?.push === undefined) return reply(404, rpcError(null, -32001, 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
+  if (session?.push === undefined)
+    return reply(404, rpcError(null, -32001, 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
   const parsed = parseRpc(req.body.toString('utf8'));
   if (!parsed.ok) {
     const err = rpcError(null, parsed.code, parsed.message);
@@ -74,11 +97,27 @@ export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy
     return new Response('Accepted', { status: 202 });
   }
   const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'sse') };
-  const answer = await answerRequest(msg, incoming, { matcher: legacy.matcher, policy, onMiss: ctx.onMiss, tapeName: ctx.tape.name, exchanges: ctx.tape.exchanges, messagesOf: (ex) => legacy.answers.get(ex.id) ?? [] });
+  const answer = await answerRequest(msg, incoming, {
+    matcher: legacy.matcher,
+    policy,
+    onMiss: ctx.onMiss,
+    tapeName: ctx.tape.name,
+    exchanges: ctx.tape.exchanges,
+    messagesOf: (ex) => legacy.answers.get(ex.id) ?? [],
+  });
   const messages =
     answer.kind === 'answer'
       ? answer.messages
-      : [{ offsetMs: 0, message: rpcError(msg.id as string | number, ErrorCode.InternalError, 'tapedeck: --on-miss live is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request') }];
+      : [
+          {
+            offsetMs: 0,
+            message: rpcError(
+              msg.id as string | number,
+              ErrorCode.InternalError,
+              'tapedeck: --on-miss live is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
+            ),
+          },
+        ];
   // One message per write, in order, with the recorded gaps under --timing (a macrotask apart when instant): the SDK
   // client handles a notification a tick later than a response, so a batch would lose the progress before an answer.
   const push = session.push;
@@ -91,7 +130,13 @@ export async function handleLegacy(req: ProxyRequest, ctx: ReplayContext, legacy
       push('message', JSON.stringify(m.message));
     }
   });
-  const match = answer.kind === 'answer' ? answer.match : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
-  write({ ...servedExchange(req, { status: 202, headers: {} }, match), ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}) });
+  const match =
+    answer.kind === 'answer'
+      ? answer.match
+      : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
+  write({
+    ...servedExchange(req, { status: 202, headers: {} }, match),
+    ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}),
+  });
   return new Response('Accepted', { status: 202, headers: { 'x-tapedeck-match': match.kind } });
 }

@@ -74,7 +74,12 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape), track);
         if (legacy !== undefined) return legacy;
       }
-      const write = (ex: NewExchange): void => track(ctx.out.append(describeExchange(ex, ctx.log)).catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+      const write = (ex: NewExchange): void =>
+        track(
+          ctx.out
+            .append(describeExchange(ex, ctx.log))
+            .catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')),
+        );
       const refuse = (status: number, body: unknown, reason: string, headers: Record<string, string> = {}): Response => {
         write(servedExchange(req, { status, headers: { 'content-type': 'application/json', ...headers }, body }, { kind: 'miss', reason }));
         return jsonResponse(status, body, headers);
@@ -84,14 +89,23 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
       const checkSession = (): Response | undefined => {
         if (!sessionful) return undefined;
-        if (sid === undefined) return refuse(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
+        if (sid === undefined)
+          return refuse(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
         if (session === undefined) return refuse(404, rpcError(null, -32001, 'Session not found'), `unknown session ${sid}`);
         return undefined;
       };
 
       if (req.method === 'GET') {
         // No standalone server-to-client stream in replay: the protocol lets a server answer 405.
-        return checkSession() ?? refuse(405, rpcError(null, -32000, 'Method not allowed: tapedeck replay offers no standalone SSE stream'), 'GET stream not offered in replay', { allow: 'POST, DELETE' });
+        return (
+          checkSession() ??
+          refuse(
+            405,
+            rpcError(null, -32000, 'Method not allowed: tapedeck replay offers no standalone SSE stream'),
+            'GET stream not offered in replay',
+            { allow: 'POST, DELETE' },
+          )
+        );
       }
       if (req.method === 'DELETE') {
         const bad = checkSession();
@@ -100,7 +114,10 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         write(servedExchange(req, { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
         return new Response(null, { status: 200 });
       }
-      if (req.method !== 'POST') return refuse(405, rpcError(null, -32000, `Method not allowed: ${req.method}`), `method ${req.method}`, { allow: 'GET, POST, DELETE' });
+      if (req.method !== 'POST')
+        return refuse(405, rpcError(null, -32000, `Method not allowed: ${req.method}`), `method ${req.method}`, {
+          allow: 'GET, POST, DELETE',
+        });
 
       const parsed = parseRpc(text);
       if (!parsed.ok) return refuse(400, rpcError(null, parsed.code, parsed.message), parsed.message);
@@ -123,15 +140,29 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       }
 
       const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'streamable-http') };
-      const answer = await answerRequest(msg, incoming, { matcher: ctx.matcher, policy: policyOf(ctx.tape), onMiss: ctx.onMiss, tapeName: ctx.tape.name, exchanges: ctx.tape.exchanges });
+      const answer = await answerRequest(msg, incoming, {
+        matcher: ctx.matcher,
+        policy: policyOf(ctx.tape),
+        onMiss: ctx.onMiss,
+        tapeName: ctx.tape.name,
+        exchanges: ctx.tape.exchanges,
+      });
       if (answer.kind === 'live') return forwardLive(req, ctx, current, msg);
       const recordedSse = answer.source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
       const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
       // The recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own answers are 200.
       const recordedStatus = answer.source?.response?.status;
       const status = recordedStatus !== undefined && recordedStatus !== 202 && answer.messages.length > 0 ? recordedStatus : 200;
-      const reply: Reply = { status, headers: { ...sessionHeaders, ...matchHeaders(answer.match) }, messages: answer.messages, sse: acceptsSse && (recordedSse || answer.messages.length > 1) };
-      write({ ...servedExchange(req, reply, answer.match), ...(answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}) });
+      const reply: Reply = {
+        status,
+        headers: { ...sessionHeaders, ...matchHeaders(answer.match) },
+        messages: answer.messages,
+        sse: acceptsSse && (recordedSse || answer.messages.length > 1),
+      };
+      write({
+        ...servedExchange(req, reply, answer.match),
+        ...(answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}),
+      });
       return toResponse(reply, ctx.timing);
     },
   };
@@ -147,11 +178,22 @@ async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: Repla
     session.liveSessionId ??= openLiveSession(req, session.initialize);
     const live = await session.liveSessionId.catch(() => undefined);
     if (live === undefined) {
-      return jsonResponse(200, rpcError(msg.id as string | number, ErrorCode.InternalError, `tapedeck: --on-miss live could not open a session with ${req.route.upstream}`), { 'x-tapedeck-match': 'miss' });
+      return jsonResponse(
+        200,
+        rpcError(
+          msg.id as string | number,
+          ErrorCode.InternalError,
+          `tapedeck: --on-miss live could not open a session with ${req.route.upstream}`,
+        ),
+        { 'x-tapedeck-match': 'miss' },
+      );
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };
   }
-  const res = await ctx.forwardLive({ ...req, headers, signal: req.signal }, { notes: { reason: 'safe request missing from the tape, forwarded under --on-miss live' } });
+  const res = await ctx.forwardLive(
+    { ...req, headers, signal: req.signal },
+    { notes: { reason: 'safe request missing from the tape, forwarded under --on-miss live' } },
+  );
   const out = new Headers(res.headers);
   if (session !== undefined) out.set(SESSION_HEADER, session.id);
   return new Response(res.body, { status: res.status, headers: out });
@@ -166,7 +208,11 @@ async function openLiveSession(req: ProxyRequest, initialize: Message | undefine
   await init.arrayBuffer();
   if (!init.ok || sid === undefined) return undefined;
   const version = req.headers['mcp-protocol-version'];
-  const done = await fetch(url, { method: 'POST', headers: { ...headers, [SESSION_HEADER]: sid, ...(version ? { 'mcp-protocol-version': version } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  const done = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, [SESSION_HEADER]: sid, ...(version ? { 'mcp-protocol-version': version } : {}) },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   await done.arrayBuffer();
   return sid;
 }

@@ -73,7 +73,11 @@ function index(tape: LoadedTape): Map<string, McpRoute> {
     const first = streams[0];
     const endpoint = first?.response?.events?.find((e) => e.event === 'endpoint');
     if (first && endpoint) {
-      const below = endpointBelowRoute(endpoint.data, { prefix, upstream }, new URL(first.request.path.replace(/^\//, ''), upstream.endsWith('/') ? upstream : upstream + '/').toString());
+      const below = endpointBelowRoute(
+        endpoint.data,
+        { prefix, upstream },
+        new URL(first.request.path.replace(/^\//, ''), upstream.endsWith('/') ? upstream : upstream + '/').toString(),
+      );
       if (below) route.legacy = legacyIndex(first.request.path, below.path, streams, list);
     }
     out.set(prefix, route);
@@ -88,7 +92,9 @@ function legacyIndex(ssePath: string, postPath: string, streams: Exchange[], lis
     const endpoint = stream.response?.events?.find((e) => e.event === 'endpoint');
     const sid = endpoint ? new URL(endpoint.data.trim(), 'http://x').searchParams.get('sessionId') : null;
     const messages = recordedMessages(stream).map((m) => ({ at: stream.offsetMs + m.offsetMs, message: m.message }));
-    const mine = posts.filter((p) => p.request.query.some(([k, v]) => k === 'sessionId' && v === sid)).sort((a, b) => a.offsetMs - b.offsetMs);
+    const mine = posts
+      .filter((p) => p.request.query.some(([k, v]) => k === 'sessionId' && v === sid))
+      .sort((a, b) => a.offsetMs - b.offsetMs);
     for (const post of mine) {
       const id = post.mcp?.jsonrpcId;
       if (id === undefined || post.mcp?.method === RESPONSE_METHOD) continue;

@@ -27,14 +27,33 @@ export function stdioIncoming(route: string, message: unknown): IncomingRequest 
   return { route, request: stdioRequest(message), transport: 'stdio' };
 }
 
-const INTERPRETERS = new Set(['node', 'npx', 'bun', 'bunx', 'deno', 'python', 'python3', 'uv', 'uvx', 'pipx', 'docker', 'tsx', 'pnpm', 'yarn']);
+const INTERPRETERS = new Set([
+  'node',
+  'npx',
+  'bun',
+  'bunx',
+  'deno',
+  'python',
+  'python3',
+  'uv',
+  'uvx',
+  'pipx',
+  'docker',
+  'tsx',
+  'pnpm',
+  'yarn',
+]);
 
 /**
  * A stable server name for the route: the package or script the command runs, without paths (temp dirs and
  * install locations change between runs; the name must not). `--name` overrides it.
  */
 export function defaultServerName(command: string, args: readonly string[]): string {
-  const base = (p: string): string => p.split(/[\\/]/).filter((s) => s !== '').at(-1) ?? p;
+  const base = (p: string): string =>
+    p
+      .split(/[\\/]/)
+      .filter((s) => s !== '')
+      .at(-1) ?? p;
   let target = command;
   if (INTERPRETERS.has(base(command).replace(/\.exe$/, ''))) {
     target = args.find((a) => !a.startsWith('-') && !['run', 'exec', 'dlx', 'x'].includes(a)) ?? command;

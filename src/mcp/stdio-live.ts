@@ -16,19 +16,33 @@ export interface LiveStdioServer {
   close(): void;
 }
 
-export function createLiveStdioServer(opts: { command: string; args: readonly string[]; initialize: () => Message | undefined; log: Logger; env?: NodeJS.ProcessEnv }): LiveStdioServer {
+export function createLiveStdioServer(opts: {
+  command: string;
+  args: readonly string[];
+  initialize: () => Message | undefined;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+}): LiveStdioServer {
   let child: ChildProcessWithoutNullStreams | undefined;
   let ready: Promise<void> | undefined;
   let next = 0;
   let exitError: Error | undefined;
-  const waiting = new Map<RpcId, { resolve: (m: Message) => void; reject: (e: Error) => void; events: { offsetMs: number; message: Message }[]; t0: number }>();
+  const waiting = new Map<
+    RpcId,
+    { resolve: (m: Message) => void; reject: (e: Error) => void; events: { offsetMs: number; message: Message }[]; t0: number }
+  >();
 
   const send = (m: Message): void => void child?.stdin.write(JSON.stringify(m) + '\n');
   const call = (m: Message): Promise<{ answer: Message; events: { offsetMs: number; message: Message }[] }> => {
     if (exitError) return Promise.reject(exitError);
     const id = `tapedeck-live-${next++}`;
     return new Promise((resolve, reject) => {
-      const entry = { resolve: (answer: Message) => resolve({ answer, events: entry.events }), reject, events: [] as { offsetMs: number; message: Message }[], t0: performance.now() };
+      const entry = {
+        resolve: (answer: Message) => resolve({ answer, events: entry.events }),
+        reject,
+        events: [] as { offsetMs: number; message: Message }[],
+        t0: performance.now(),
+      };
       waiting.set(id, entry);
       send({ ...m, id });
     });

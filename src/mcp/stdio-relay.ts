@@ -46,7 +46,11 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const open = new Map<RpcId, Open>();
   const writes: Promise<unknown>[] = [];
   const write = (ex: NewExchange): void => {
-    writes.push(writer.append(describeExchange(ex, log)).catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write exchange')));
+    writes.push(
+      writer
+        .append(describeExchange(ex, log))
+        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write exchange')),
+    );
   };
   const base = (startedAt: Date, offsetMs: number): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'> => ({
     startedAt: startedAt.toISOString(),
@@ -71,12 +75,24 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     const offsetMs = writer.now();
     if (!parsed.ok) {
       // Not ours to judge in record mode: the server sees it and answers; we record what it was.
-      write({ ...base(now, offsetMs), request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } }, response: { status: 202, headers: {} }, timing: { durationMs: 0 } });
+      write({
+        ...base(now, offsetMs),
+        request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } },
+        response: { status: 202, headers: {} },
+        timing: { durationMs: 0 },
+      });
       return;
     }
     const msg = parsed.message as Record<string, unknown>;
     if (rpcKind(parsed.message) === 'request') {
-      open.set(msg.id as RpcId, { message: msg, startedAt: now, offsetMs, t0: performance.now(), progressToken: progressToken(msg), events: [] });
+      open.set(msg.id as RpcId, {
+        message: msg,
+        startedAt: now,
+        offsetMs,
+        t0: performance.now(),
+        progressToken: progressToken(msg),
+        events: [],
+      });
       return;
     }
     write({ ...base(now, offsetMs), request: stdioRequest(msg), response: { status: 202, headers: {} }, timing: { durationMs: 0 } });
@@ -110,7 +126,12 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       owner.events.push(stdioEvent(msg, at - owner.t0));
       return;
     }
-    write({ ...base(new Date(), writer.now()), request: stdioRequest(undefined, 'GET'), response: { status: 200, headers: {}, events: [stdioEvent(msg, 0)] }, timing: { durationMs: 0 } });
+    write({
+      ...base(new Date(), writer.now()),
+      request: stdioRequest(undefined, 'GET'),
+      response: { status: 200, headers: {}, events: [stdioEvent(msg, 0)] },
+      timing: { durationMs: 0 },
+    });
   };
 
   const clientLines = new LineSplitter();

@@ -41,7 +41,11 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   let live: LiveStdioServer | undefined;
   const writes: Promise<unknown>[] = [];
   const record = (ex: NewExchange): void => {
-    writes.push(out.append(describeExchange(ex, log)).catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write replay exchange')));
+    writes.push(
+      out
+        .append(describeExchange(ex, log))
+        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write replay exchange')),
+    );
   };
   const send = (m: unknown): void => void opts.stdout.write(JSON.stringify(m) + '\n');
   const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
@@ -50,22 +54,46 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     const startedAt = new Date();
     const offsetMs = round(out.now());
     const t0 = performance.now();
-    const base = { startedAt: startedAt.toISOString(), offsetMs, transport: 'stdio' as const, route: opts.name, ...(upstream ? { upstream } : {}) };
+    const base = {
+      startedAt: startedAt.toISOString(),
+      offsetMs,
+      transport: 'stdio' as const,
+      route: opts.name,
+      ...(upstream ? { upstream } : {}),
+    };
     const parsed = parseRpc(line);
     if (!parsed.ok) {
       const err = rpcError(null, parsed.code, parsed.message);
       send(err);
-      record({ ...base, request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } }, response: { status: 200, headers: {}, body: { kind: 'json', json: err } }, timing: { durationMs: 0 }, match: { kind: 'miss', reason: parsed.message } });
+      record({
+        ...base,
+        request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } },
+        response: { status: 200, headers: {}, body: { kind: 'json', json: err } },
+        timing: { durationMs: 0 },
+        match: { kind: 'miss', reason: parsed.message },
+      });
       return;
     }
     const msg = parsed.message as Message;
     if (rpcKind(parsed.message) !== 'request') {
       // Notifications and the client's answers to server requests need no reply.
-      record({ ...base, request: stdioRequest(msg), response: { status: 202, headers: {} }, timing: { durationMs: 0 }, match: { kind: 'exact', reason: 'a notification needs no answer' } });
+      record({
+        ...base,
+        request: stdioRequest(msg),
+        response: { status: 202, headers: {} },
+        timing: { durationMs: 0 },
+        match: { kind: 'exact', reason: 'a notification needs no answer' },
+      });
       return;
     }
     if (msg.method === 'initialize') initialize = msg;
-    const answer = await answerRequest(msg, stdioIncoming(opts.name, msg), { matcher: opts.matcher, policy: opts.policy, onMiss: opts.onMiss, tapeName: opts.tape.name, exchanges: opts.tape.exchanges });
+    const answer = await answerRequest(msg, stdioIncoming(opts.name, msg), {
+      matcher: opts.matcher,
+      policy: opts.policy,
+      onMiss: opts.onMiss,
+      tapeName: opts.tape.name,
+      exchanges: opts.tape.exchanges,
+    });
     let messages: { offsetMs: number; message: Message }[];
     let match: MatchInfo = answer.match;
     if (answer.kind === 'live') {
@@ -87,12 +115,18 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     record({
       ...base,
       request: stdioRequest(msg),
-      response: { status: 200, headers: {}, ...(final ? { body: { kind: 'json', json: final.message } } : {}), ...(events.length > 0 ? { events } : {}) },
+      response: {
+        status: 200,
+        headers: {},
+        ...(final ? { body: { kind: 'json', json: final.message } } : {}),
+        ...(events.length > 0 ? { events } : {}),
+      },
       timing: { durationMs: round(performance.now() - t0) },
       match,
       ...(answer.kind === 'answer' && answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}),
     });
-    if (match.kind === 'blocked' || match.kind === 'miss') log.info({ method: msg.method, match: match.kind, reason: match.reason }, 'mcp replay');
+    if (match.kind === 'blocked' || match.kind === 'miss')
+      log.info({ method: msg.method, match: match.kind, reason: match.reason }, 'mcp replay');
   };
 
   const lines = new LineSplitter();
@@ -100,7 +134,9 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   opts.stdin.on('data', (chunk: Buffer) => {
     for (const line of lines.push(chunk)) {
       if (line.trim() === '') continue;
-      queue = queue.then(() => handle(line)).catch((err: unknown) => log.error({ err: (err as Error).message }, 'mcp replay failed on a message'));
+      queue = queue
+        .then(() => handle(line))
+        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'mcp replay failed on a message'));
     }
   });
   await new Promise<void>((resolve) => {

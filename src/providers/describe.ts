@@ -12,8 +12,24 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : und
 
 /** Parameters that change the answer, other than the conversation itself. */
 const PARAM_KEYS = [
-  'temperature', 'top_p', 'top_k', 'max_tokens', 'max_completion_tokens', 'max_output_tokens', 'seed', 'stop', 'stop_sequences', 'n',
-  'presence_penalty', 'frequency_penalty', 'tool_choice', 'response_format', 'reasoning', 'reasoning_effort', 'thinking', 'parallel_tool_calls',
+  'temperature',
+  'top_p',
+  'top_k',
+  'max_tokens',
+  'max_completion_tokens',
+  'max_output_tokens',
+  'seed',
+  'stop',
+  'stop_sequences',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'tool_choice',
+  'response_format',
+  'reasoning',
+  'reasoning_effort',
+  'thinking',
+  'parallel_tool_calls',
   'instructions_hash',
 ];
 
@@ -48,7 +64,8 @@ function toolNames(tools: unknown): string[] {
     const fn = isObj(t.function) ? t.function : undefined;
     const name = str(fn?.name) ?? str(t.name);
     if (name) names.push(name);
-    if (Array.isArray(t.functionDeclarations)) for (const d of t.functionDeclarations) if (isObj(d) && str(d.name)) names.push(d.name as string);
+    if (Array.isArray(t.functionDeclarations))
+      for (const d of t.functionDeclarations) if (isObj(d) && str(d.name)) names.push(d.name as string);
   }
   return names.sort();
 }
@@ -138,11 +155,14 @@ function usage(provider: LlmMeaning['provider'], u: unknown): Usage | undefined 
   } else {
     out.inputTokens = num(u.prompt_tokens) ?? num(u.input_tokens);
     out.outputTokens = num(u.completion_tokens) ?? num(u.output_tokens);
-    const details = (isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : isObj(u.input_tokens_details) ? u.input_tokens_details : {}) as Obj;
+    const details = (
+      isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : isObj(u.input_tokens_details) ? u.input_tokens_details : {}
+    ) as Obj;
     if (num(details.cached_tokens)) out.cachedInputTokens = num(details.cached_tokens);
     out.totalTokens = num(u.total_tokens);
   }
-  if (out.totalTokens === undefined && out.inputTokens !== undefined && out.outputTokens !== undefined) out.totalTokens = out.inputTokens + out.outputTokens;
+  if (out.totalTokens === undefined && out.inputTokens !== undefined && out.outputTokens !== undefined)
+    out.totalTokens = out.inputTokens + out.outputTokens;
   for (const k of Object.keys(out) as (keyof Usage)[]) if (out[k] === undefined) delete out[k];
   return out;
 }
@@ -158,7 +178,10 @@ function chatMessage(acc: Acc, body: Obj): void {
   const msg = isObj(choice?.message) ? choice.message : {};
   acc.text += str(msg.content) ?? '';
   acc.thinking += str(msg.reasoning_content) ?? str(msg.reasoning) ?? '';
-  if (Array.isArray(msg.tool_calls)) for (const t of msg.tool_calls) if (isObj(t) && isObj(t.function)) acc.tools.push({ id: str(t.id), name: str(t.function.name) ?? '', args: str(t.function.arguments) ?? '' });
+  if (Array.isArray(msg.tool_calls))
+    for (const t of msg.tool_calls)
+      if (isObj(t) && isObj(t.function))
+        acc.tools.push({ id: str(t.id), name: str(t.function.name) ?? '', args: str(t.function.arguments) ?? '' });
   acc.stop = str(choice?.finish_reason) ?? acc.stop;
   acc.model = str(body.model);
 }
@@ -167,9 +190,12 @@ function responsesBody(acc: Acc, body: Obj): void {
   if (Array.isArray(body.output)) {
     for (const item of body.output) {
       if (!isObj(item)) continue;
-      if (item.type === 'message' && Array.isArray(item.content)) for (const c of item.content) if (isObj(c) && c.type === 'output_text') acc.text += str(c.text) ?? '';
-      if (item.type === 'function_call') acc.tools.push({ id: str(item.call_id) ?? str(item.id), name: str(item.name) ?? '', args: str(item.arguments) ?? '' });
-      if (item.type === 'reasoning' && Array.isArray(item.summary)) for (const s of item.summary) if (isObj(s)) acc.thinking += str(s.text) ?? '';
+      if (item.type === 'message' && Array.isArray(item.content))
+        for (const c of item.content) if (isObj(c) && c.type === 'output_text') acc.text += str(c.text) ?? '';
+      if (item.type === 'function_call')
+        acc.tools.push({ id: str(item.call_id) ?? str(item.id), name: str(item.name) ?? '', args: str(item.arguments) ?? '' });
+      if (item.type === 'reasoning' && Array.isArray(item.summary))
+        for (const s of item.summary) if (isObj(s)) acc.thinking += str(s.text) ?? '';
     }
   }
   acc.stop = str(body.status) ?? acc.stop;
@@ -199,7 +225,8 @@ function geminiChunk(acc: Acc, body: Obj): void {
       if (p.thought === true) acc.thinking += p.text;
       else acc.text += p.text;
     }
-    if (isObj(p.functionCall)) acc.tools.push({ id: str(p.functionCall.id), name: str(p.functionCall.name) ?? '', args: '', parsed: p.functionCall.args ?? {} });
+    if (isObj(p.functionCall))
+      acc.tools.push({ id: str(p.functionCall.id), name: str(p.functionCall.name) ?? '', args: '', parsed: p.functionCall.args ?? {} });
   }
   acc.stop = str(cand?.finishReason) ?? acc.stop;
   acc.model = str(body.modelVersion) ?? acc.model;
@@ -271,7 +298,12 @@ function streamEvent(meaning: LlmMeaning, ev: SseEvent, data: Obj, acc: Acc): vo
         if (isObj(data.delta)) acc.stop = str(data.delta.stop_reason) ?? acc.stop;
         // message_delta usage is cumulative: merge over what message_start said.
         const u = usage('anthropic', data.usage);
-        if (u) acc.usage = { ...acc.usage, ...u, totalTokens: (u.inputTokens ?? acc.usage?.inputTokens ?? 0) + (u.outputTokens ?? acc.usage?.outputTokens ?? 0) };
+        if (u)
+          acc.usage = {
+            ...acc.usage,
+            ...u,
+            totalTokens: (u.inputTokens ?? acc.usage?.inputTokens ?? 0) + (u.outputTokens ?? acc.usage?.outputTokens ?? 0),
+          };
       }
       return;
     }

@@ -9,7 +9,8 @@ export function detectLlmApi(route: string, path: string, method: string, upstre
   if (method !== 'POST') return undefined;
   const p = path.split('?')[0] ?? path;
   if (/\/models\/[^/:]+:(stream)?generateContent$/i.test(p)) return { provider: 'gemini', api: 'generateContent' };
-  if (/(^|\/)v1\/messages$/.test(p) || (/\/messages$/.test(p) && /anthropic/i.test(route + (upstream ?? '')))) return { provider: 'anthropic', api: 'messages' };
+  if (/(^|\/)v1\/messages$/.test(p) || (/\/messages$/.test(p) && /anthropic/i.test(route + (upstream ?? ''))))
+    return { provider: 'anthropic', api: 'messages' };
   const openai = /openai/i.test(route) || /api\.openai\.com/i.test(upstream ?? '') ? 'openai' : 'openai-compatible';
   if (/\/chat\/completions$/.test(p)) return { provider: openai, api: 'chat.completions' };
   if (/\/responses$/.test(p)) return { provider: openai, api: 'responses' };

@@ -18,7 +18,8 @@ export const RESPONSE_METHOD = 'tapedeck/response';
  */
 export function describeMcp(ex: View): McpMeaning | undefined {
   const req = bodyJson(ex.request.body);
-  const sessionId = ex.request.headers['mcp-session-id'] ?? ex.response?.headers['mcp-session-id'] ?? queryValue(ex.request.query, 'sessionId');
+  const sessionId =
+    ex.request.headers['mcp-session-id'] ?? ex.response?.headers['mcp-session-id'] ?? queryValue(ex.request.query, 'sessionId');
   const protocolVersion = ex.request.headers['mcp-protocol-version'];
   if (req === undefined || !looksLikeRpc(req) || Array.isArray(req)) {
     if (ex.request.method !== 'GET' || ex.response?.events === undefined) return undefined;
@@ -26,7 +27,12 @@ export function describeMcp(ex: View): McpMeaning | undefined {
     const legacy = ex.response.events.some((e) => e.event === 'endpoint');
     if (messages.length === 0 && !legacy && sessionId === undefined) return undefined;
     return withOptional(
-      { direction: 'server-to-client', method: STREAM_METHOD, notifications: messages, transport: ex.transport === 'stdio' ? 'stdio' : legacy ? 'sse' : 'streamable-http' },
+      {
+        direction: 'server-to-client',
+        method: STREAM_METHOD,
+        notifications: messages,
+        transport: ex.transport === 'stdio' ? 'stdio' : legacy ? 'sse' : 'streamable-http',
+      },
       { sessionId, protocolVersion },
     );
   }
@@ -35,7 +41,8 @@ export function describeMcp(ex: View): McpMeaning | undefined {
   const id = msg.id as RpcId | undefined;
   const params = (msg.params ?? {}) as Record<string, unknown>;
   const messages = recordedMessages(ex);
-  const answerAt = id === undefined || method === RESPONSE_METHOD ? -1 : messages.findIndex((m) => m.message.id === id && !('method' in m.message));
+  const answerAt =
+    id === undefined || method === RESPONSE_METHOD ? -1 : messages.findIndex((m) => m.message.id === id && !('method' in m.message));
   const answer = answerAt === -1 ? undefined : (messages[answerAt]?.message as Record<string, unknown>);
   const notifications = answerAt === -1 ? (method === RESPONSE_METHOD ? [] : messages) : messages.slice(0, answerAt);
   // A request answered 202 with its answer elsewhere is the legacy HTTP+SSE transport (answers travel on the GET stream).
@@ -44,7 +51,8 @@ export function describeMcp(ex: View): McpMeaning | undefined {
     direction: method === RESPONSE_METHOD ? 'server-to-client' : 'client-to-server',
     method,
     notifications,
-    transport: ex.transport === 'stdio' ? 'stdio' : legacy || queryValue(ex.request.query, 'sessionId') !== undefined ? 'sse' : 'streamable-http',
+    transport:
+      ex.transport === 'stdio' ? 'stdio' : legacy || queryValue(ex.request.query, 'sessionId') !== undefined ? 'sse' : 'streamable-http',
   };
   if (id !== undefined) meaning.jsonrpcId = id;
   if (method === 'tools/call') {
@@ -61,7 +69,10 @@ export function describeMcp(ex: View): McpMeaning | undefined {
     if (typeof isError === 'boolean') meaning.isError = isError;
   }
   const negotiated =
-    protocolVersion ?? (method === 'initialize' ? ((meaning.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? (params.protocolVersion as string | undefined)) : undefined);
+    protocolVersion ??
+    (method === 'initialize'
+      ? ((meaning.result as { protocolVersion?: string } | undefined)?.protocolVersion ?? (params.protocolVersion as string | undefined))
+      : undefined);
   return withOptional(meaning, { sessionId, protocolVersion: negotiated });
 }
 

@@ -21,17 +21,30 @@ export function streamConvertible(api: ApiId | undefined): boolean {
  * be converted (a body that is not what the API returns). `includeUsage` is OpenAI's
  * `stream_options.include_usage`.
  */
-export function convertResponse(api: ApiId, recorded: ResponseRecord, wantStream: boolean, includeUsage = false): ResponseRecord | undefined {
+export function convertResponse(
+  api: ApiId,
+  recorded: ResponseRecord,
+  wantStream: boolean,
+  includeUsage = false,
+): ResponseRecord | undefined {
   if (recorded.status >= 400) return recorded; // an error is JSON whichever shape was asked for
   const streamed = recorded.events !== undefined;
   if (streamed === wantStream) return recorded;
-  const headers = Object.fromEntries(Object.entries(recorded.headers).filter(([k]) => k !== 'content-type' && k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding'));
+  const headers = Object.fromEntries(
+    Object.entries(recorded.headers).filter(
+      ([k]) => k !== 'content-type' && k !== 'content-length' && k !== 'transfer-encoding' && k !== 'content-encoding',
+    ),
+  );
   if (wantStream) {
     const json = bodyJson(recorded.body);
     if (!isObj(json)) return undefined;
     const events = api.api === 'messages' ? anthropicEvents(json) : openaiChunks(json, includeUsage);
     if (events === undefined) return undefined;
-    return { status: recorded.status, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, events };
+    return {
+      status: recorded.status,
+      headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      events,
+    };
   }
   const data = (recorded.events ?? []).map((e) => e.data);
   const json = api.api === 'messages' ? anthropicMessage(data) : openaiCompletion(data);
@@ -39,21 +52,43 @@ export function convertResponse(api: ApiId, recorded: ResponseRecord, wantStream
   return { status: recorded.status, headers: { ...headers, 'content-type': 'application/json' }, body: { kind: 'json', json } };
 }
 
-const event = (data: unknown, name?: string): SseEvent => ({ offsetMs: 0, data: typeof data === 'string' ? data : JSON.stringify(data), ...(name ? { event: name } : {}) });
+const event = (data: unknown, name?: string): SseEvent => ({
+  offsetMs: 0,
+  data: typeof data === 'string' ? data : JSON.stringify(data),
+  ...(name ? { event: name } : {}),
+});
 
 function openaiChunks(c: Obj, includeUsage: boolean): SseEvent[] | undefined {
   if (!Array.isArray(c.choices)) return undefined;
-  const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, ...(c.system_fingerprint !== undefined ? { system_fingerprint: c.system_fingerprint } : {}) };
+  const base = {
+    id: c.id,
+    object: 'chat.completion.chunk',
+    created: c.created,
+    model: c.model,
+    ...(c.system_fingerprint !== undefined ? { system_fingerprint: c.system_fingerprint } : {}),
+  };
   const chunk = (choices: unknown[], extra: Obj = {}): SseEvent => event({ ...base, choices, ...extra });
   const events: SseEvent[] = [];
   for (const ch of c.choices as Obj[]) {
     const m = isObj(ch.message) ? ch.message : {};
     const index = ch.index ?? 0;
     events.push(chunk([{ index, delta: { role: m.role ?? 'assistant', content: '' }, logprobs: null, finish_reason: null }]));
-    if (typeof m.content === 'string' && m.content !== '') events.push(chunk([{ index, delta: { content: m.content }, logprobs: null, finish_reason: null }]));
+    if (typeof m.content === 'string' && m.content !== '')
+      events.push(chunk([{ index, delta: { content: m.content }, logprobs: null, finish_reason: null }]));
     if (typeof m.refusal === 'string') events.push(chunk([{ index, delta: { refusal: m.refusal }, logprobs: null, finish_reason: null }]));
     if (Array.isArray(m.tool_calls)) {
-      (m.tool_calls as Obj[]).forEach((tc, i) => events.push(chunk([{ index, delta: { tool_calls: [{ index: i, id: tc.id, type: tc.type ?? 'function', function: tc.function }] }, logprobs: null, finish_reason: null }])));
+      (m.tool_calls as Obj[]).forEach((tc, i) =>
+        events.push(
+          chunk([
+            {
+              index,
+              delta: { tool_calls: [{ index: i, id: tc.id, type: tc.type ?? 'function', function: tc.function }] },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ]),
+        ),
+      );
     }
     events.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: ch.finish_reason ?? 'stop' }]));
   }
@@ -65,7 +100,16 @@ function openaiChunks(c: Obj, includeUsage: boolean): SseEvent[] | undefined {
 function openaiCompletion(data: string[]): Obj | undefined {
   let head: Obj | undefined;
   let usage: unknown;
-  const choices = new Map<number, { role: string; content: string; refusal?: string; finish: unknown; tools: Map<number, { id?: unknown; type?: unknown; name: string; args: string }> }>();
+  const choices = new Map<
+    number,
+    {
+      role: string;
+      content: string;
+      refusal?: string;
+      finish: unknown;
+      tools: Map<number, { id?: unknown; type?: unknown; name: string; args: string }>;
+    }
+  >();
   for (const d of data) {
     if (d.trim() === '[DONE]') continue;
     let chunk: unknown;
@@ -105,8 +149,17 @@ function openaiCompletion(data: string[]): Obj | undefined {
     created: head.created,
     model: head.model,
     choices: [...choices.entries()].map(([index, acc]) => {
-      const message: Obj = { role: acc.role, content: acc.content === '' && acc.tools.size > 0 ? null : acc.content, refusal: acc.refusal ?? null };
-      if (acc.tools.size > 0) message.tool_calls = [...acc.tools.values()].map((t) => ({ id: t.id, type: t.type ?? 'function', function: { name: t.name, arguments: t.args } }));
+      const message: Obj = {
+        role: acc.role,
+        content: acc.content === '' && acc.tools.size > 0 ? null : acc.content,
+        refusal: acc.refusal ?? null,
+      };
+      if (acc.tools.size > 0)
+        message.tool_calls = [...acc.tools.values()].map((t) => ({
+          id: t.id,
+          type: t.type ?? 'function',
+          function: { name: t.name, arguments: t.args },
+        }));
       return { index, message, logprobs: null, finish_reason: acc.finish };
     }),
     ...(usage !== undefined ? { usage } : {}),
@@ -117,7 +170,15 @@ function openaiCompletion(data: string[]): Obj | undefined {
 function anthropicEvents(m: Obj): SseEvent[] | undefined {
   if (m.type !== 'message' || !Array.isArray(m.content)) return undefined;
   const usage = isObj(m.usage) ? m.usage : {};
-  const events: SseEvent[] = [event({ type: 'message_start', message: { ...m, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }, 'message_start')];
+  const events: SseEvent[] = [
+    event(
+      {
+        type: 'message_start',
+        message: { ...m, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      },
+      'message_start',
+    ),
+  ];
   (m.content as Obj[]).forEach((block, index) => {
     const ev = (type: string, data: Obj): void => void events.push(event({ type, index, ...data }, type));
     if (block.type === 'text') {
@@ -135,7 +196,16 @@ function anthropicEvents(m: Obj): SseEvent[] | undefined {
     }
     ev('content_block_stop', {});
   });
-  events.push(event({ type: 'message_delta', delta: { stop_reason: m.stop_reason ?? null, stop_sequence: m.stop_sequence ?? null }, usage: { output_tokens: usage.output_tokens ?? 0 } }, 'message_delta'));
+  events.push(
+    event(
+      {
+        type: 'message_delta',
+        delta: { stop_reason: m.stop_reason ?? null, stop_sequence: m.stop_sequence ?? null },
+        usage: { output_tokens: usage.output_tokens ?? 0 },
+      },
+      'message_delta',
+    ),
+  );
   events.push(event({ type: 'message_stop' }, 'message_stop'));
   return events;
 }

@@ -31,7 +31,13 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     transport: 'http',
     route: req.route.prefix,
     upstream: req.route.upstream,
-    request: { method: req.method, path: req.path, query: req.query, headers: tapeHeaders(req.headers), body: encodeBody(sent, req.headers['content-type']) },
+    request: {
+      method: req.method,
+      path: req.path,
+      query: req.query,
+      headers: tapeHeaders(req.headers),
+      body: encodeBody(sent, req.headers['content-type']),
+    },
   };
   const elapsed = (): number => round(performance.now() - req.t0);
 
@@ -45,7 +51,13 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     });
   } catch (err) {
     const error = toExchangeError(err, 'connect');
-    const json = { error: { type: 'tapedeck_upstream_error', code: error.code, message: `tapedeck could not reach ${req.route.upstream}: ${error.message}` } };
+    const json = {
+      error: {
+        type: 'tapedeck_upstream_error',
+        code: error.code,
+        message: `tapedeck could not reach ${req.route.upstream}: ${error.message}`,
+      },
+    };
     const headers = { 'content-type': 'application/json', 'x-tapedeck-error': error.code };
     sink.head(502, { ...headers, ...opts.headers });
     sink.write(Buffer.from(JSON.stringify(json)));
@@ -146,5 +158,9 @@ export function toExchangeError(err: unknown, phase: ExchangeError['phase']): Ex
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code ?? (e.name === 'AbortError' ? 'CLIENT_CLOSED' : e.name) ?? 'ERROR';
   const message = e.message ?? String(err);
-  return { code: String(code), message: e.cause?.message && !message.includes(e.cause.message) ? `${message}: ${e.cause.message}` : message, phase };
+  return {
+    code: String(code),
+    message: e.cause?.message && !message.includes(e.cause.message) ? `${message}: ${e.cause.message}` : message,
+    phase,
+  };
 }

@@ -2,7 +2,19 @@ import type { HeaderMap, MatchInfo } from '../tape/schema.js';
 import { REDACTED } from '../tape/redact.js';
 
 /** Hop-by-hop headers are never forwarded (RFC 9110 7.6.1), nor headers the transport recomputes. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'host', 'content-length']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'host',
+  'content-length',
+]);
 
 /** Request headers to send upstream: everything but hop-by-hop; `accept-encoding: identity` so streams arrive uncompressed. */
 export function upstreamRequestHeaders(headers: HeaderMap): Record<string, string> {

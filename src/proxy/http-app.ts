@@ -42,7 +42,12 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     if (resolved === undefined) {
       incoming.resume();
       const known = table.routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
-      fail(res, 404, 'tapedeck_no_route', `tapedeck: no route for ${pathname}; routes: ${known || '(none)'}. Add one with --route PREFIX=URL.`);
+      fail(
+        res,
+        404,
+        'tapedeck_no_route',
+        `tapedeck: no route for ${pathname}; routes: ${known || '(none)'}. Add one with --route PREFIX=URL.`,
+      );
       return;
     }
     const chunks: Buffer[] = [];
@@ -75,7 +80,10 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
       };
       opts.handle(req, res).catch((err: unknown) => {
         if (isTapedeckError(err)) return fail(res, err.status, `tapedeck_${err.code.toLowerCase()}`, err.message);
-        opts.log.error({ err: (err as Error).message, stack: (err as Error).stack, route: req.route.prefix, path: req.path }, 'unhandled proxy error');
+        opts.log.error(
+          { err: (err as Error).message, stack: (err as Error).stack, route: req.route.prefix, path: req.path },
+          'unhandled proxy error',
+        );
         fail(res, 500, 'tapedeck_internal_error', `tapedeck internal error: ${(err as Error).message}`);
       });
     });

@@ -30,7 +30,8 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         .then((ex) => opts.writer.append(describeExchange(ex, opts.log)))
         .then(
           (ex) => opts.log.debug({ id: ex.id, route: ex.route, path: ex.request.path, status: ex.response?.status }, 'recorded'),
-          (err: unknown) => opts.log.error({ err: (err as Error).message, route: req.route.prefix, path: req.path }, 'could not write exchange'),
+          (err: unknown) =>
+            opts.log.error({ err: (err as Error).message, route: req.route.prefix, path: req.path }, 'could not write exchange'),
         );
       pending.add(written);
       await written.finally(() => pending.delete(written));

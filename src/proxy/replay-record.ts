@@ -9,7 +9,10 @@ import type { ProxyRequest } from './types.js';
  * What every replay-tape record of an HTTP request starts with: the request as it came (headers as they go on a
  * tape), on the tape's timeline. Pass `request` when its body is already encoded.
  */
-export function incomingRecord(req: ProxyRequest, request?: Omit<RequestRecord, 'headers'>): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream' | 'request'> {
+export function incomingRecord(
+  req: ProxyRequest,
+  request?: Omit<RequestRecord, 'headers'>,
+): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream' | 'request'> {
   const base = request ?? { method: req.method, path: req.path, query: req.query, body: encodeBody(req.body, req.headers['content-type']) };
   return {
     startedAt: req.startedAt.toISOString(),

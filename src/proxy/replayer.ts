@@ -58,12 +58,37 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
 
   const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
     const { sink, response } = webSink();
-    const exchange = forwardAndCapture(req, sink, { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' }, ...(live.body ? { body: live.body } : {}) });
-    track(exchange.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' }, ...(live.notes ? { notes: live.notes } : {}) }, opts.log))));
+    const exchange = forwardAndCapture(req, sink, {
+      dispatcher: opts.dispatcher,
+      headers: { 'x-tapedeck-match': 'live' },
+      ...(live.body ? { body: live.body } : {}),
+    });
+    track(
+      exchange.then((ex) =>
+        opts.out.append(
+          describeExchange(
+            {
+              ...ex,
+              match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' },
+              ...(live.notes ? { notes: live.notes } : {}),
+            },
+            opts.log,
+          ),
+        ),
+      ),
+    );
     return response;
   };
 
-  const ctxBase = { tape: opts.tape, matcher: opts.matcher, out: opts.out, onMiss: opts.onMiss, timing: opts.timing, log: opts.log, forwardLive };
+  const ctxBase = {
+    tape: opts.tape,
+    matcher: opts.matcher,
+    out: opts.out,
+    onMiss: opts.onMiss,
+    timing: opts.timing,
+    log: opts.log,
+    forwardLive,
+  };
 
   return {
     async handle(req, res) {
@@ -77,8 +102,17 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
       const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(req, incoming, outcome.exchange);
       if (outcome.kind !== 'miss' && answer !== undefined) {
-        const reshaped = answer !== outcome.exchange ? ` (recorded ${outcome.exchange.response?.events ? 'streamed' : 'not streamed'}, served in the shape asked for)` : '';
-        const match: MatchInfo = { kind: outcome.kind, source: outcome.exchange.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation + reshaped };
+        const reshaped =
+          answer !== outcome.exchange
+            ? ` (recorded ${outcome.exchange.response?.events ? 'streamed' : 'not streamed'}, served in the shape asked for)`
+            : '';
+        const match: MatchInfo = {
+          kind: outcome.kind,
+          source: outcome.exchange.id,
+          stage: outcome.stage,
+          score: round(outcome.score),
+          reason: outcome.explanation + reshaped,
+        };
         await serveRecorded(answer, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
         const served = servedExchange(req, incoming, answer, match);
         if (outcome.kind === 'exact') {
@@ -92,11 +126,23 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         return;
       }
       const missed: Extract<MatchOutcome, { kind: 'miss' }> =
-        outcome.kind === 'miss' ? outcome : { kind: 'miss', candidates: [{ exchange: outcome.exchange, score: outcome.score, differences: [] }], explanation: `#${outcome.exchange.id} matched but its recorded answer could not be converted to the requested stream shape` };
+        outcome.kind === 'miss'
+          ? outcome
+          : {
+              kind: 'miss',
+              candidates: [{ exchange: outcome.exchange, score: outcome.score, differences: [] }],
+              explanation: `#${outcome.exchange.id} matched but its recorded answer could not be converted to the requested stream shape`,
+            };
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
           const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
-          track(live.then((ex) => opts.out.append(describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } }, opts.log))));
+          track(
+            live.then((ex) =>
+              opts.out.append(
+                describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } }, opts.log),
+              ),
+            ),
+          );
           await live;
           return;
         }
@@ -112,7 +158,13 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
 }
 
 export function toIncoming(req: ProxyRequest): IncomingRequest {
-  const request = { method: req.method, path: req.path, query: req.query, headers: req.headers, body: encodeBody(req.body, req.headers['content-type']) };
+  const request = {
+    method: req.method,
+    path: req.path,
+    query: req.query,
+    headers: req.headers,
+    body: encodeBody(req.body, req.headers['content-type']),
+  };
   const incoming: IncomingRequest = { route: req.route.prefix, request, transport: 'http' };
   const llm = requestSideLlm(req.route.prefix, request);
   if (llm !== undefined) incoming.llm = llm;
@@ -156,11 +208,18 @@ function missResponse(
 ): void {
   const lenient = opts.onMiss === 'lenient';
   const asked = describeAsked(req, incoming);
-  const closest = outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, path: c.exchange.request.path, differences: c.differences }));
+  const closest = outcome.candidates.map((c) => ({
+    id: c.exchange.id,
+    score: c.score,
+    path: c.exchange.request.path,
+    differences: c.differences,
+  }));
   const reason = blockedReason ?? outcome.explanation;
   const message =
     `tapedeck: no recording on tape "${opts.tape.name}" matches ${asked} (${reason}; on-miss ${opts.onMiss}).` +
-    (closest.length > 0 ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}` : ' The tape has no request on this route.');
+    (closest.length > 0
+      ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}`
+      : ' The tape has no request on this route.');
   const api = detectLlmApi(req.route.prefix, req.path, req.method);
   const details = { tape: opts.tape.name, onMiss: opts.onMiss, lenient, asked, reason, closest };
   const body = providerErrorBody(api, MISS_STATUS, 'tapedeck_miss', message, { tapedeck: details });

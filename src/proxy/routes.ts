@@ -7,7 +7,10 @@ export interface ResolvedRoute {
 }
 
 /** Longest-prefix route lookup; a prefix matches whole path segments only (`/openai` matches `/openai/v1`, not `/openaix`). */
-export function createRouteTable(routes: readonly Route[]): { resolve(pathname: string): ResolvedRoute | undefined; routes: readonly Route[] } {
+export function createRouteTable(routes: readonly Route[]): {
+  resolve(pathname: string): ResolvedRoute | undefined;
+  routes: readonly Route[];
+} {
   const sorted = [...routes].sort((a, b) => b.prefix.length - a.prefix.length);
   return {
     routes: sorted,
@@ -36,7 +39,11 @@ function upstreamBase(upstream: string): UpstreamBase {
   if (base === undefined) {
     const u = new URL(upstream);
     const auth = u.username === '' && u.password === '' ? '' : `${u.username}${u.password === '' ? '' : `:${u.password}`}@`;
-    base = { origin: `${u.protocol}//${auth}${u.host}`, path: u.pathname.endsWith('/') ? u.pathname.slice(0, -1) : u.pathname, search: u.search.slice(1) };
+    base = {
+      origin: `${u.protocol}//${auth}${u.host}`,
+      path: u.pathname.endsWith('/') ? u.pathname.slice(0, -1) : u.pathname,
+      search: u.search.slice(1),
+    };
     if (bases.size < 1024) bases.set(upstream, base);
   }
   return base;

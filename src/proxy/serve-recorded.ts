@@ -21,7 +21,9 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
 export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { timing: Timing; headers: HeaderMap }): Promise<void> {
   const recorded = ex.response;
   if (recorded === undefined) {
-    const json = { error: { type: 'tapedeck_upstream_error', code: ex.error?.code ?? 'ERROR', message: ex.error?.message ?? 'no response was recorded' } };
+    const json = {
+      error: { type: 'tapedeck_upstream_error', code: ex.error?.code ?? 'ERROR', message: ex.error?.message ?? 'no response was recorded' },
+    };
     sink.head(502, { 'content-type': 'application/json', ...opts.headers });
     sink.write(Buffer.from(JSON.stringify(json)));
     sink.end();

@@ -72,7 +72,13 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   let routes = [...opts.routes];
 
   if (opts.mode === 'record') {
-    writer = await createTapeWriter({ dir: opts.dir, name: opts.tape, ifExists: opts.ifExists ?? 'fail', redact: opts.redact, header: { mode: 'record', routes } });
+    writer = await createTapeWriter({
+      dir: opts.dir,
+      name: opts.tape,
+      ifExists: opts.ifExists ?? 'fail',
+      redact: opts.redact,
+      header: { mode: 'record', routes },
+    });
     const recorder = createRecorder({ writer, dispatcher, log });
     handle = recorder.handle;
     drain = recorder.drain;
@@ -91,11 +97,30 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       name: saveAs,
       ifExists: 'overwrite',
       redact: opts.redact,
-      header: { mode: 'replay', routes, replayOf: { tape: opts.tape, onMiss: opts.onMiss ?? 'strict', ...(opts.llm ? { llm: opts.llm } : {}), ...(opts.overrides ? { overrides: opts.overrides } : {}) } },
+      header: {
+        mode: 'replay',
+        routes,
+        replayOf: {
+          tape: opts.tape,
+          onMiss: opts.onMiss ?? 'strict',
+          ...(opts.llm ? { llm: opts.llm } : {}),
+          ...(opts.overrides ? { overrides: opts.overrides } : {}),
+        },
+      },
     });
     const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
     const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
-    const replayer = createReplayer({ tape, matcher, out: writer, onMiss: opts.onMiss ?? 'strict', timing: opts.timing ?? { mode: 'instant' }, dispatcher, log, responders, allowLive: opts.allowLive });
+    const replayer = createReplayer({
+      tape,
+      matcher,
+      out: writer,
+      onMiss: opts.onMiss ?? 'strict',
+      timing: opts.timing ?? { mode: 'instant' },
+      dispatcher,
+      log,
+      responders,
+      allowLive: opts.allowLive,
+    });
     handle = replayer.handle;
     drain = replayer.drain;
   }
@@ -105,7 +130,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new TapedeckError('BAD_ARGS', `port ${opts.port ?? 8787} on ${host} is in use: pick another with --port (0 takes any free port)`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new TapedeckError(
+              'BAD_ARGS',
+              `port ${opts.port ?? 8787} on ${host} is in use: pick another with --port (0 takes any free port)`,
+            )
+          : err,
+      ),
     );
     server.listen(opts.port ?? 8787, host, () => resolve(server.address() as AddressInfo));
   });
@@ -126,10 +158,13 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         await closed;
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         let timer: NodeJS.Timeout | undefined;
-        const bounded = new Promise<void>((resolve) => (timer = setTimeout(() => {
-          log.warn('some exchanges did not finish within 5 s of shutdown; closing the tape without them');
-          resolve();
-        }, 5000)));
+        const bounded = new Promise<void>(
+          (resolve) =>
+            (timer = setTimeout(() => {
+              log.warn('some exchanges did not finish within 5 s of shutdown; closing the tape without them');
+              resolve();
+            }, 5000)),
+        );
         await Promise.race([drain(), bounded]);
         clearTimeout(timer);
         await writer.close();

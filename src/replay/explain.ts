@@ -33,7 +33,8 @@ export function explainCandidates(req: IncomingRequest, exchanges: readonly Exch
     const fingerprint = differences.join('\n') + ex.request.path;
     if (seen.has(fingerprint)) continue;
     seen.add(fingerprint);
-    const shown = differences.length > MAX_DIFFS ? [...differences.slice(0, MAX_DIFFS), `... and ${differences.length - MAX_DIFFS} more`] : differences;
+    const shown =
+      differences.length > MAX_DIFFS ? [...differences.slice(0, MAX_DIFFS), `... and ${differences.length - MAX_DIFFS} more`] : differences;
     scored.push({ exchange: ex, score: total === 0 ? 0 : Math.round((same / total) * 1000) / 1000, differences: shown });
   }
   return scored.sort((a, b) => b.score - a.score).slice(0, limit);
@@ -66,7 +67,9 @@ function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves:
     return;
   }
   if (typeof a === 'string' && typeof b === 'string') leaves.same += textSimilarity(a, b) * 0.9;
-  out.push(`${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`);
+  out.push(
+    `${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`,
+  );
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

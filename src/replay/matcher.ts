@@ -97,8 +97,16 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
         }
       }
       const candidates = await (options.explainMiss ?? closestByPath)(req, exchanges);
-      const exhausted = q !== undefined ? `all ${q.list.length} recorded answers for this request were already served` : 'no recorded request has this exact key';
-      const why = stages.length === 0 || q !== undefined ? [] : ctx.allowSemantic ? (ctx.notes ?? []) : ['semantic matching does not apply (a side effect matches exactly or not at all)'];
+      const exhausted =
+        q !== undefined
+          ? `all ${q.list.length} recorded answers for this request were already served`
+          : 'no recorded request has this exact key';
+      const why =
+        stages.length === 0 || q !== undefined
+          ? []
+          : ctx.allowSemantic
+            ? (ctx.notes ?? [])
+            : ['semantic matching does not apply (a side effect matches exactly or not at all)'];
       return { kind: 'miss', candidates, explanation: [exhausted, ...why].join('; ') };
     },
   };
@@ -106,7 +114,11 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
 
 /** Default miss explanation: recorded requests on the same route, closest first, with what differed. */
 function closestByPath(req: IncomingRequest, exchanges: readonly Exchange[]): Candidate[] {
-  return explainCandidates(req, exchanges.filter((ex) => ex.route === req.route), 3);
+  return explainCandidates(
+    req,
+    exchanges.filter((ex) => ex.route === req.route),
+    3,
+  );
 }
 
 export { explainCandidates } from './explain.js';

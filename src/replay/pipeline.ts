@@ -23,7 +23,10 @@ export function createReplayMatcher(exchanges: readonly Exchange[], opts: Replay
   const { semantic, eager, ...matcherOpts } = opts;
   if (semantic === false || semantic?.enabled === false) return createMatcher(exchanges, matcherOpts);
   const settings: SemanticOptions = { ...semantic };
-  const index = new SemanticIndex(exchanges, { ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}), ...(matcherOpts.ignoreQuery ? { ignoreQuery: matcherOpts.ignoreQuery } : {}) });
+  const index = new SemanticIndex(exchanges, {
+    ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}),
+    ...(matcherOpts.ignoreQuery ? { ignoreQuery: matcherOpts.ignoreQuery } : {}),
+  });
   if (eager === true) index.warm();
   return createMatcher(exchanges, {
     ...matcherOpts,

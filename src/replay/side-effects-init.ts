@@ -18,8 +18,71 @@ export interface HttpSuggestion {
   reason: string;
 }
 
-const EFFECT_WORDS = ['send', 'write', 'delete', 'remove', 'create', 'update', 'post', 'pay', 'charge', 'transfer', 'edit', 'move', 'rename', 'upload', 'insert', 'put', 'patch', 'set', 'submit', 'publish', 'deploy', 'merge', 'push', 'commit', 'execute', 'run', 'exec', 'kill', 'drop', 'cancel', 'approve', 'book', 'order', 'purchase', 'email', 'notify', 'trigger', 'toggle', 'mkdir', 'install', 'modify', 'replace', 'add'];
-const READ_WORDS = ['get', 'list', 'read', 'search', 'find', 'fetch', 'query', 'lookup', 'describe', 'show', 'view', 'count', 'echo', 'info', 'stat', 'check', 'tree', 'directory'];
+const EFFECT_WORDS = [
+  'send',
+  'write',
+  'delete',
+  'remove',
+  'create',
+  'update',
+  'post',
+  'pay',
+  'charge',
+  'transfer',
+  'edit',
+  'move',
+  'rename',
+  'upload',
+  'insert',
+  'put',
+  'patch',
+  'set',
+  'submit',
+  'publish',
+  'deploy',
+  'merge',
+  'push',
+  'commit',
+  'execute',
+  'run',
+  'exec',
+  'kill',
+  'drop',
+  'cancel',
+  'approve',
+  'book',
+  'order',
+  'purchase',
+  'email',
+  'notify',
+  'trigger',
+  'toggle',
+  'mkdir',
+  'install',
+  'modify',
+  'replace',
+  'add',
+];
+const READ_WORDS = [
+  'get',
+  'list',
+  'read',
+  'search',
+  'find',
+  'fetch',
+  'query',
+  'lookup',
+  'describe',
+  'show',
+  'view',
+  'count',
+  'echo',
+  'info',
+  'stat',
+  'check',
+  'tree',
+  'directory',
+];
 
 function words(text: string): string[] {
   return text
@@ -42,7 +105,12 @@ function keyword(ws: string[], list: readonly string[]): string | undefined {
 export function suggestTool(name: string, annotations?: ToolAnnotations, description?: string): ToolSuggestion {
   if (annotations?.readOnlyHint === true) return { name, safe: true, reason: 'annotated readOnlyHint: true' };
   if (annotations?.destructiveHint === true) return { name, safe: false, reason: 'annotated destructiveHint: true' };
-  if (annotations?.readOnlyHint === false) return { name, safe: false, reason: `annotated readOnlyHint: false${annotations.destructiveHint === false ? ' (additive, not destructive)' : ''}` };
+  if (annotations?.readOnlyHint === false)
+    return {
+      name,
+      safe: false,
+      reason: `annotated readOnlyHint: false${annotations.destructiveHint === false ? ' (additive, not destructive)' : ''}`,
+    };
   const nameWords = words(name);
   const effect = keyword(nameWords, EFFECT_WORDS);
   if (effect) return { name, safe: false, reason: `name contains ${effect}` };
@@ -65,14 +133,26 @@ export function suggestSideEffects(exchanges: readonly Exchange[]): { tools: Too
   });
   const writes = new Map<string, Set<string>>();
   for (const ex of exchanges) {
-    if (ex.transport !== 'http' || ex.mcp !== undefined || ex.llm !== undefined || detectLlmApi(ex.route, ex.request.path, ex.request.method) !== undefined) continue;
+    if (
+      ex.transport !== 'http' ||
+      ex.mcp !== undefined ||
+      ex.llm !== undefined ||
+      detectLlmApi(ex.route, ex.request.path, ex.request.method) !== undefined
+    )
+      continue;
     const m = ex.request.method.toUpperCase();
     if (['GET', 'HEAD', 'OPTIONS'].includes(m)) continue;
     const set = writes.get(ex.route) ?? new Set<string>();
     set.add(m);
     writes.set(ex.route, set);
   }
-  const http = [...writes].sort(([a], [b]) => a.localeCompare(b)).map(([route, methods]) => ({ route, methods: [...methods].sort(), reason: `the tape holds ${[...methods].sort().join(', ')} calls on ${route} that are neither LLM nor MCP traffic` }));
+  const http = [...writes]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([route, methods]) => ({
+      route,
+      methods: [...methods].sort(),
+      reason: `the tape holds ${[...methods].sort().join(', ')} calls on ${route} that are neither LLM nor MCP traffic`,
+    }));
   return { tools, http };
 }
 

@@ -59,7 +59,10 @@ export function loadSideEffects(file: string, opts: { requireDone?: boolean } = 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `cannot read side-effects file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `cannot read side-effects file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   let raw: unknown;
   try {
@@ -70,10 +73,16 @@ export function loadSideEffects(file: string, opts: { requireDone?: boolean } = 
   const parsed = SideEffectsFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new TapedeckError('BAD_CONFIG', `side-effects file ${file}: ${issue ? `${issue.path.join('.') || '(top)'}: ${issue.message}` : 'invalid'}`);
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `side-effects file ${file}: ${issue ? `${issue.path.join('.') || '(top)'}: ${issue.message}` : 'invalid'}`,
+    );
   }
   if ((opts.requireDone ?? true) && parsed.data.done !== true) {
-    throw new TapedeckError('SIDE_EFFECTS_NOT_REVIEWED', `side-effects file ${file} is not reviewed: check every entry, then set "done: true"`);
+    throw new TapedeckError(
+      'SIDE_EFFECTS_NOT_REVIEWED',
+      `side-effects file ${file} is not reviewed: check every entry, then set "done: true"`,
+    );
   }
   return parsed.data;
 }
@@ -84,14 +93,23 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Build the policy from a reviewed file (optional) and the annotations the tape recorded (`tools/list` answers).
  * Decision order for a tool: the file's entry, then annotations (`readOnlyHint: true` is safe), else a side effect.
  */
-export function createSideEffectPolicy(opts: { file?: SideEffectsFile; recordedAnnotations?: ReadonlyMap<string, ToolAnnotations> } = {}): SideEffectPolicy {
+export function createSideEffectPolicy(
+  opts: { file?: SideEffectsFile; recordedAnnotations?: ReadonlyMap<string, ToolAnnotations> } = {},
+): SideEffectPolicy {
   const file = opts.file;
   const recorded = opts.recordedAnnotations ?? new Map<string, ToolAnnotations>();
   const classifyTool = (name: string, annotations?: ToolAnnotations): Verdict => {
     const entry = file?.tools[name];
-    if (entry !== undefined) return entry ? { sideEffect: false, reason: `the side-effects file marks "${name}" safe` } : { sideEffect: true, reason: `the side-effects file marks "${name}" as a side effect` };
+    if (entry !== undefined)
+      return entry
+        ? { sideEffect: false, reason: `the side-effects file marks "${name}" safe` }
+        : { sideEffect: true, reason: `the side-effects file marks "${name}" as a side effect` };
     const a = annotations ?? recorded.get(name);
-    if (a?.readOnlyHint === true) return { sideEffect: false, reason: `"${name}" is annotated readOnlyHint: true${file ? ' and the side-effects file does not name it' : ''}` };
+    if (a?.readOnlyHint === true)
+      return {
+        sideEffect: false,
+        reason: `"${name}" is annotated readOnlyHint: true${file ? ' and the side-effects file does not name it' : ''}`,
+      };
     const why = file ? 'the side-effects file does not name it' : 'no side-effects file was given';
     return { sideEffect: true, reason: `"${name}" counts as a side effect: ${why} and its annotations do not say it is read-only` };
   };
@@ -138,7 +156,9 @@ export function policyForTape(exchanges: readonly Exchange[], file?: SideEffects
 }
 
 /** The proxy's `allowLive` check for plain-HTTP calls: a call the file marks as a side effect is never forwarded. */
-export function allowLiveFor(policy: SideEffectPolicy): (req: { route: { prefix: string }; method: string; path: string }) => { allowed: true } | { allowed: false; reason: string } {
+export function allowLiveFor(
+  policy: SideEffectPolicy,
+): (req: { route: { prefix: string }; method: string; path: string }) => { allowed: true } | { allowed: false; reason: string } {
   return (req) => {
     const v = policy.httpSideEffect(req.route.prefix, req.method, req.path);
     return v.sideEffect ? { allowed: false, reason: `blocked: ${v.reason}` } : { allowed: true };

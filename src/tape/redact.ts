@@ -96,7 +96,8 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
       const reqHeaders = headers(ex.request.headers);
       const reqQuery = query(ex.request.query);
       const out: Exchange = { ...ex };
-      if (reqHeaders !== ex.request.headers || reqQuery !== ex.request.query) out.request = { ...ex.request, headers: reqHeaders, query: reqQuery };
+      if (reqHeaders !== ex.request.headers || reqQuery !== ex.request.query)
+        out.request = { ...ex.request, headers: reqHeaders, query: reqQuery };
       if (ex.upstream !== undefined) out.upstream = url(ex.upstream);
       if (ex.response !== undefined) {
         const resHeaders = headers(ex.response.headers);

@@ -61,7 +61,12 @@ function parseBlock(raw: string, bodyEnd: number): SseBlock {
 }
 
 /** The canonical text of an event: `event`, `id`, `retry`, then `data` lines, then a blank line. */
-export function serializeSseFields(ev: { event?: string | undefined; data: string; id?: string | undefined; retry?: number | undefined }): string {
+export function serializeSseFields(ev: {
+  event?: string | undefined;
+  data: string;
+  id?: string | undefined;
+  retry?: number | undefined;
+}): string {
   let out = '';
   if (ev.event !== undefined) out += `event: ${ev.event}\n`;
   if (ev.id !== undefined) out += `id: ${ev.id}\n`;

@@ -49,19 +49,30 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     try {
       value = JSON.parse(line);
     } catch {
-      problems.push({ line: i + 1, message: isLast && !endsClean ? 'torn last line (the recorder stopped mid-write); skipped' : 'not valid JSON; skipped' });
+      problems.push({
+        line: i + 1,
+        message: isLast && !endsClean ? 'torn last line (the recorder stopped mid-write); skipped' : 'not valid JSON; skipped',
+      });
       continue;
     }
     if (header === undefined) {
       const h = TapeHeaderSchema.safeParse(value);
-      if (!h.success) throw new TapedeckError('TAPE_CORRUPT', `${file}: line ${i + 1} is not a tape header (${h.error.issues[0]?.message ?? 'invalid'})`, { status: 500 });
+      if (!h.success)
+        throw new TapedeckError(
+          'TAPE_CORRUPT',
+          `${file}: line ${i + 1} is not a tape header (${h.error.issues[0]?.message ?? 'invalid'})`,
+          { status: 500 },
+        );
       header = h.data;
       continue;
     }
     const ex = ExchangeSchema.safeParse(value);
     if (!ex.success) {
       const issue = ex.error.issues[0];
-      problems.push({ line: i + 1, message: `not a valid exchange (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped` });
+      problems.push({
+        line: i + 1,
+        message: `not a valid exchange (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped`,
+      });
       continue;
     }
     exchanges.push(ex.data);

@@ -54,7 +54,11 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   let startMs: number;
   const exists = existsSync(file);
   if (exists && ifExists === 'fail') {
-    throw new TapedeckError('TAPE_EXISTS', `tape "${opts.name}" already exists in ${opts.dir}: pass --overwrite to replace it or --append to add to it`, { status: 409 });
+    throw new TapedeckError(
+      'TAPE_EXISTS',
+      `tape "${opts.name}" already exists in ${opts.dir}: pass --overwrite to replace it or --append to add to it`,
+      { status: 409 },
+    );
   }
   if (exists && ifExists === 'append') {
     const existing = await readTape(file);
@@ -112,7 +116,12 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
 
   const externalize = async (body: Body | undefined): Promise<Body | undefined> => {
     if (body === undefined || body.kind === 'empty' || body.kind === 'file') return body;
-    const [encoding, content] = body.kind === 'json' ? (['json', JSON.stringify(body.json)] as const) : body.kind === 'text' ? (['text', body.text] as const) : (['base64', body.base64] as const);
+    const [encoding, content] =
+      body.kind === 'json'
+        ? (['json', JSON.stringify(body.json)] as const)
+        : body.kind === 'text'
+          ? (['text', body.text] as const)
+          : (['base64', body.base64] as const);
     if (content.length <= largeBodyBytes) return body;
     const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
     const sha256 = createHash('sha256').update(bytes).digest('hex');

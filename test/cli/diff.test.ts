@@ -40,7 +40,12 @@ beforeAll(async () => {
     const plan = PLANS[body.model] ?? { calls: [], usage: [1, 1] as [number, number] };
     const results = body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     const next = plan.calls[results.length];
-    if (next) return openaiChat({ model: body.model, toolCalls: [{ id: `call_${results.length}`, name: next.name, arguments: JSON.stringify(next.arguments) }], usage: plan.usage });
+    if (next)
+      return openaiChat({
+        model: body.model,
+        toolCalls: [{ id: `call_${results.length}`, name: next.name, arguments: JSON.stringify(next.arguments) }],
+        usage: plan.usage,
+      });
     return openaiChat({ model: body.model, content: `Done. Results: ${results.join('; ')}`, usage: plan.usage });
   });
   mcp = await startEverything('streamableHttp');
@@ -48,12 +53,24 @@ beforeAll(async () => {
     { prefix: '/openai', upstream: llm.url },
     { prefix: '/mcp', upstream: `${mcp.url}/mcp` },
   ];
-  for (const [tape, model] of [['base', 'gpt-4o-mini'], ['other-model', 'gpt-4.1']] as const) {
+  for (const [tape, model] of [
+    ['base', 'gpt-4o-mini'],
+    ['other-model', 'gpt-4.1'],
+  ] as const) {
     const rec = await startProxy({ mode: 'record', tape, dir, port: 0, routes, log });
     await agent(rec.url, model);
     await rec.close();
   }
-  const rep = await startProxy({ mode: 'replay', tape: 'base', dir, port: 0, routes: [], saveAs: 'base-replay', responders: [createMcpResponder()], log });
+  const rep = await startProxy({
+    mode: 'replay',
+    tape: 'base',
+    dir,
+    port: 0,
+    routes: [],
+    saveAs: 'base-replay',
+    responders: [createMcpResponder()],
+    log,
+  });
   await agent(rep.url, 'gpt-4o-mini');
   await rep.close();
 }, 60_000);
@@ -78,7 +95,10 @@ async function agent(url: string, model: string): Promise<string> {
       messages.push(msg);
       for (const call of msg.tool_calls) {
         if (call.type !== 'function') continue;
-        const result = await client.callTool({ name: call.function.name, arguments: JSON.parse(call.function.arguments) as Record<string, unknown> });
+        const result = await client.callTool({
+          name: call.function.name,
+          arguments: JSON.parse(call.function.arguments) as Record<string, unknown>,
+        });
         messages.push({ role: 'tool', tool_call_id: call.id, content: (result.content as { text: string }[])[0]!.text });
       }
     }
@@ -87,17 +107,52 @@ async function agent(url: string, model: string): Promise<string> {
   }
 }
 
-const DIFF_KEYS = ['configChanges', 'costDelta', 'durationDeltaMs', 'firstDivergence', 'identical', 'iterationsDelta', 'outputDiff', 'score', 'tokensDelta', 'toolSequenceDiff'];
+const DIFF_KEYS = [
+  'configChanges',
+  'costDelta',
+  'durationDeltaMs',
+  'firstDivergence',
+  'identical',
+  'iterationsDelta',
+  'outputDiff',
+  'score',
+  'tokensDelta',
+  'toolSequenceDiff',
+];
 
 describe('tapedeck diff', () => {
   it('a run against its exact offline replay is identical, and --fail-on-divergence passes', async () => {
-    const { code, stdout, stderr } = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--json', '--fail-on-divergence', '--min-score', '1']);
+    const { code, stdout, stderr } = await runCli([
+      'diff',
+      'base',
+      'base-replay',
+      '--dir',
+      dir,
+      '--json',
+      '--fail-on-divergence',
+      '--min-score',
+      '1',
+    ]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const d = JSON.parse(stdout) as Record<string, unknown>;
     expect(Object.keys(d).sort()).toEqual(DIFF_KEYS);
-    expect(d).toMatchObject({ identical: true, iterationsDelta: 0, toolSequenceDiff: [], firstDivergence: null, tokensDelta: { input: 0, output: 0, total: 0 }, costDelta: 0, score: 1, configChanges: [] });
-    expect(d.outputDiff).toEqual({ equal: true, original: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d', replay: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d', similarity: 1 });
+    expect(d).toMatchObject({
+      identical: true,
+      iterationsDelta: 0,
+      toolSequenceDiff: [],
+      firstDivergence: null,
+      tokensDelta: { input: 0, output: 0, total: 0 },
+      costDelta: 0,
+      score: 1,
+      configChanges: [],
+    });
+    expect(d.outputDiff).toEqual({
+      equal: true,
+      original: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d',
+      replay: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d',
+      similarity: 1,
+    });
   }, 30_000);
 
   it('another model: the model change, exactly three tool edits, first divergence, token and cost deltas; gates exit 1', async () => {
@@ -105,7 +160,12 @@ describe('tapedeck diff', () => {
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/^tapedeck diff: other-model diverges from base at step \d+: /);
-    const d = JSON.parse(stdout) as { [k: string]: unknown; toolSequenceDiff: { kind: string; toolName: string }[]; configChanges: { field: string }[]; score: number };
+    const d = JSON.parse(stdout) as {
+      [k: string]: unknown;
+      toolSequenceDiff: { kind: string; toolName: string }[];
+      configChanges: { field: string }[];
+      score: number;
+    };
     expect(Object.keys(d).sort()).toEqual(DIFF_KEYS);
     expect(d.identical).toBe(false);
     expect(d.iterationsDelta).toBe(0);
@@ -113,12 +173,20 @@ describe('tapedeck diff', () => {
     expect(d.toolSequenceDiff.map((e) => e.kind).sort()).toEqual(['added', 'removed', 'reordered']);
     expect(d.toolSequenceDiff.find((e) => e.kind === 'removed')).toMatchObject({ toolName: 'echo', atIndex: 3 });
     expect(d.toolSequenceDiff.find((e) => e.kind === 'added')).toMatchObject({ toolName: 'echo', atIndex: 3 });
-    expect(d.toolSequenceDiff.find((e) => e.kind === 'reordered')).toMatchObject({ toolName: 'echo', argsHash: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown, from: 0, to: 1 });
+    expect(d.toolSequenceDiff.find((e) => e.kind === 'reordered')).toMatchObject({
+      toolName: 'echo',
+      argsHash: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown,
+      from: 0,
+      to: 1,
+    });
     expect(d.configChanges).toContainEqual({ field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' });
     // 5 LLM calls each: (50, 10) per call on gpt-4o-mini, (60, 15) on gpt-4.1
     expect(d.tokensDelta).toEqual({ input: 50, output: 25, total: 75 });
     expect(d.costDelta).toBeCloseTo((5 * (60 * 2 + 15 * 8) - 5 * (50 * 0.15 + 10 * 0.6)) / 1e6, 9);
-    expect(d.firstDivergence).toMatchObject({ step: expect.any(Number) as unknown, reason: expect.stringMatching(/^different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/) as unknown });
+    expect(d.firstDivergence).toMatchObject({
+      step: expect.any(Number) as unknown,
+      reason: expect.stringMatching(/^different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/) as unknown,
+    });
     expect(d.score).toBeGreaterThan(0.5);
     expect(d.score).toBeLessThan(1);
 
@@ -130,7 +198,15 @@ describe('tapedeck diff', () => {
     // The tape a `replay --llm live --model gpt-4.1 --system-prompt ...` run writes: a replay tape whose header
     // says what was overridden, holding the exchanges of the live run.
     const live = await loadTape(dir, 'other-model');
-    const writer = await createTapeWriter({ dir, name: 'base-live', header: { mode: 'replay', routes: live.header.routes, replayOf: { tape: 'base', onMiss: 'strict', llm: 'live', overrides: { model: 'gpt-4.1', systemPrompt: 'Be brief.' } } } });
+    const writer = await createTapeWriter({
+      dir,
+      name: 'base-live',
+      header: {
+        mode: 'replay',
+        routes: live.header.routes,
+        replayOf: { tape: 'base', onMiss: 'strict', llm: 'live', overrides: { model: 'gpt-4.1', systemPrompt: 'Be brief.' } },
+      },
+    });
     for (const { type: _type, id: _id, seq: _seq, ...ex } of live.exchanges) await writer.append({ ...ex, match: { kind: 'live' } });
     await writer.close();
     const { code, stdout } = await runCli(['diff', 'base', 'base-live', '--dir', dir, '--json']);
@@ -154,7 +230,9 @@ describe('tapedeck diff', () => {
     expect(stdout).toMatch(/^ {2}~ reordered echo \(args [0-9a-f]{16}\): 0 → 1$/m);
     expect(stdout).toMatch(/^ {2}3 {3}- echo\(\{"message":"d"\}\) +\+ echo\(\{"message":"e"\}\)$/m);
     expect(stdout).toMatch(/^ {2}- removed echo \(args [0-9a-f]{16}\) at 3 in base$/m);
-    expect(stdout).toMatch(/^first divergence {2}step \d+\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m);
+    expect(stdout).toMatch(
+      /^first divergence {2}step \d+\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m,
+    );
     expect(stdout).toMatch(/^final output {2}differs \(similarity 0\.\d\d\)$/m);
     expect(stdout).toMatch(/LLM calls 0 · tokens \+75 \(in \+50, out \+25\) · cost \+\$0\.\d+ · duration/);
     expect(stdout).not.toContain('\u001b[');

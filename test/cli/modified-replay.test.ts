@@ -64,8 +64,18 @@ beforeAll(async () => {
     const body = req.body as { model: string; messages: { role: string; content: string }[] };
     const other = body.model !== 'gpt-4o-mini';
     const tool = body.messages.find((m) => m.role === 'tool');
-    if (tool) return openaiChat({ model: body.model, content: `${other ? 'Other' : 'Mini'} says: ${tool.content}`, usage: other ? [80, 20] : [30, 6] });
-    return openaiChat({ model: body.model, content: null, toolCalls: [{ id: 'call_1', name: 'echo', arguments: JSON.stringify({ message: other ? 'hello from the other model' : 'hello' }) }], usage: other ? [40, 9] : [12, 4] });
+    if (tool)
+      return openaiChat({
+        model: body.model,
+        content: `${other ? 'Other' : 'Mini'} says: ${tool.content}`,
+        usage: other ? [80, 20] : [30, 6],
+      });
+    return openaiChat({
+      model: body.model,
+      content: null,
+      toolCalls: [{ id: 'call_1', name: 'echo', arguments: JSON.stringify({ message: other ? 'hello from the other model' : 'hello' }) }],
+      usage: other ? [40, 9] : [12, 4],
+    });
   });
   mcp = await startEverything('streamableHttp');
   const rec = await serve(['record', '--tape', 'run', '--route', `/openai=${llm.url}`, '--route', `/mcp/everything=${mcp.url}/mcp`]);
@@ -88,7 +98,23 @@ describe('replay --llm live', () => {
     const before = llm.requests.length;
     const prompt = path.join(dir, 'prompt.txt');
     writeFileSync(prompt, 'You are a terse assistant.');
-    const rep = await serve(['replay', '--tape', 'run', '--save-as', 'run-live', '--llm', 'live', '--model', 'gpt-4.1', '--system-prompt', `@${prompt}`, '--temperature', '0', '--max-tokens', '64']);
+    const rep = await serve([
+      'replay',
+      '--tape',
+      'run',
+      '--save-as',
+      'run-live',
+      '--llm',
+      'live',
+      '--model',
+      'gpt-4.1',
+      '--system-prompt',
+      `@${prompt}`,
+      '--temperature',
+      '0',
+      '--max-tokens',
+      '64',
+    ]);
     let out: Awaited<ReturnType<typeof agent>>;
     try {
       out = await agent(rep.url);
@@ -96,7 +122,12 @@ describe('replay --llm live', () => {
       await rep.stop();
     }
     // What the agent sent was rewritten on the wire: model, system prompt, temperature, max tokens.
-    const sent = llm.requests.slice(before).map((r) => r.body as { model: string; temperature: number; max_completion_tokens: number; messages: { role: string; content: string }[] });
+    const sent = llm.requests
+      .slice(before)
+      .map(
+        (r) =>
+          r.body as { model: string; temperature: number; max_completion_tokens: number; messages: { role: string; content: string }[] },
+      );
     expect(sent).toHaveLength(2);
     for (const body of sent) {
       expect(body.model).toBe('gpt-4.1');
@@ -115,11 +146,18 @@ describe('replay --llm live', () => {
     expect(rep.stderr()).toMatch(/determinism: 0\.\d\d/);
 
     const tape = await readTape(path.join(dir, 'run-live.jsonl'));
-    expect(tape.header.replayOf).toMatchObject({ tape: 'run', llm: 'live', overrides: { model: 'gpt-4.1', temperature: 0, maxTokens: 64, systemPrompt: 'You are a terse assistant.' } });
+    expect(tape.header.replayOf).toMatchObject({
+      tape: 'run',
+      llm: 'live',
+      overrides: { model: 'gpt-4.1', temperature: 0, maxTokens: 64, systemPrompt: 'You are a terse assistant.' },
+    });
     const live = tape.exchanges.filter((e) => e.match?.kind === 'live');
     expect(live).toHaveLength(2);
     expect(live[0]!.llm?.model).toBe('gpt-4.1');
-    expect(live[0]!.notes).toMatchObject({ llm: 'live', overrides: { model: { from: 'gpt-4o-mini', to: 'gpt-4.1' }, temperature: { from: 0.2, to: 0 } } });
+    expect(live[0]!.notes).toMatchObject({
+      llm: 'live',
+      overrides: { model: { from: 'gpt-4o-mini', to: 'gpt-4.1' }, temperature: { from: 0.2, to: 0 } },
+    });
     expect(tape.exchanges.some((e) => e.match?.kind === 'blocked' || e.mcp?.toolName === 'echo')).toBe(true);
   });
 
@@ -166,14 +204,24 @@ describe('diff of the replays against the recording', () => {
 
     const live = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--json']);
     expect(live.code, live.stderr).toBe(0);
-    const d = JSON.parse(live.stdout) as { identical: boolean; configChanges: { field: string; original: unknown; replay: unknown }[]; tokensDelta: { total: number }; costDelta: number | null; firstDivergence: { step: number; reason: string } | null; score: number };
+    const d = JSON.parse(live.stdout) as {
+      identical: boolean;
+      configChanges: { field: string; original: unknown; replay: unknown }[];
+      tokensDelta: { total: number };
+      costDelta: number | null;
+      firstDivergence: { step: number; reason: string } | null;
+      score: number;
+    };
     expect(d.identical).toBe(false);
     expect(d.configChanges).toContainEqual({ field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' });
     // gpt-4.1 used 40+9 and 80+20 tokens where gpt-4o-mini used 12+4 and 30+6.
     expect(d.tokensDelta.total).toBe(149 - 52);
     expect(d.costDelta).toBeGreaterThan(0);
     // Step 0 is the MCP handshake (answered from the tape); step 1 is the first LLM call, whose tool call differs.
-    expect(d.firstDivergence).toEqual({ step: 1, reason: 'different arguments for echo: original {"message":"hello"}, replay {"message":"hello from the other model"}' });
+    expect(d.firstDivergence).toEqual({
+      step: 1,
+      reason: 'different arguments for echo: original {"message":"hello"}, replay {"message":"hello from the other model"}',
+    });
     expect(d.score).toBeLessThan(1);
 
     const gate = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--fail-on-divergence']);

@@ -11,7 +11,11 @@ let upstream: ScriptedUpstream;
 let release: () => void = () => undefined;
 
 const post = (base: string, content: string, stream = false): Promise<Response> =>
-  fetch(`${base}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-cli-SECRET' }, body: JSON.stringify({ model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content }] }) });
+  fetch(`${base}/openai/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-cli-SECRET' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content }] }),
+  });
 
 async function waitForLines(file: string, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {

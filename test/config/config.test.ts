@@ -11,16 +11,26 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('config', () => {
   it('ships default routes for OpenAI, Anthropic and Gemini', () => {
     const config = loadConfig(undefined, {}, {});
-    expect(config.routes).toMatchObject({ '/openai': 'https://api.openai.com', '/anthropic': 'https://api.anthropic.com', '/gemini': 'https://generativelanguage.googleapis.com' });
+    expect(config.routes).toMatchObject({
+      '/openai': 'https://api.openai.com',
+      '/anthropic': 'https://api.anthropic.com',
+      '/gemini': 'https://generativelanguage.googleapis.com',
+    });
     expect(config).toMatchObject({ dir: './tapes', host: '127.0.0.1', port: 8787 });
   });
 
   it('merges file, then TAPEDECK_DIR, then flags', () => {
     const file = path.join(dir, 'c.yaml');
     writeFileSync(file, 'dir: /from-file\nport: 9000\nroutes:\n  /local: http://127.0.0.1:11434\n');
-    expect(loadConfig(file, {}, {})).toMatchObject({ dir: '/from-file', port: 9000, routes: { '/local': 'http://127.0.0.1:11434', '/openai': 'https://api.openai.com' } });
+    expect(loadConfig(file, {}, {})).toMatchObject({
+      dir: '/from-file',
+      port: 9000,
+      routes: { '/local': 'http://127.0.0.1:11434', '/openai': 'https://api.openai.com' },
+    });
     expect(loadConfig(file, {}, { TAPEDECK_DIR: '/from-env' }).dir).toBe('/from-env');
-    expect(loadConfig(file, { dir: '/from-flag', port: 0, routes: ['/local=http://127.0.0.1:1'] }, { TAPEDECK_DIR: '/from-env' })).toMatchObject({ dir: '/from-flag', port: 0, routes: { '/local': 'http://127.0.0.1:1' } });
+    expect(
+      loadConfig(file, { dir: '/from-flag', port: 0, routes: ['/local=http://127.0.0.1:1'] }, { TAPEDECK_DIR: '/from-env' }),
+    ).toMatchObject({ dir: '/from-flag', port: 0, routes: { '/local': 'http://127.0.0.1:1' } });
   });
 
   it('says what is wrong with a bad file', () => {
@@ -35,7 +45,9 @@ describe('config', () => {
 });
 
 describe('routes', () => {
-  const table = createRouteTable(routesOf(loadConfig(undefined, { routes: ['/mcp=http://127.0.0.1:3001/mcp', '/openai/special=http://127.0.0.1:2'] }, {})));
+  const table = createRouteTable(
+    routesOf(loadConfig(undefined, { routes: ['/mcp=http://127.0.0.1:3001/mcp', '/openai/special=http://127.0.0.1:2'] }, {})),
+  );
 
   it('resolves the longest prefix on whole path segments', () => {
     expect(table.resolve('/openai/v1/chat/completions')).toMatchObject({ route: { prefix: '/openai' }, path: '/v1/chat/completions' });
@@ -47,6 +59,8 @@ describe('routes', () => {
     const mcp = table.resolve('/mcp')!;
     expect(upstreamUrl(mcp.route, mcp.path, [])).toBe('http://127.0.0.1:3001/mcp');
     const gemini = table.resolve('/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent')!;
-    expect(upstreamUrl(gemini.route, gemini.path, [['alt', 'sse']])).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(upstreamUrl(gemini.route, gemini.path, [['alt', 'sse']])).toBe(
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    );
   });
 });

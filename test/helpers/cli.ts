@@ -11,7 +11,10 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProc
 }
 
 /** Run the CLI to completion. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawnCli(args, env);
   let stdout = '';
   let stderr = '';

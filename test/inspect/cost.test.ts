@@ -9,8 +9,10 @@ import { exchange } from './exchanges.js';
 const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-cost-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const llmCall = (model: string | undefined, usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number } | undefined) =>
-  exchange({ offsetMs: 0, llm: { ...(model === undefined ? {} : { model }), ...(usage === undefined ? {} : { usage }) } });
+const llmCall = (
+  model: string | undefined,
+  usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number } | undefined,
+) => exchange({ offsetMs: 0, llm: { ...(model === undefined ? {} : { model }), ...(usage === undefined ? {} : { usage }) } });
 
 describe('price lookup', () => {
   it('finds a model by its exact name', () => {
@@ -37,7 +39,24 @@ describe('price lookup', () => {
   });
 
   it('the built-in table covers the families it promises', () => {
-    for (const m of ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-4.1-mini', 'o3', 'o4-mini', 'gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'claude-opus-4-1', 'claude-sonnet-4', 'claude-haiku-4-5', 'claude-3-5-haiku', 'claude-3-7-sonnet', 'gemini-2.0-flash', 'gemini-2.5-pro']) {
+    for (const m of [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'gpt-4.1',
+      'gpt-4.1-mini',
+      'o3',
+      'o4-mini',
+      'gpt-5',
+      'gpt-5-mini',
+      'gpt-5-nano',
+      'claude-opus-4-1',
+      'claude-sonnet-4',
+      'claude-haiku-4-5',
+      'claude-3-5-haiku',
+      'claude-3-7-sonnet',
+      'gemini-2.0-flash',
+      'gemini-2.5-pro',
+    ]) {
       expect(defaultPrices()[m], m).toBeDefined();
     }
   });
@@ -47,7 +66,10 @@ describe('costOf', () => {
   it('prices uncached input, cached input and output per million tokens', () => {
     expect(costOf(llmCall('gpt-4o', { inputTokens: 1_000_000, outputTokens: 1_000_000 }))).toBeCloseTo(12.5, 9);
     // 400k uncached at 2.50, 600k cached at 1.25, 100k out at 10.00
-    expect(costOf(llmCall('gpt-4o-2024-08-06', { inputTokens: 1_000_000, cachedInputTokens: 600_000, outputTokens: 100_000 }))).toBeCloseTo(1 + 0.75 + 1, 9);
+    expect(costOf(llmCall('gpt-4o-2024-08-06', { inputTokens: 1_000_000, cachedInputTokens: 600_000, outputTokens: 100_000 }))).toBeCloseTo(
+      1 + 0.75 + 1,
+      9,
+    );
     expect(costOf(llmCall('gemini-2.0-flash-lite', { inputTokens: 1_000_000, cachedInputTokens: 1_000_000 }))).toBeCloseTo(0.075, 9);
   });
 
@@ -61,7 +83,11 @@ describe('costOf', () => {
 
 describe('user prices from the config', () => {
   it('an inline map is merged over the defaults, model by model', () => {
-    const config = loadConfig(writeConfig('inline.yaml', 'prices:\n  my-finetune: { input: 3, output: 12 }\n  gpt-4o: { input: 1, output: 1 }\n'), {}, {});
+    const config = loadConfig(
+      writeConfig('inline.yaml', 'prices:\n  my-finetune: { input: 3, output: 12 }\n  gpt-4o: { input: 1, output: 1 }\n'),
+      {},
+      {},
+    );
     const table = priceTable(config.prices);
     expect(costOf(llmCall('my-finetune', { inputTokens: 1_000_000, outputTokens: 1_000_000 }), table)).toBe(15);
     expect(costOf(llmCall('gpt-4o', { inputTokens: 1_000_000 }), table)).toBe(1);
@@ -75,7 +101,9 @@ describe('user prices from the config', () => {
   });
 
   it('bad prices are a config error', () => {
-    expect(() => loadConfig(writeConfig('bad.yaml', 'prices:\n  gpt-4o: { input: -1, output: 1 }\n'), {}, {})).toThrow(/bad config .*prices/);
+    expect(() => loadConfig(writeConfig('bad.yaml', 'prices:\n  gpt-4o: { input: -1, output: 1 }\n'), {}, {})).toThrow(
+      /bad config .*prices/,
+    );
     expect(() => priceTable(writeConfig('bad-file.yaml', 'gpt-4o: { input: 1, output: 1 }\n'))).toThrow(/bad price file/);
     expect(() => priceTable(path.join(tmp, 'missing.yaml'))).toThrow(/cannot read price file/);
   });

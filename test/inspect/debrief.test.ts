@@ -10,11 +10,32 @@ const plain = styleFor(new PassThrough(), {});
 describe('debrief', () => {
   it('takes reasons only from what the model wrote, and says when there is none', () => {
     const steps = toSteps([
-      exchange({ offsetMs: 0, body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] }, llm: { outputText: 'I will check flights first. <rationale>Flights decide the dates.</rationale>', toolCalls: [{ id: 'c1', name: 'search_flights', arguments: { to: 'FCO' } }], usage: { inputTokens: 10, outputTokens: 5 } } }),
+      exchange({
+        offsetMs: 0,
+        body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] },
+        llm: {
+          outputText: 'I will check flights first. <rationale>Flights decide the dates.</rationale>',
+          toolCalls: [{ id: 'c1', name: 'search_flights', arguments: { to: 'FCO' } }],
+          usage: { inputTokens: 10, outputTokens: 5 },
+        },
+      }),
       exchange({ offsetMs: 10, mcp: { toolName: 'search_flights', arguments: { to: 'FCO' }, result: { flights: 3 } } }),
-      exchange({ offsetMs: 20, body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] }, llm: { toolCalls: [{ id: 'c2', name: 'book_hotel', arguments: {} }], usage: { inputTokens: 20, outputTokens: 3 } } }),
+      exchange({
+        offsetMs: 20,
+        body: { messages: [{ role: 'user', content: 'Plan my trip to Rome' }] },
+        llm: { toolCalls: [{ id: 'c2', name: 'book_hotel', arguments: {} }], usage: { inputTokens: 20, outputTokens: 3 } },
+      }),
       exchange({ offsetMs: 30, mcp: { toolName: 'book_hotel', isError: true, result: { content: [{ type: 'text', text: 'sold out' }] } } }),
-      exchange({ offsetMs: 40, body: { messages: [] }, llm: { thinking: 'Hotels are gone. I assume the user is flexible because no dates were given.', outputText: 'Flights exist; hotels are sold out.', stopReason: 'stop', usage: { inputTokens: 30, outputTokens: 9 } } }),
+      exchange({
+        offsetMs: 40,
+        body: { messages: [] },
+        llm: {
+          thinking: 'Hotels are gone. I assume the user is flexible because no dates were given.',
+          outputText: 'Flights exist; hotels are sold out.',
+          stopReason: 'stop',
+          usage: { inputTokens: 30, outputTokens: 9 },
+        },
+      }),
     ]);
     const d = debrief(steps);
     expect(d.goal).toBe('Plan my trip to Rome');
@@ -47,10 +68,28 @@ describe('debrief', () => {
       ],
     };
     const steps = toSteps([
-      exchange({ offsetMs: 0, route: '/anthropic', path: '/v1/messages', body: { messages: [{ role: 'user', content: 'Paris now?' }] }, response, llm: { provider: 'anthropic', api: 'messages', outputText: 'First the weather.Then the time.', toolCalls: [{ id: 't1', name: 'weather', arguments: {} }, { id: 't2', name: 'clock', arguments: {} }] } }),
+      exchange({
+        offsetMs: 0,
+        route: '/anthropic',
+        path: '/v1/messages',
+        body: { messages: [{ role: 'user', content: 'Paris now?' }] },
+        response,
+        llm: {
+          provider: 'anthropic',
+          api: 'messages',
+          outputText: 'First the weather.Then the time.',
+          toolCalls: [
+            { id: 't1', name: 'weather', arguments: {} },
+            { id: 't2', name: 'clock', arguments: {} },
+          ],
+        },
+      }),
     ]);
     const d = debrief(steps);
-    expect(d.decisions.map((c) => c.reasons)).toEqual([[{ source: 'text-before-call', text: 'First the weather.' }], [{ source: 'text-before-call', text: 'Then the time.' }]]);
+    expect(d.decisions.map((c) => c.reasons)).toEqual([
+      [{ source: 'text-before-call', text: 'First the weather.' }],
+      [{ source: 'text-before-call', text: 'Then the time.' }],
+    ]);
     expect(d.ending.finalAnswer).toBeNull();
   });
 });

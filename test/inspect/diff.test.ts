@@ -5,24 +5,68 @@ import type { LoadedTape } from '../../src/tape/tape-reader.js';
 import { exchange } from './exchanges.js';
 
 function tape(exchanges: Exchange[], header: Partial<TapeHeader> = {}): LoadedTape {
-  const h: TapeHeader = { type: 'header', format: 1, tapedeck: '0.1.0', name: 't', createdAt: '2026-01-01T00:00:00.000Z', mode: 'record', routes: [], ...header };
+  const h: TapeHeader = {
+    type: 'header',
+    format: 1,
+    tapedeck: '0.1.0',
+    name: 't',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    mode: 'record',
+    routes: [],
+    ...header,
+  };
   return { path: '/t.jsonl', name: h.name, header: h, exchanges, problems: [] };
 }
 
 /** An agent run: the model asks for get_weather, the agent runs it over MCP, the model answers. */
-function run(opts: { model?: string; city?: string; result?: string; answer?: string; offset?: number; jsonrpcId?: number } = {}): Exchange[] {
+function run(
+  opts: { model?: string; city?: string; result?: string; answer?: string; offset?: number; jsonrpcId?: number } = {},
+): Exchange[] {
   const t = opts.offset ?? 0;
   const city = opts.city ?? 'Paris';
   return [
-    exchange({ offsetMs: t, durationMs: 100, llm: { model: opts.model ?? 'gpt-4o', params: { temperature: 0, tools: ['get_weather'] }, usage: { inputTokens: 100, outputTokens: 10 }, toolCalls: [{ id: `call_${t}`, name: 'get_weather', arguments: { city } }] } }),
-    exchange({ offsetMs: t + 120, durationMs: 30, mcp: { method: 'tools/call', jsonrpcId: opts.jsonrpcId ?? 1, toolName: 'get_weather', arguments: { city }, result: { content: [{ type: 'text', text: opts.result ?? '21C' }] } } }),
-    exchange({ offsetMs: t + 160, durationMs: 90, llm: { model: opts.model ?? 'gpt-4o', params: { temperature: 0, tools: ['get_weather'] }, usage: { inputTokens: 150, outputTokens: 20 }, outputText: opts.answer ?? 'It is 21C in Paris.' } }),
+    exchange({
+      offsetMs: t,
+      durationMs: 100,
+      llm: {
+        model: opts.model ?? 'gpt-4o',
+        params: { temperature: 0, tools: ['get_weather'] },
+        usage: { inputTokens: 100, outputTokens: 10 },
+        toolCalls: [{ id: `call_${t}`, name: 'get_weather', arguments: { city } }],
+      },
+    }),
+    exchange({
+      offsetMs: t + 120,
+      durationMs: 30,
+      mcp: {
+        method: 'tools/call',
+        jsonrpcId: opts.jsonrpcId ?? 1,
+        toolName: 'get_weather',
+        arguments: { city },
+        result: { content: [{ type: 'text', text: opts.result ?? '21C' }] },
+      },
+    }),
+    exchange({
+      offsetMs: t + 160,
+      durationMs: 90,
+      llm: {
+        model: opts.model ?? 'gpt-4o',
+        params: { temperature: 0, tools: ['get_weather'] },
+        usage: { inputTokens: 150, outputTokens: 20 },
+        outputText: opts.answer ?? 'It is 21C in Paris.',
+      },
+    }),
   ];
 }
 
 describe('diffTapes', () => {
   it('a run against its exact replay is identical: ids, offsets, durations, JSON-RPC ids and match info are noise', () => {
-    const replay = run({ offset: 5000, jsonrpcId: 7 }).map((ex, i) => ({ ...ex, id: `r${i}`, timing: { durationMs: 1 }, match: { kind: 'exact' as const, source: String(i) } }));
+    const replay = run({ offset: 5000, jsonrpcId: 7 }).map((ex, i) => ({
+      ...ex,
+      id: `r${i}`,
+      timing: { durationMs: 1 },
+      match: { kind: 'exact' as const, source: String(i) },
+    }));
     const d = diffTapes(tape(run()), tape(replay, { mode: 'replay', replayOf: { tape: 't', onMiss: 'strict' } }));
     expect(d).toEqual({
       identical: true,
@@ -41,13 +85,22 @@ describe('diffTapes', () => {
   it('a model change: config change from the exchanges and the header overrides, token and cost deltas, first divergence', () => {
     const b = run({ model: 'gpt-4.1', city: 'Paris, FR', answer: 'Paris is at 21 degrees.' });
     b[2]!.llm!.usage = { inputTokens: 150, outputTokens: 40 };
-    const d = diffTapes(tape(run()), tape(b, { mode: 'replay', replayOf: { tape: 't', onMiss: 'strict', llm: 'live', overrides: { model: 'gpt-4.1', systemPrompt: 'Be brief.' } } }));
+    const d = diffTapes(
+      tape(run()),
+      tape(b, {
+        mode: 'replay',
+        replayOf: { tape: 't', onMiss: 'strict', llm: 'live', overrides: { model: 'gpt-4.1', systemPrompt: 'Be brief.' } },
+      }),
+    );
     expect(d.identical).toBe(false);
     expect(d.configChanges).toEqual([
       { field: 'model', original: 'gpt-4o', replay: 'gpt-4.1' },
       { field: 'systemPrompt', original: null, replay: 'Be brief.' },
     ]);
-    expect(d.firstDivergence).toEqual({ step: 0, reason: 'different arguments for get_weather: original {"city":"Paris"}, replay {"city":"Paris, FR"}' });
+    expect(d.firstDivergence).toEqual({
+      step: 0,
+      reason: 'different arguments for get_weather: original {"city":"Paris"}, replay {"city":"Paris, FR"}',
+    });
     expect(d.toolSequenceDiff.map((e) => e.kind)).toEqual(['removed', 'added']);
     expect(d.tokensDelta).toEqual({ input: 0, output: 20, total: 20 });
     // gpt-4o: 250 in at 2.50 + 30 out at 10; gpt-4.1: 250 in at 2.00 + 50 out at 8
@@ -58,7 +111,10 @@ describe('diffTapes', () => {
 
   it('a different tool result is the first divergence; an unknown model makes the cost delta null', () => {
     const d = diffTapes(tape(run()), tape(run({ model: 'my-finetune', result: '25C' })));
-    expect(d.firstDivergence).toEqual({ step: 1, reason: expect.stringMatching(/^different result of MCP tools\/call get_weather: original .*21C.*, replay .*25C/) as unknown });
+    expect(d.firstDivergence).toEqual({
+      step: 1,
+      reason: expect.stringMatching(/^different result of MCP tools\/call get_weather: original .*21C.*, replay .*25C/) as unknown,
+    });
     expect(d.toolSequenceDiff).toEqual([]);
     expect(d.costDelta).toBeNull();
     expect(d.score).toBe(1);
@@ -69,7 +125,10 @@ describe('diffTapes', () => {
     const longer = [...run(), ...run({ offset: 1000, city: 'Lyon', answer: 'Lyon is 18C.' })];
     const d = diffTapes(tape(run()), tape(longer));
     expect(d.iterationsDelta).toBe(2);
-    expect(d.firstDivergence).toEqual({ step: 3, reason: 'the original ended here; the replay went on with 3 more step(s), starting with LLM gpt-4o' });
+    expect(d.firstDivergence).toEqual({
+      step: 3,
+      reason: 'the original ended here; the replay went on with 3 more step(s), starting with LLM gpt-4o',
+    });
     expect(d.toolSequenceDiff).toEqual([{ kind: 'added', toolName: 'get_weather', argsHash: expect.any(String) as unknown, atIndex: 1 }]);
     expect(d.outputDiff).toMatchObject({ equal: false, original: 'It is 21C in Paris.', replay: 'Lyon is 18C.' });
     const out = diffTapes(tape(run()), tape(run({ answer: 'It is 21C in Paris!' })));
@@ -80,18 +139,38 @@ describe('diffTapes', () => {
   it('a tool the agent ran itself: its result reaches the model in the next request, and is compared there', () => {
     const local = (result: string, callId: string): Exchange[] => [
       exchange({ offsetMs: 0, llm: { model: 'gpt-4o', toolCalls: [{ id: callId, name: 'read_file', arguments: '{"path":"a.txt"}' }] } }),
-      exchange({ offsetMs: 50, body: { model: 'gpt-4o', messages: [{ role: 'user', content: 'read a.txt' }, { role: 'tool', tool_call_id: callId, content: result }] }, llm: { model: 'gpt-4o', outputText: 'ok' } }),
+      exchange({
+        offsetMs: 50,
+        body: {
+          model: 'gpt-4o',
+          messages: [
+            { role: 'user', content: 'read a.txt' },
+            { role: 'tool', tool_call_id: callId, content: result },
+          ],
+        },
+        llm: { model: 'gpt-4o', outputText: 'ok' },
+      }),
     ];
     expect(diffTapes(tape(local('hello', 'call_1')), tape(local('hello', 'call_other_id'))).identical).toBe(true);
     const d = diffTapes(tape(local('hello', 'call_1')), tape(local('goodbye', 'call_1')));
-    expect(d.firstDivergence).toEqual({ step: 1, reason: 'different result sent to the model (tool result 1): original "hello", replay "goodbye"' });
+    expect(d.firstDivergence).toEqual({
+      step: 1,
+      reason: 'different result sent to the model (tool result 1): original "hello", replay "goodbye"',
+    });
     expect(d.toolSequenceDiff).toEqual([]);
   });
 
   it('a replay miss is a different result', () => {
     const b = run();
-    b[1] = { ...b[1]!, mcp: { ...b[1]!.mcp!, result: undefined }, match: { kind: 'miss', reason: 'no recorded call' }, response: { status: 404, headers: {} } };
+    b[1] = {
+      ...b[1]!,
+      mcp: { ...b[1]!.mcp!, result: undefined },
+      match: { kind: 'miss', reason: 'no recorded call' },
+      response: { status: 404, headers: {} },
+    };
     const d = diffTapes(tape(run()), tape(b));
-    expect(d.firstDivergence?.reason).toMatch(/^different result of MCP tools\/call get_weather: original .*, replay miss: no recorded call$/);
+    expect(d.firstDivergence?.reason).toMatch(
+      /^different result of MCP tools\/call get_weather: original .*, replay miss: no recorded call$/,
+    );
   });
 });

@@ -8,7 +8,8 @@ import { parseAge, pruneTapes, removeTape } from '../../src/inspect/housekeeping
 import { runCommand } from './run-command.js';
 
 let dir: string;
-const header = (name: string, createdAt: string): string => JSON.stringify({ type: 'header', format: 1, tapedeck: '0.1.0', name, createdAt, mode: 'record', routes: [] }) + '\n';
+const header = (name: string, createdAt: string): string =>
+  JSON.stringify({ type: 'header', format: 1, tapedeck: '0.1.0', name, createdAt, mode: 'record', routes: [] }) + '\n';
 const DAY = 86_400_000;
 
 beforeEach(() => {
@@ -30,7 +31,8 @@ describe('housekeeping', () => {
     expect(parseAge('12h')).toBe(12 * 3_600_000);
     expect(parseAge('90m')).toBe(90 * 60_000);
     expect(parseAge('45s')).toBe(45_000);
-    for (const bad of ['30', 'd', '30w', '-3d', '']) expect(() => parseAge(bad)).toThrow(/bad duration .*use a number and a unit s, m, h or d/);
+    for (const bad of ['30', 'd', '30w', '-3d', ''])
+      expect(() => parseAge(bad)).toThrow(/bad duration .*use a number and a unit s, m, h or d/);
   });
 
   it('rm removes the tape and its side folder; a missing tape is TAPE_NOT_FOUND', async () => {
@@ -64,7 +66,10 @@ describe('housekeeping', () => {
   });
 
   it('prune refuses a bad duration before touching anything', async () => {
-    await expect(runCommand(pruneCommand, ['--older-than', '30 days', '--dir', dir])).rejects.toMatchObject({ code: 'BAD_ARGS', message: expect.stringContaining('bad duration "30 days"') as unknown });
+    await expect(runCommand(pruneCommand, ['--older-than', '30 days', '--dir', dir])).rejects.toMatchObject({
+      code: 'BAD_ARGS',
+      message: expect.stringContaining('bad duration "30 days"') as unknown,
+    });
     expect(existsSync(path.join(dir, 'old.jsonl'))).toBe(true);
   });
 });

@@ -17,8 +17,18 @@ describe('the run plan', () => {
 
   it('follows the documented formula for live runs', () => {
     // Temperature 0, a seed, same model: 1. Another model: x0.6. Temperature 1 and no seed: 0.5 x 0.9.
-    expect(determinism(calls.map((c) => c.llm!), { llm: 'live' })).toBe(1);
-    expect(determinism(calls.map((c) => c.llm!), { llm: 'live', overrides: { model: 'gpt-4.1' } })).toBe(0.6);
+    expect(
+      determinism(
+        calls.map((c) => c.llm!),
+        { llm: 'live' },
+      ),
+    ).toBe(1);
+    expect(
+      determinism(
+        calls.map((c) => c.llm!),
+        { llm: 'live', overrides: { model: 'gpt-4.1' } },
+      ),
+    ).toBe(0.6);
     const warm = exchange({ offsetMs: 2, llm: { model: 'x', params: {} } }).llm!;
     expect(determinism([warm], { llm: 'live' })).toBe(0.45);
     expect(determinism([warm], { llm: 'live', overrides: { temperature: 0, systemPrompt: 'p' } })).toBe(0.72);

@@ -29,7 +29,11 @@ beforeAll(async () => {
     const body = req.body as { messages: { role: string; content: string }[] };
     const tool = body.messages.find((m) => m.role === 'tool');
     if (tool) return openaiChat({ content: `The tool said: ${tool.content}`, usage: [30, 6] });
-    return openaiChat({ content: 'I will echo it back to check the tool works.', toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"from the model"}' }], usage: [12, 4] });
+    return openaiChat({
+      content: 'I will echo it back to check the tool works.',
+      toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"from the model"}' }],
+      usage: [12, 4],
+    });
   });
   mcp = await startEverything('streamableHttp');
   const routes = [
@@ -44,12 +48,26 @@ beforeAll(async () => {
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Echo something' }];
   const first = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages });
   const result = await client.callTool({ name: 'echo', arguments: { message: 'from the model' } });
-  messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: 'call_1', content: (result.content as { text: string }[])[0]!.text });
+  messages.push(first.choices[0]!.message, {
+    role: 'tool',
+    tool_call_id: 'call_1',
+    content: (result.content as { text: string }[])[0]!.text,
+  });
   await openai.chat.completions.create({ model: 'gpt-4o-mini', messages });
   await client.close();
   await rec.close();
 
-  const rep = await startProxy({ mode: 'replay', tape: 'mcp-agent', dir, port: 0, routes, onMiss: 'live', saveAs: 'mcp-replay', responders: [createMcpResponder()], log });
+  const rep = await startProxy({
+    mode: 'replay',
+    tape: 'mcp-agent',
+    dir,
+    port: 0,
+    routes,
+    onMiss: 'live',
+    saveAs: 'mcp-replay',
+    responders: [createMcpResponder()],
+    log,
+  });
   const c2 = new Client({ name: 'agent', version: '1' });
   await c2.connect(new StreamableHTTPClientTransport(new URL(`${rep.url}/ev`)));
   await c2.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
@@ -60,14 +78,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await llm?.close();
   await mcp?.stop();
-  if (!process.env.KEEP_TAPES) rmSync(dir, { recursive: true, force: true }); else console.log("tapes in", dir);
+  if (!process.env.KEEP_TAPES) rmSync(dir, { recursive: true, force: true });
+  else console.log('tapes in', dir);
 });
 
 const run = async (cmd: typeof showCommand, args: string[]): Promise<string> => (await runCommand(cmd, [...args, '--dir', dir])).stdout;
 
 describe('inspecting LLM and MCP calls on one tape', () => {
   it('show: MCP steps carry the tool, its arguments and result', async () => {
-    const t = JSON.parse(await run(showCommand, ['mcp-agent', '--json'])) as { steps: { index: number; kind: string; target: string; args: string; result: string; error: string | null }[] };
+    const t = JSON.parse(await run(showCommand, ['mcp-agent', '--json'])) as {
+      steps: { index: number; kind: string; target: string; args: string; result: string; error: string | null }[];
+    };
     const call = t.steps.find((s) => s.kind === 'MCP' && s.target === 'echo');
     expect(call).toBeDefined();
     expect(call!.args).toBe('{"message":"from the model"}');
@@ -86,7 +107,9 @@ describe('inspecting LLM and MCP calls on one tape', () => {
     const replay = rows.find((r) => r.name === 'mcp-replay');
     expect(replay?.matches).toMatchObject({ live: 1, blocked: 1 });
     expect(replay?.toolCalls).toBe(2);
-    const t = JSON.parse(await run(showCommand, ['mcp-replay', '--json'])) as { steps: { target: string; match: string | null; error: string | null }[] };
+    const t = JSON.parse(await run(showCommand, ['mcp-replay', '--json'])) as {
+      steps: { target: string; match: string | null; error: string | null }[];
+    };
     const blocked = t.steps.find((s) => s.target === 'toggle-simulated-logging');
     expect(blocked?.match).toBe('blocked');
     expect(blocked?.error).toMatch(/^blocked/);
@@ -99,7 +122,10 @@ describe('inspecting LLM and MCP calls on one tape', () => {
   });
 
   it('debrief: the call, the reason the model wrote before it, and the MCP result it got', async () => {
-    const d = JSON.parse(await run(showCommand, ['mcp-agent', '--debrief', '--json'])) as { goal: string; decisions: { tool: string; reasons: unknown[]; result?: { step: number; value: unknown } }[] };
+    const d = JSON.parse(await run(showCommand, ['mcp-agent', '--debrief', '--json'])) as {
+      goal: string;
+      decisions: { tool: string; reasons: unknown[]; result?: { step: number; value: unknown } }[];
+    };
     expect(d.goal).toBe('Echo something');
     expect(d.decisions).toHaveLength(1);
     expect(d.decisions[0]!.tool).toBe('echo');

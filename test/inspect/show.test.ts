@@ -83,14 +83,22 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
     expect(s.total).toBe(6);
     expect(s.conversationFrom).toBe(5);
     expect(s.conversation.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
-    expect(s.conversation[1]).toEqual({ role: 'assistant', text: 'Let me check the clock.', thinking: THINKING, toolCalls: [{ id: 'toolu_1', name: 'get_time', arguments: { tz: 'Europe/Paris' } }] });
+    expect(s.conversation[1]).toEqual({
+      role: 'assistant',
+      text: 'Let me check the clock.',
+      thinking: THINKING,
+      toolCalls: [{ id: 'toolu_1', name: 'get_time', arguments: { tz: 'Europe/Paris' } }],
+    });
     expect(s.conversation[3].text).toBe('It is 14:00 in Paris, and 21°C.');
     expect(s.toolResults).toEqual([{ source: 'conversation', step: 5, name: 'get_time', toolCallId: 'toolu_1', result: '14:00' }]);
     expect(s.exchange.request.path).toBe('/v1/messages');
     expect(s.step.target).toBe('claude-sonnet-4-6');
 
     const second = await json(['agent', '--step', '2']);
-    expect(second.toolResults.map((r: { name: string; result: string }) => `${r.name}=${r.result}`)).toEqual(['get_weather={"temp_c":21}', 'lookup_city={"country":"FR"}']);
+    expect(second.toolResults.map((r: { name: string; result: string }) => `${r.name}=${r.result}`)).toEqual([
+      'get_weather={"temp_c":21}',
+      'lookup_city={"country":"FR"}',
+    ]);
 
     const human = await show(['agent', '--step', '4']);
     expect(human.stdout).toContain('step 4 of 6');
@@ -118,7 +126,11 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
   it('--debrief gives the goal, each tool call with the reason the model gave (or says none), assumptions and the ending', async () => {
     const d = await json(['agent', '--debrief']);
     expect(d.goal).toBe(GOAL);
-    expect(d.decisions.map((c: { tool: string; step: number }) => `${c.step}:${c.tool}`)).toEqual(['0:get_weather', '1:lookup_city', '4:get_time']);
+    expect(d.decisions.map((c: { tool: string; step: number }) => `${c.step}:${c.tool}`)).toEqual([
+      '0:get_weather',
+      '1:lookup_city',
+      '4:get_time',
+    ]);
     expect(d.decisions[0].reasons).toEqual([{ source: 'rationale', text: RATIONALE }]);
     expect(d.decisions[0].result).toEqual({ step: 1, value: '{"temp_c":21}' });
     expect(d.decisions[1].reasons).toEqual([]);

@@ -4,21 +4,46 @@ import { failingSteps, resolveStepIndex, stepState } from '../../src/inspect/ste
 import { toSteps } from '../../src/inspect/steps.js';
 import { exchange } from './exchanges.js';
 
-const userAsk = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }] };
+const userAsk = {
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Weather in Paris?' },
+  ],
+};
 const followUp = {
   model: 'gpt-4o-mini',
   messages: [
     ...userAsk.messages,
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: '{"temp_c":21}' },
   ],
 };
 
 function tape() {
   // Completed out of order: the timeline follows offsetMs, not seq.
-  const second = exchange({ offsetMs: 50, body: followUp, llm: { model: 'gpt-4o-mini', outputText: 'It is 21°C.', stopReason: 'stop', usage: { inputTokens: 40, outputTokens: 8 } } });
-  const first = exchange({ offsetMs: 0, body: userAsk, llm: { model: 'gpt-4o-mini', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }], usage: { inputTokens: 12, outputTokens: 4, totalTokens: 16 } } });
-  const tool = exchange({ offsetMs: 20, mcp: { toolName: 'get_weather', arguments: { city: 'Paris' }, result: { content: [{ type: 'text', text: '21' }] } } });
+  const second = exchange({
+    offsetMs: 50,
+    body: followUp,
+    llm: { model: 'gpt-4o-mini', outputText: 'It is 21°C.', stopReason: 'stop', usage: { inputTokens: 40, outputTokens: 8 } },
+  });
+  const first = exchange({
+    offsetMs: 0,
+    body: userAsk,
+    llm: {
+      model: 'gpt-4o-mini',
+      toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }],
+      usage: { inputTokens: 12, outputTokens: 4, totalTokens: 16 },
+    },
+  });
+  const tool = exchange({
+    offsetMs: 20,
+    mcp: { toolName: 'get_weather', arguments: { city: 'Paris' }, result: { content: [{ type: 'text', text: '21' }] } },
+  });
   const failed = exchange({ offsetMs: 70, path: '/v1/other', status: 503, response: { error: 'down' } });
   return toSteps([second, failed, first, tool]);
 }
@@ -54,12 +79,26 @@ describe('steps', () => {
     expect(atTool.conversationFrom).toBe(0);
     expect(atTool.conversation.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
     expect(atTool.conversation[2]?.toolCalls?.[0]?.name).toBe('get_weather');
-    expect(atTool.toolResults).toEqual([{ source: 'mcp', step: 1, name: 'get_weather', result: { content: [{ type: 'text', text: '21' }] } }]);
+    expect(atTool.toolResults).toEqual([
+      { source: 'mcp', step: 1, name: 'get_weather', result: { content: [{ type: 'text', text: '21' }] } },
+    ]);
 
     const last = stepState(steps, -2);
     expect(last.index).toBe(2);
-    expect(last.conversation.map((m) => `${m.role}:${m.text}`)).toEqual(['system:Be brief.', 'user:Weather in Paris?', 'assistant:', 'tool:{"temp_c":21}', 'assistant:It is 21°C.']);
-    expect(last.toolResults[0]).toEqual({ source: 'conversation', step: 2, name: 'get_weather', toolCallId: 'call_1', result: '{"temp_c":21}' });
+    expect(last.conversation.map((m) => `${m.role}:${m.text}`)).toEqual([
+      'system:Be brief.',
+      'user:Weather in Paris?',
+      'assistant:',
+      'tool:{"temp_c":21}',
+      'assistant:It is 21°C.',
+    ]);
+    expect(last.toolResults[0]).toEqual({
+      source: 'conversation',
+      step: 2,
+      name: 'get_weather',
+      toolCallId: 'call_1',
+      result: '{"temp_c":21}',
+    });
     expect(last.exchange.id).toBe(steps[2]?.exchangeId);
   });
 });
@@ -70,14 +109,26 @@ describe('conversationOf', () => {
       system: [{ type: 'text', text: 'You are terse.' }],
       messages: [
         { role: 'user', content: 'Time in Paris?' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'Need the clock.' }, { type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_time', input: { tz: 'Europe/Paris' } }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Need the clock.' },
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'get_time', input: { tz: 'Europe/Paris' } },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '14:00' }] },
       ],
     });
     expect(c).toEqual([
       { role: 'system', text: 'You are terse.' },
       { role: 'user', text: 'Time in Paris?' },
-      { role: 'assistant', text: 'Checking.', thinking: 'Need the clock.', toolCalls: [{ id: 'toolu_1', name: 'get_time', arguments: { tz: 'Europe/Paris' } }] },
+      {
+        role: 'assistant',
+        text: 'Checking.',
+        thinking: 'Need the clock.',
+        toolCalls: [{ id: 'toolu_1', name: 'get_time', arguments: { tz: 'Europe/Paris' } }],
+      },
       { role: 'tool', text: '14:00', toolCallId: 'toolu_1' },
     ]);
   });
@@ -93,7 +144,14 @@ describe('conversationOf', () => {
     });
     expect(g.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(g[2]?.toolCalls).toEqual([{ id: undefined, name: 'lookup', arguments: { q: 'x' } }]);
-    const r = conversationOf({ instructions: 'Sys', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Go' }] }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}' }, { type: 'function_call_output', call_id: 'c1', output: 'done' }] });
+    const r = conversationOf({
+      instructions: 'Sys',
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'Go' }] },
+        { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'done' },
+      ],
+    });
     expect(r).toEqual([
       { role: 'system', text: 'Sys' },
       { role: 'user', text: 'Go' },

@@ -23,7 +23,11 @@ beforeAll(async () => {
     const body = req.body as { messages: { role: string; content: string }[] };
     const tool = body.messages.find((m) => m.role === 'tool');
     if (tool) return openaiChat({ content: `The tool said: ${tool.content}`, usage: [30, 6] });
-    return openaiChat({ content: null, toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"from the model"}' }], usage: [12, 4] });
+    return openaiChat({
+      content: null,
+      toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"from the model"}' }],
+      usage: [12, 4],
+    });
   });
   mcp = await startEverything('streamableHttp');
 });
@@ -42,7 +46,10 @@ async function agent(url: string): Promise<unknown[]> {
   const first = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages });
   const call = first.choices[0]!.message.tool_calls![0]!;
   if (call.type !== 'function') throw new Error('expected a function call');
-  const result = await client.callTool({ name: call.function.name, arguments: JSON.parse(call.function.arguments) as Record<string, unknown> });
+  const result = await client.callTool({
+    name: call.function.name,
+    arguments: JSON.parse(call.function.arguments) as Record<string, unknown>,
+  });
   const text = (result.content as { text: string }[])[0]!.text;
   messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: text });
   const second = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages });
@@ -50,7 +57,7 @@ async function agent(url: string): Promise<unknown[]> {
   return [call, result, second.choices[0]!.message.content];
 }
 
-describe('one tape for an agent\'s LLM and MCP calls', () => {
+describe("one tape for an agent's LLM and MCP calls", () => {
   let recorded: unknown[];
   const routes = (): { prefix: string; upstream: string }[] => [
     { prefix: '/openai', upstream: llm.url },
@@ -74,7 +81,16 @@ describe('one tape for an agent\'s LLM and MCP calls', () => {
   it('replays both with every upstream gone', async () => {
     await llm.close();
     await mcp.stop();
-    const proxy = await startProxy({ mode: 'replay', tape: 'agent', dir, port: 0, routes: [], saveAs: 'agent-replay', responders: [createMcpResponder()], log });
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'agent',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'agent-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
     expect(await agent(proxy.url)).toEqual(recorded);
     await proxy.close();
     const out = await loadTape(dir, 'agent-replay');
@@ -98,11 +114,23 @@ describe('side effects over Streamable HTTP with --on-miss live', () => {
     await c1.close();
     await rec.close();
 
-    const proxy = await startProxy({ mode: 'replay', tape: 'fx', dir, port: 0, routes, onMiss: 'live', saveAs: 'fx-replay', responders: [createMcpResponder()], log });
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'fx',
+      dir,
+      port: 0,
+      routes,
+      onMiss: 'live',
+      saveAs: 'fx-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
     const client = new Client({ name: 'fx', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/ev`)));
     // get-sum is annotated readOnlyHint: true: safe, so the live server answers it.
-    expect(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } })).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining('5') }] });
+    expect(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } })).toMatchObject({
+      content: [{ type: 'text', text: expect.stringContaining('5') }],
+    });
     // toggle-simulated-logging is readOnlyHint: false: a side effect, never forwarded.
     const blocked = await client.callTool({ name: 'toggle-simulated-logging', arguments: {} });
     expect(blocked.isError).toBe(true);

@@ -18,7 +18,12 @@ const log = createLogger('silent');
 let dir: string;
 let server: EverythingServer;
 const ROUTE = '/ev';
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bad-input', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bad-input', version: '1' } },
+};
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 beforeAll(async () => {
@@ -32,19 +37,32 @@ afterAll(async () => {
 
 describe('bad input over Streamable HTTP', () => {
   it('records a client that disconnects mid-stream and a server that dies mid-call; the tape stays readable', async () => {
-    const proxy = await startProxy({ mode: 'record', tape: 'bad', dir, port: 0, routes: [{ prefix: ROUTE, upstream: `${server.url}/mcp` }], log });
+    const proxy = await startProxy({
+      mode: 'record',
+      tape: 'bad',
+      dir,
+      port: 0,
+      routes: [{ prefix: ROUTE, upstream: `${server.url}/mcp` }],
+      log,
+    });
     const client = new Client({ name: 'bad-input', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url + ROUTE)));
     await client.callTool({ name: 'echo', arguments: { message: 'before' } });
 
     // The client goes away after the first progress notification.
     const abort = new AbortController();
-    const gone = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 20 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort() });
+    const gone = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 20 } }, undefined, {
+      signal: abort.signal,
+      onprogress: () => abort.abort(),
+    });
     await expect(gone).rejects.toThrow();
 
     // The server dies while a call is open. (The SDK client then tries to resume the stream and waits for its
     // request timeout: keep it short.)
-    const dying = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 30 } }, undefined, { timeout: 1500, onprogress: () => void server.stop() });
+    const dying = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 30 } }, undefined, {
+      timeout: 1500,
+      onprogress: () => void server.stop(),
+    });
     await expect(dying).rejects.toThrow();
     await client.close().catch(() => undefined);
     await proxy.close();
@@ -63,15 +81,29 @@ describe('bad input over Streamable HTTP', () => {
   describe('replay', () => {
     let proxy: RunningProxy;
     beforeAll(async () => {
-      proxy = await startProxy({ mode: 'replay', tape: 'bad', dir, port: 0, routes: [], saveAs: 'bad-replay', responders: [createMcpResponder()], log });
+      proxy = await startProxy({
+        mode: 'replay',
+        tape: 'bad',
+        dir,
+        port: 0,
+        routes: [],
+        saveAs: 'bad-replay',
+        responders: [createMcpResponder()],
+        log,
+      });
     });
     afterAll(async () => proxy?.close());
-    const post = (body: string, headers: Record<string, string> = {}): Promise<Response> => fetch(proxy.url + ROUTE, { method: 'POST', headers: { ...HEADERS, ...headers }, body });
+    const post = (body: string, headers: Record<string, string> = {}): Promise<Response> =>
+      fetch(proxy.url + ROUTE, { method: 'POST', headers: { ...HEADERS, ...headers }, body });
 
     it('answers malformed JSON-RPC with 400 and the JSON-RPC error the protocol prescribes', async () => {
       const notJson = await post('{"jsonrpc": "2.0", "method": ');
       expect(notJson.status).toBe(400);
-      expect(await notJson.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/Parse error/) } });
+      expect(await notJson.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: expect.stringMatching(/Parse error/) },
+      });
       const notRpc = await post('{"jsonrpc": "2.0", "hello": 1}');
       expect(notRpc.status).toBe(400);
       expect(((await notRpc.json()) as { error: { code: number } }).error.code).toBe(-32600);
@@ -90,7 +122,10 @@ describe('bad input over Streamable HTTP', () => {
       expect((await post(list)).status).toBe(400);
       const unknown = await post(list, { 'mcp-session-id': 'no-such-session' });
       expect(unknown.status).toBe(404);
-      expect(((await unknown.json()) as { error: { code: number; message: string } }).error).toEqual({ code: -32001, message: 'Session not found' });
+      expect(((await unknown.json()) as { error: { code: number; message: string } }).error).toEqual({
+        code: -32001,
+        message: 'Session not found',
+      });
       const ok = await post(list, { 'mcp-session-id': sid! });
       expect(ok.status).toBe(200);
       await ok.text();
@@ -104,9 +139,15 @@ describe('bad input over Streamable HTTP', () => {
     it('replays a call the server died in: the recorded notifications, then a JSON-RPC error, not a hang', async () => {
       const client = new Client({ name: 'bad-input', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url + ROUTE)));
-      expect(await client.callTool({ name: 'echo', arguments: { message: 'before' } })).toEqual({ content: [{ type: 'text', text: 'Echo: before' }] });
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'before' } })).toEqual({
+        content: [{ type: 'text', text: 'Echo: before' }],
+      });
       const progress: unknown[] = [];
-      await expect(client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 30 } }, undefined, { onprogress: (p) => progress.push(p) })).rejects.toThrow(/recorded server gave no answer/);
+      await expect(
+        client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 30 } }, undefined, {
+          onprogress: (p) => progress.push(p),
+        }),
+      ).rejects.toThrow(/recorded server gave no answer/);
       expect(progress.length).toBeGreaterThanOrEqual(1);
       await client.close();
     });
@@ -132,7 +173,29 @@ describe('bad input over stdio', () => {
 
   it('records a server that dies mid-call; the client gets an error, the tape stays readable', async () => {
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'record', '--name', 'dying', '--', process.execPath, '-e', DYING], cwd: ROOT, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        '--import',
+        'tsx',
+        MAIN,
+        'mcp-stdio',
+        '--tape',
+        'dying',
+        '--dir',
+        dir,
+        '--mode',
+        'record',
+        '--name',
+        'dying',
+        '--',
+        process.execPath,
+        '-e',
+        DYING,
+      ],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'bad-input', version: '1' });
     await client.connect(transport);
     await expect(client.callTool({ name: 'anything', arguments: {} })).rejects.toThrow();
@@ -144,7 +207,11 @@ describe('bad input over stdio', () => {
   });
 
   it('answers a malformed line with a JSON-RPC parse error and carries on', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-replay'], { cwd: ROOT });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-replay'],
+      { cwd: ROOT },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stdin.write('{"jsonrpc": "2.0", "method": \n');
@@ -153,10 +220,16 @@ describe('bad input over stdio', () => {
     child.stdin.end();
     const code = await new Promise<number | null>((r) => child.on('close', r));
     expect(code).toBe(0);
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
     expect(lines[0]).toMatchObject({ id: null, error: { code: -32700 } });
     expect(lines[1]).toMatchObject({ id: 0, result: { serverInfo: { name: 'dying' } } });
-    expect(lines[2]).toMatchObject({ id: 7, error: { code: -32603, message: expect.stringMatching(/recorded server gave no answer.*SERVER_EXITED/) } });
+    expect(lines[2]).toMatchObject({
+      id: 7,
+      error: { code: -32603, message: expect.stringMatching(/recorded server gave no answer.*SERVER_EXITED/) },
+    });
     expect((await loadTape(dir, 'dying-replay')).problems).toEqual([]);
   });
 }, 60_000);

@@ -16,17 +16,26 @@ const post = (json: unknown, response: Exchange['response'], headers: Record<str
 
 describe('describeMcp', () => {
   it('ties the notifications on an SSE answer to the request and finds its result by id', () => {
-    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { n: 2 }, _meta: { progressToken: 'p' } } };
+    const call = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'slow', arguments: { n: 2 }, _meta: { progressToken: 'p' } },
+    };
     const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } };
     const answer = { jsonrpc: '2.0', id: 7, result: { content: [], isError: true } };
-    const ex = post(call, {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream', 'mcp-session-id': 's1' },
-      events: [
-        { offsetMs: 5, event: 'message', data: JSON.stringify(progress) },
-        { offsetMs: 9, event: 'message', data: JSON.stringify(answer) },
-      ],
-    }, { 'mcp-protocol-version': '2025-11-25' });
+    const ex = post(
+      call,
+      {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'mcp-session-id': 's1' },
+        events: [
+          { offsetMs: 5, event: 'message', data: JSON.stringify(progress) },
+          { offsetMs: 9, event: 'message', data: JSON.stringify(answer) },
+        ],
+      },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
     expect(describeMcp(ex)).toEqual({
       direction: 'client-to-server',
       method: 'tools/call',
@@ -43,15 +52,43 @@ describe('describeMcp', () => {
   });
 
   it('recognises JSON-RPC by content only: an LLM call is not MCP', () => {
-    expect(describeMcp(post({ model: 'gpt-4o', messages: [] }, { status: 200, headers: {}, body: { kind: 'json', json: {} } }))).toBeUndefined();
+    expect(
+      describeMcp(post({ model: 'gpt-4o', messages: [] }, { status: 200, headers: {}, body: { kind: 'json', json: {} } })),
+    ).toBeUndefined();
   });
 
   it('marks a request answered 202 as the legacy transport, and a GET stream with an endpoint event as its stream', () => {
-    const legacy = describeMcp({ ...post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { status: 202, headers: {}, body: { kind: 'text', text: 'Accepted' } }), request: { method: 'POST', path: '/message', query: [['sessionId', 'abc']], headers: {}, body: { kind: 'json', json: { jsonrpc: '2.0', id: 1, method: 'tools/list' } } } });
+    const legacy = describeMcp({
+      ...post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { status: 202, headers: {}, body: { kind: 'text', text: 'Accepted' } }),
+      request: {
+        method: 'POST',
+        path: '/message',
+        query: [['sessionId', 'abc']],
+        headers: {},
+        body: { kind: 'json', json: { jsonrpc: '2.0', id: 1, method: 'tools/list' } },
+      },
+    });
     expect(legacy).toMatchObject({ method: 'tools/list', transport: 'sse', sessionId: 'abc' });
     expect(legacy?.result).toBeUndefined();
-    const stream = describeMcp({ transport: 'http', route: '/l', request: { method: 'GET', path: '/sse', query: [], headers: {}, body: { kind: 'empty' } }, response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events: [{ offsetMs: 1, event: 'endpoint', data: '/message?sessionId=abc' }, { offsetMs: 2, event: 'message', data: '{"jsonrpc":"2.0","id":1,"result":{}}' }] } });
-    expect(stream).toMatchObject({ method: STREAM_METHOD, direction: 'server-to-client', transport: 'sse', notifications: [{ offsetMs: 2, message: { id: 1 } }] });
+    const stream = describeMcp({
+      transport: 'http',
+      route: '/l',
+      request: { method: 'GET', path: '/sse', query: [], headers: {}, body: { kind: 'empty' } },
+      response: {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        events: [
+          { offsetMs: 1, event: 'endpoint', data: '/message?sessionId=abc' },
+          { offsetMs: 2, event: 'message', data: '{"jsonrpc":"2.0","id":1,"result":{}}' },
+        ],
+      },
+    });
+    expect(stream).toMatchObject({
+      method: STREAM_METHOD,
+      direction: 'server-to-client',
+      transport: 'sse',
+      notifications: [{ offsetMs: 2, message: { id: 1 } }],
+    });
   });
 });
 
@@ -59,17 +96,50 @@ describe('rewriteForIncoming', () => {
   it('gives the answer the incoming id and progress notifications the incoming token, leaves other messages alone', () => {
     const recorded = { id: 3, progressToken: 3 };
     const incoming = { id: 'abc', progressToken: 'tok' };
-    expect(rewriteForIncoming({ jsonrpc: '2.0', id: 3, result: {} }, recorded, incoming)).toEqual({ jsonrpc: '2.0', id: 'abc', result: {} });
-    expect(rewriteForIncoming({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 3, progress: 1 } }, recorded, incoming)).toEqual({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 1 } });
+    expect(rewriteForIncoming({ jsonrpc: '2.0', id: 3, result: {} }, recorded, incoming)).toEqual({
+      jsonrpc: '2.0',
+      id: 'abc',
+      result: {},
+    });
+    expect(
+      rewriteForIncoming(
+        { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 3, progress: 1 } },
+        recorded,
+        incoming,
+      ),
+    ).toEqual({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 1 } });
     const sampling = { jsonrpc: '2.0', id: 0, method: 'sampling/createMessage', params: {} };
     expect(rewriteForIncoming(sampling, recorded, incoming)).toBe(sampling);
-    expect(rewriteForIncoming({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 3 } }, recorded, { id: 1, progressToken: undefined })).toBeUndefined();
+    expect(
+      rewriteForIncoming({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 3 } }, recorded, {
+        id: 1,
+        progressToken: undefined,
+      }),
+    ).toBeUndefined();
   });
 });
 
 describe('rewriteLegacyEndpoint', () => {
-  const sinkInto = (out: string[]): ResponseSink => ({ head: () => undefined, write: (c) => (out.push(Buffer.from(c).toString()), true), onDrain: () => undefined, end: () => undefined, cut: () => undefined, onClose: () => undefined });
-  const req = (method: string): ProxyRequest => ({ route: { prefix: '/legacy', upstream: 'http://127.0.0.1:9/' }, method, path: '/sse', query: [], headers: {}, body: Buffer.alloc(0), signal: new AbortController().signal, startedAt: new Date(), offsetMs: 0, t0: 0 });
+  const sinkInto = (out: string[]): ResponseSink => ({
+    head: () => undefined,
+    write: (c) => (out.push(Buffer.from(c).toString()), true),
+    onDrain: () => undefined,
+    end: () => undefined,
+    cut: () => undefined,
+    onClose: () => undefined,
+  });
+  const req = (method: string): ProxyRequest => ({
+    route: { prefix: '/legacy', upstream: 'http://127.0.0.1:9/' },
+    method,
+    path: '/sse',
+    query: [],
+    headers: {},
+    body: Buffer.alloc(0),
+    signal: new AbortController().signal,
+    startedAt: new Date(),
+    offsetMs: 0,
+    t0: 0,
+  });
 
   it('puts the route prefix on the endpoint, even when the event arrives split, and passes the rest byte for byte', () => {
     const out: string[] = [];

@@ -28,7 +28,10 @@ export interface EverythingServer {
 export async function startEverything(transport: 'streamableHttp' | 'sse'): Promise<EverythingServer> {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child = spawn(process.execPath, [EVERYTHING, transport], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [EVERYTHING, transport], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     const ok = await new Promise<boolean>((resolve) => {
       child.stderr?.on('data', (d: Buffer) => {

@@ -39,7 +39,14 @@ async function sample(url: string): Promise<{ result: unknown; asked: unknown[] 
 
 describe('server-to-client requests on the answer stream (sampling)', () => {
   it('records the sampling request with the call and replays it to the client before the answer', async () => {
-    const rec = await startProxy({ mode: 'record', tape: 'sampling', dir, port: 0, routes: [{ prefix: '/ev', upstream: `${server.url}/mcp` }], log });
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'sampling',
+      dir,
+      port: 0,
+      routes: [{ prefix: '/ev', upstream: `${server.url}/mcp` }],
+      log,
+    });
     const recorded = await sample(`${rec.url}/ev`);
     await rec.close();
     expect(recorded.asked).toHaveLength(1);
@@ -51,7 +58,16 @@ describe('server-to-client requests on the answer stream (sampling)', () => {
     expect(tape.exchanges.some((ex) => ex.mcp?.method === 'tapedeck/response')).toBe(true);
 
     await server.stop();
-    const rep = await startProxy({ mode: 'replay', tape: 'sampling', dir, port: 0, routes: [], saveAs: 'sampling-replay', responders: [createMcpResponder()], log });
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'sampling',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'sampling-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
     const replayed = await sample(`${rep.url}/ev`);
     await rep.close();
     expect(replayed).toEqual(recorded);

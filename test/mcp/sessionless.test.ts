@@ -24,7 +24,11 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-sessionless-'));
   server = createServer((req, res) => {
     const mcp = new McpServer({ name: 'stateless', version: '1.0.0' });
-    mcp.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } }, ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }));
+    mcp.registerTool(
+      'add',
+      { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() }, annotations: { readOnlyHint: true } },
+      ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => void transport.close());
     void mcp.connect(transport).then(() => transport.handleRequest(req, res));
@@ -64,7 +68,16 @@ describe('a sessionless server passes through and replays without session checks
     const tape = await loadTape(dir, 'stateless');
     expect(tape.exchanges.some((ex) => ex.response?.headers['mcp-session-id'] !== undefined)).toBe(false);
 
-    const rep = await startProxy({ mode: 'replay', tape: 'stateless', dir, port: 0, routes: [], saveAs: 'stateless-replay', responders: [createMcpResponder()], log });
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'stateless',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'stateless-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
     const replayed = await run(`${rep.url}/m`);
     await rep.close();
     expect(replayed).toEqual(recorded);

@@ -17,7 +17,13 @@ let tapes: string;
 
 /** An SDK client talking to `tapedeck mcp-stdio ...` (which runs from source through tsx). */
 async function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', MAIN, 'mcp-stdio', ...args], cwd: ROOT, stderr: 'pipe', env: { ...process.env, TAPEDECK_LOG: 'warn' } as Record<string, string> });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', MAIN, 'mcp-stdio', ...args],
+    cwd: ROOT,
+    stderr: 'pipe',
+    env: { ...process.env, TAPEDECK_LOG: 'warn' } as Record<string, string>,
+  });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: 'stdio-test', version: '1.0.0' });
@@ -45,7 +51,10 @@ describe('mcp-stdio against the real filesystem server', () => {
     const { client } = await connect(['--tape', 'fs', '--dir', tapes, '--mode', 'record', ...serverCmd()]);
     const tools = await client.listTools();
     const read = await client.callTool({ name: 'read_text_file', arguments: { path: path.join(files, 'a.txt') } });
-    const write = await client.callTool({ name: 'write_file', arguments: { path: path.join(files, 'b.txt'), content: 'written while recording' } });
+    const write = await client.callTool({
+      name: 'write_file',
+      arguments: { path: path.join(files, 'b.txt'), content: 'written while recording' },
+    });
     await client.close();
     recorded = { tools, read, write };
     expect(readFileSync(path.join(files, 'b.txt'), 'utf8')).toBe('written while recording');
@@ -67,7 +76,9 @@ describe('mcp-stdio against the real filesystem server', () => {
     const { client } = await connect(['--tape', 'fs', '--dir', tapes, '--mode', 'replay', '--save-as', 'fs-replay']);
     expect(await client.listTools()).toEqual(recorded.tools);
     expect(await client.callTool({ name: 'read_text_file', arguments: { path: path.join(files, 'a.txt') } })).toEqual(recorded.read);
-    expect(await client.callTool({ name: 'write_file', arguments: { path: path.join(files, 'b.txt'), content: 'written while recording' } })).toEqual(recorded.write);
+    expect(
+      await client.callTool({ name: 'write_file', arguments: { path: path.join(files, 'b.txt'), content: 'written while recording' } }),
+    ).toEqual(recorded.write);
     await client.close();
     expect(existsSync(path.join(files, 'b.txt'))).toBe(false);
     const replay = await loadTape(tapes, 'fs-replay');
@@ -76,8 +87,23 @@ describe('mcp-stdio against the real filesystem server', () => {
   });
 
   it('with --on-miss live: an unrecorded write_file is blocked (isError naming the tool), a safe read goes live', async () => {
-    const { client } = await connect(['--tape', 'fs', '--dir', tapes, '--mode', 'replay', '--on-miss', 'live', '--save-as', 'fs-live', ...serverCmd()]);
-    const blocked = await client.callTool({ name: 'write_file', arguments: { path: path.join(files, 'c.txt'), content: 'must never be written' } });
+    const { client } = await connect([
+      '--tape',
+      'fs',
+      '--dir',
+      tapes,
+      '--mode',
+      'replay',
+      '--on-miss',
+      'live',
+      '--save-as',
+      'fs-live',
+      ...serverCmd(),
+    ]);
+    const blocked = await client.callTool({
+      name: 'write_file',
+      arguments: { path: path.join(files, 'c.txt'), content: 'must never be written' },
+    });
     expect(blocked.isError).toBe(true);
     const text = (blocked.content as { text: string }[])[0]!.text;
     expect(text).toContain('write_file');
@@ -100,7 +126,9 @@ describe('mcp-stdio against the real filesystem server', () => {
 
   it('strict replay: an unrecorded safe call gets a JSON-RPC error explaining the miss', async () => {
     const { client } = await connect(['--tape', 'fs', '--dir', tapes, '--mode', 'replay', '--save-as', 'fs-strict']);
-    await expect(client.callTool({ name: 'read_text_file', arguments: { path: path.join(files, 'other.txt') } })).rejects.toThrow(/no recording on tape "fs" matches tools\/call "read_text_file"/);
+    await expect(client.callTool({ name: 'read_text_file', arguments: { path: path.join(files, 'other.txt') } })).rejects.toThrow(
+      /no recording on tape "fs" matches tools\/call "read_text_file"/,
+    );
     await client.close();
   });
 }, 60_000);

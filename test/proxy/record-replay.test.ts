@@ -6,7 +6,14 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { anthropicStream, lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import {
+  anthropicStream,
+  lastUserText,
+  openaiChat,
+  openaiChatStream,
+  startScriptedUpstream,
+  type ScriptedUpstream,
+} from '../helpers/scripted-upstream.js';
 
 const OPENAI_KEY = 'sk-test-OPENAI-SECRET-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-ANTHROPIC-SECRET-9876543210';
@@ -20,7 +27,12 @@ async function runAgent(baseUrl: string): Promise<unknown[]> {
   const plain = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] });
   seen.push(plain.choices[0]?.message, plain.usage);
 
-  const streamed = await openai.chat.completions.create({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Count to three' }] });
+  const streamed = await openai.chat.completions.create({
+    model: 'gpt-4o-mini',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'Count to three' }],
+  });
   const parts: string[] = [];
   let usage: unknown;
   for await (const chunk of streamed) {
@@ -30,7 +42,9 @@ async function runAgent(baseUrl: string): Promise<unknown[]> {
   seen.push(parts, usage);
 
   // A streamed tool-call turn and its follow-up.
-  const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  const tools: OpenAI.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  ];
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
   const toolTurn = openai.chat.completions.stream({ model: 'gpt-4o-mini', messages, tools });
   const final = await toolTurn.finalChatCompletion();
@@ -41,7 +55,11 @@ async function runAgent(baseUrl: string): Promise<unknown[]> {
   const answer = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages, tools });
   seen.push(answer.choices[0]?.message.content);
 
-  const msg = anthropic.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 200, messages: [{ role: 'user', content: 'Write a haiku' }] });
+  const msg = anthropic.messages.stream({
+    model: 'claude-sonnet-4-6',
+    max_tokens: 200,
+    messages: [{ role: 'user', content: 'Write a haiku' }],
+  });
   const texts: string[] = [];
   msg.on('text', (t) => texts.push(t));
   const done = await msg.finalMessage();
@@ -68,7 +86,8 @@ describe('record then replay with the official SDKs', () => {
       }
       if (text === 'Count to three') return openaiChatStream({ parts: ['one', ', two', ', three'], usage: [11, 5] });
       if (body.messages?.some((m) => m.role === 'tool')) return openaiChat({ content: 'It is 21°C in Paris.', usage: [40, 8] });
-      if (text === 'Weather in Paris?') return openaiChatStream({ toolCall: { id: 'call_abc', name: 'get_weather', argumentParts: ['{"ci', 'ty":"Par', 'is"}'] } });
+      if (text === 'Weather in Paris?')
+        return openaiChatStream({ toolCall: { id: 'call_abc', name: 'get_weather', argumentParts: ['{"ci', 'ty":"Par', 'is"}'] } });
       return { kind: 'json', status: 400, body: { error: { message: `unscripted: ${text}` } } };
     });
   });
@@ -96,7 +115,9 @@ describe('record then replay with the official SDKs', () => {
     const tape = await readTape(path.join(dir, 'agent.jsonl'));
     expect(tape.problems).toEqual([]);
     expect(tape.exchanges).toHaveLength(5);
-    const streamedEx = tape.exchanges.find((e) => e.response?.events !== undefined && JSON.stringify(e.request.body).includes('Count to three'));
+    const streamedEx = tape.exchanges.find(
+      (e) => e.response?.events !== undefined && JSON.stringify(e.request.body).includes('Count to three'),
+    );
     expect(streamedEx?.response?.events?.length).toBeGreaterThan(3);
     expect(streamedEx?.response?.events?.at(-1)?.data).toBe('[DONE]');
 
@@ -130,7 +151,9 @@ describe('record then replay with the official SDKs', () => {
     // Replay points the route at a port nobody listens on: any upstream contact would fail the call.
     const rep = await startProxy({ mode: 'replay', tape: 'solo', dir, port: 0, routes });
     const offline = new OpenAI({ apiKey: 'sk-other', baseURL: `${rep.url}/openai/v1`, maxRetries: 0 });
-    const res = await offline.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] }).withResponse();
+    const res = await offline.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] })
+      .withResponse();
     await rep.close();
     expect(res.data).toEqual(live);
     expect(res.response.headers.get('x-tapedeck-match')).toBe('exact');
@@ -139,11 +162,21 @@ describe('record then replay with the official SDKs', () => {
   it('sends a JSON answer with its length, not chunked, in record and in replay', async () => {
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'How long?' }] });
     const post = async (url: string): Promise<{ length: string | null; chunked: boolean; bytes: number }> => {
-      const res = await fetch(`${url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await fetch(`${url}/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       const bytes = (await res.arrayBuffer()).byteLength;
       return { length: res.headers.get('content-length'), chunked: res.headers.get('transfer-encoding') === 'chunked', bytes };
     };
-    const rec = await startProxy({ mode: 'record', tape: 'lengths', dir, port: 0, routes: [{ prefix: '/openai', upstream: upstream.url }] });
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'lengths',
+      dir,
+      port: 0,
+      routes: [{ prefix: '/openai', upstream: upstream.url }],
+    });
     const live = await post(rec.url);
     await rec.close();
     const rep = await startProxy({ mode: 'replay', tape: 'lengths', dir, port: 0, routes: [] });
@@ -157,8 +190,18 @@ describe('record then replay with the official SDKs', () => {
 
   it('forwards the query string exactly as the client sent it', async () => {
     const raw = 'b=x%20y&a=1+2&c=~z&d=%7E&e';
-    const rec = await startProxy({ mode: 'record', tape: 'query', dir, port: 0, routes: [{ prefix: '/openai', upstream: `${upstream.url}/base?route=1` }] });
-    await fetch(`${rec.url}/openai/v1/chat/completions?${raw}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }] }) });
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'query',
+      dir,
+      port: 0,
+      routes: [{ prefix: '/openai', upstream: `${upstream.url}/base?route=1` }],
+    });
+    await fetch(`${rec.url}/openai/v1/chat/completions?${raw}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Say hello' }] }),
+    });
     await rec.close();
     expect(upstream.requests.at(-1)?.url).toBe(`/base/v1/chat/completions?route=1&${raw}`);
   });
@@ -177,7 +220,13 @@ describe('Gemini keys', () => {
         body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'Say hello in French' }] }] }),
       });
     try {
-      const rec = await startProxy({ mode: 'record', tape: 'gemini', dir, port: 0, routes: [{ prefix: '/gemini', upstream: upstream.url }] });
+      const rec = await startProxy({
+        mode: 'record',
+        tape: 'gemini',
+        dir,
+        port: 0,
+        routes: [{ prefix: '/gemini', upstream: upstream.url }],
+      });
       const live = await (await ask(rec.url, 'AIza-GEMINI-SECRET-1')).text();
       await rec.close();
       expect(upstream.requests[0]?.url).toContain('key=AIza-GEMINI-SECRET-1');

@@ -6,7 +6,14 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type Reply, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import {
+  lastUserText,
+  openaiChat,
+  openaiChatStream,
+  startScriptedUpstream,
+  type Reply,
+  type ScriptedUpstream,
+} from '../helpers/scripted-upstream.js';
 
 let dir: string;
 let upstream: ScriptedUpstream;
@@ -15,7 +22,8 @@ let gate: Promise<void> = Promise.resolve();
 let counter = 0;
 
 const chat = (baseURL: string): OpenAI => new OpenAI({ apiKey: 'sk-test', baseURL: `${baseURL}/openai/v1`, maxRetries: 0 });
-const ask = (client: OpenAI, content: string) => client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+const ask = (client: OpenAI, content: string) =>
+  client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-robust-'));
@@ -24,8 +32,14 @@ beforeAll(async () => {
     if (text === 'gated') return openaiChatStream({ parts: ['first', ' second', ' third'], gate: { after: 2, until: gate } });
     if (text === 'reset me') return openaiChatStream({ parts: ['par', 'tial', ' never'], resetAfter: 3 });
     if (text === 'count') return openaiChat({ content: `answer ${++counter}` });
-    if (text === 'overloaded') return { kind: 'json', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
-    if (text === 'bad request') return { kind: 'json', status: 400, body: { error: { message: 'bad thing', type: 'invalid_request_error', param: null, code: null } } };
+    if (text === 'overloaded')
+      return { kind: 'json', status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
+    if (text === 'bad request')
+      return {
+        kind: 'json',
+        status: 400,
+        body: { error: { message: 'bad thing', type: 'invalid_request_error', param: null, code: null } },
+      };
     return openaiChat({ content: `echo: ${text}` });
   });
 });
@@ -43,7 +57,11 @@ describe('record', () => {
     try {
       // The upstream sends two events, then waits for the gate. If the proxy buffered the stream, the client would
       // never see them and the gate would never open: the test would time out instead of passing.
-      const stream = await chat(rec.url).chat.completions.create({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'gated' }] });
+      const stream = await chat(rec.url).chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'gated' }],
+      });
       const received: string[] = [];
       for await (const chunk of stream) {
         received.push(chunk.choices[0]?.delta.content ?? '');
@@ -70,13 +88,17 @@ describe('record', () => {
     const collect = (base: string): Promise<{ text: string; error?: string }> =>
       new Promise((resolve) => {
         let text = '';
-        const req = httpRequest(`${base}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () => resolve({ text }));
-          res.on('error', (err) => resolve({ text, error: err.message }));
-          res.on('aborted', () => resolve({ text, error: 'aborted' }));
-        });
+        const req = httpRequest(
+          `${base}/openai/v1/chat/completions`,
+          { method: 'POST', headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (text += d));
+            res.on('end', () => resolve({ text }));
+            res.on('error', (err) => resolve({ text, error: err.message }));
+            res.on('aborted', () => resolve({ text, error: 'aborted' }));
+          },
+        );
         req.on('error', (err) => resolve({ text, error: err.message }));
         req.end(JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'reset me' }] }));
       });
@@ -115,7 +137,13 @@ describe('record', () => {
   });
 
   it('passes upstream errors through as they were and records them', async () => {
-    const rec = await startProxy({ mode: 'record', tape: 'errors', dir, port: 0, routes: [...routes(), { prefix: '/dead', upstream: 'http://127.0.0.1:9' }] });
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'errors',
+      dir,
+      port: 0,
+      routes: [...routes(), { prefix: '/dead', upstream: 'http://127.0.0.1:9' }],
+    });
     const client = chat(rec.url);
     await expect(ask(client, 'bad request')).rejects.toMatchObject({ status: 400, error: { message: 'bad thing' } });
     await expect(ask(client, 'overloaded')).rejects.toMatchObject({ status: 529 });
@@ -161,7 +189,10 @@ describe('replay', () => {
       });
       expect(res.status).toBe(404);
       expect(res.headers.get('x-tapedeck-match')).toBe('miss');
-      const body = (await res.json()) as { error: { type: string; message: string }; tapedeck: { tape: string; closest: { id: string; score: number; differences: string[] }[] } };
+      const body = (await res.json()) as {
+        error: { type: string; message: string };
+        tapedeck: { tape: string; closest: { id: string; score: number; differences: string[] }[] };
+      };
       expect(body.error.type).toBe('tapedeck_miss');
       expect(body.error.message).toContain('tape "nth"');
       expect(body.error.message).toContain('POST /openai/v1/chat/completions');
@@ -182,7 +213,11 @@ describe('replay', () => {
 
   it('marks a lenient miss, and forwards and records a live miss', async () => {
     const lenient = await startProxy({ mode: 'replay', tape: tapeName, dir, port: 0, routes: [], onMiss: 'lenient' });
-    const res = await fetch(`${lenient.url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [] }) });
+    const res = await fetch(`${lenient.url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [] }),
+    });
     await lenient.close();
     expect(res.status).toBe(404);
     expect(res.headers.get('x-tapedeck-lenient')).toBe('true');

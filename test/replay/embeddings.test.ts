@@ -33,7 +33,11 @@ beforeAll(async () => {
     req.on('end', () => {
       const { input, model } = JSON.parse(body) as { input: string[]; model: string };
       inputs.push(input);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model, data: input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ object: 'list', model, data: input.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })) }),
+        );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -43,7 +47,10 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const body = (text: string) => ({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] });
 const recorded = (text: string) => exchange({ offsetMs: 0, body: body(text), response: { text } });
-const incoming = (text: string): IncomingRequest => ({ route: '/openai', request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } } });
+const incoming = (text: string): IncomingRequest => ({
+  route: '/openai',
+  request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } },
+});
 
 describe('embedding similarity', () => {
   it('serves a synonym the word method refuses, and embeds each text once', async () => {
@@ -73,7 +80,9 @@ describe('embedding similarity', () => {
   });
 
   it('falls back to the word method, saying so, when the endpoint is down', async () => {
-    const matcher = createReplayMatcher([recorded('Please summarise the meeting notes for the whole team')], { semantic: { embeddings: { url: 'http://127.0.0.1:9/v1', model: 'toy' } } });
+    const matcher = createReplayMatcher([recorded('Please summarise the meeting notes for the whole team')], {
+      semantic: { embeddings: { url: 'http://127.0.0.1:9/v1', model: 'toy' } },
+    });
     const out = await matcher.match(incoming('Please summarize the meeting notes for the whole team'));
     expect(out.kind).toBe('semantic');
     const miss = await matcher.match(incoming('Please summarize the meeting minutes for the whole team'));

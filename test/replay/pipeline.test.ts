@@ -4,7 +4,10 @@ import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { exchange } from '../inspect/exchanges.js';
 
 const body = (text: string) => ({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] });
-const incoming = (text: string): IncomingRequest => ({ route: '/openai', request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } } });
+const incoming = (text: string): IncomingRequest => ({
+  route: '/openai',
+  request: { method: 'POST', path: '/v1/chat/completions', query: [], body: { kind: 'json', json: body(text) } },
+});
 
 describe('the replay matching pipeline', () => {
   it('serves the recordings of a normalised match in turn (the Nth similar request gets the Nth answer)', async () => {
@@ -33,7 +36,10 @@ describe('the replay matching pipeline', () => {
   });
 
   it('explains a miss on a different model with the recording that has the same messages', async () => {
-    const tape = [exchange({ offsetMs: 0, body: { ...body('Roll a die'), model: 'gpt-4o-mini' }, response: {} }), exchange({ offsetMs: 1, body: body('Something else entirely'), response: {} })];
+    const tape = [
+      exchange({ offsetMs: 0, body: { ...body('Roll a die'), model: 'gpt-4o-mini' }, response: {} }),
+      exchange({ offsetMs: 1, body: body('Something else entirely'), response: {} }),
+    ];
     const out = await createReplayMatcher(tape).match(incoming('Roll a die'));
     expect(out.kind).toBe('miss');
     if (out.kind !== 'miss') return;

@@ -17,11 +17,23 @@ let dir: string;
 let upstream: ScriptedUpstream;
 
 const SYSTEM = 'You are a support agent for Acme. Current time: 2026-11-22T18:35:31Z.';
-const WEATHER = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const WEATHER = {
+  type: 'function' as const,
+  function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+};
 const openai = (base: string) => new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/openai/v1`, maxRetries: 0 });
 const anthropic = (base: string) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: `${base}/anthropic`, maxRetries: 0 });
 const ask = (client: OpenAI, question: string, system = SYSTEM) =>
-  client.chat.completions.create({ model: 'gpt-4o-mini', temperature: 0, messages: [{ role: 'system', content: system }, { role: 'user', content: question }] }).withResponse();
+  client.chat.completions
+    .create({
+      model: 'gpt-4o-mini',
+      temperature: 0,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: question },
+      ],
+    })
+    .withResponse();
 
 async function serve(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
   const child = spawnCli([...args, '--dir', dir, '--port', '0']);
@@ -40,17 +52,33 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-semantic-'));
   upstream = await startScriptedUpstream((req) => {
     if (req.url.includes('/v1/messages')) return anthropicStream({ parts: ['claude: ', lastUserText(req.body)] });
-    if (lastUserText(req.body).includes('Oslo')) return openaiChat({ content: null, toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }], usage: [20, 7] });
+    if (lastUserText(req.body).includes('Oslo'))
+      return openaiChat({
+        content: null,
+        toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+        usage: [20, 7],
+      });
     return openaiChat({ content: `answer to: ${lastUserText(req.body)}` });
   });
   const rec = await serve(['record', '--tape', 'support', '--route', `/openai=${upstream.url}`, '--route', `/anthropic=${upstream.url}`]);
   await ask(openai(rec.url), 'Please summarise my last three orders');
   await ask(openai(rec.url), 'How many items are in order 1234?');
-  await anthropic(rec.url).messages.create({ model: 'claude-haiku-4-5', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }] }).then(async (s) => {
-    for await (const _ of s) void _;
-  });
+  await anthropic(rec.url)
+    .messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 256,
+      stream: true,
+      messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }],
+    })
+    .then(async (s) => {
+      for await (const _ of s) void _;
+    });
   // One non-streamed OpenAI answer with a tool call, to be asked for streamed in replay.
-  await openai(rec.url).chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }], tools: [WEATHER] });
+  await openai(rec.url).chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'What is the weather in Oslo?' }],
+    tools: [WEATHER],
+  });
   await rec.stop();
   await upstream.close();
 });
@@ -75,7 +103,11 @@ describe('replay with semantic matching (upstream stopped)', () => {
       expect(Number(similar.response.headers.get('x-tapedeck-score'))).toBeGreaterThanOrEqual(0.85);
 
       // Anthropic streaming, one article dropped: served from the recorded stream.
-      const stream = anthropic(rep.url).messages.stream({ model: 'claude-haiku-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Write a short poem about autumn leaves' }] });
+      const stream = anthropic(rep.url).messages.stream({
+        model: 'claude-haiku-4-5',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Write a short poem about autumn leaves' }],
+      });
       expect(await stream.finalText()).toBe('claude: Write a short poem about the autumn leaves');
     } finally {
       await rep.stop();
@@ -89,14 +121,26 @@ describe('replay with semantic matching (upstream stopped)', () => {
     const rep = await serve(['replay', '--tape', 'support', '--save-as', 'support-shape']);
     try {
       // Recorded without streaming; asked for as a stream with usage: chunks the SDK assembles into the same tool call.
-      const stream = openai(rep.url).chat.completions.stream({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is the weather in Oslo?' }], tools: [WEATHER], stream_options: { include_usage: true } });
+      const stream = openai(rep.url).chat.completions.stream({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'What is the weather in Oslo?' }],
+        tools: [WEATHER],
+        stream_options: { include_usage: true },
+      });
       const completion = await stream.finalChatCompletion();
-      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: 'call_oslo', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } });
+      expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+        id: 'call_oslo',
+        function: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      });
       expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
       expect(completion.usage?.total_tokens).toBe(27);
 
       // Recorded as an Anthropic stream; asked for without streaming: one assembled message.
-      const message = await anthropic(rep.url).messages.create({ model: 'claude-haiku-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }] });
+      const message = await anthropic(rep.url).messages.create({
+        model: 'claude-haiku-4-5',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'Write a short poem about the autumn leaves' }],
+      });
       expect(message.content).toEqual([{ type: 'text', text: 'claude: Write a short poem about the autumn leaves' }]);
       expect(message.stop_reason).toBe('end_turn');
     } finally {

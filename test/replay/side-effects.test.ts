@@ -56,12 +56,17 @@ describe('side-effects file', () => {
     expect(policy.httpSideEffect('/github', 'POST', '/repos/x/issues').sideEffect).toBe(true);
     expect(policy.httpSideEffect('/github', 'POST', '/graphql').sideEffect).toBe(false);
     const allow = allowLiveFor(policy);
-    expect(allow({ route: { prefix: '/payments' }, method: 'DELETE', path: '/v1/x' })).toEqual({ allowed: false, reason: expect.stringMatching(/side effect/) });
+    expect(allow({ route: { prefix: '/payments' }, method: 'DELETE', path: '/v1/x' })).toEqual({
+      allowed: false,
+      reason: expect.stringMatching(/side effect/),
+    });
     expect(allow({ route: { prefix: '/openai' }, method: 'POST', path: '/v1/chat/completions' })).toEqual({ allowed: true });
   });
 
   it('without a file, a tool is a side effect unless the tape recorded it read-only', () => {
-    const policy = policyForTape([{ ...rpcExchange({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { tools: TOOLS }), type: 'exchange', id: '0', seq: 0 }]);
+    const policy = policyForTape([
+      { ...rpcExchange({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { tools: TOOLS }), type: 'exchange', id: '0', seq: 0 },
+    ]);
     expect(policy.isSideEffect('read_text_file')).toBe(false);
     expect(policy.isSideEffect('list_rooms')).toBe(true);
     expect(policy.classifyTool('list_rooms').reason).toMatch(/no side-effects file was given/);
@@ -89,17 +94,25 @@ describe('side-effects file', () => {
 describe('side-effects init', () => {
   it('suggests from annotations first, then name and description keywords, each with its reason', () => {
     expect(suggestTool('read_text_file', { readOnlyHint: true })).toMatchObject({ safe: true, reason: 'annotated readOnlyHint: true' });
-    expect(suggestTool('get_and_delete', { destructiveHint: true })).toMatchObject({ safe: false, reason: 'annotated destructiveHint: true' });
+    expect(suggestTool('get_and_delete', { destructiveHint: true })).toMatchObject({
+      safe: false,
+      reason: 'annotated destructiveHint: true',
+    });
     expect(suggestTool('sendMessage')).toMatchObject({ safe: false, reason: 'name contains "send"' });
     expect(suggestTool('list_rooms')).toMatchObject({ safe: true });
-    expect(suggestTool('frobnicate', undefined, 'Posts the widget')).toMatchObject({ safe: false, reason: 'description contains "posts" (a form of "post")' });
+    expect(suggestTool('frobnicate', undefined, 'Posts the widget')).toMatchObject({
+      safe: false,
+      reason: 'description contains "posts" (a form of "post")',
+    });
     expect(suggestTool('mystery', undefined, 'Does a thing')).toMatchObject({ safe: false });
   });
 
   it('writes a commented file with done: false that replay refuses until reviewed, through the CLI', async () => {
     const writer = await createTapeWriter({ dir, name: 'agent', header: { mode: 'record', routes: [] } });
     await writer.append(rpcExchange({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { tools: TOOLS }));
-    await writer.append(rpcExchange({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'unlisted_tool', arguments: {} } }, { content: [] }));
+    await writer.append(
+      rpcExchange({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'unlisted_tool', arguments: {} } }, { content: [] }),
+    );
     await writer.close();
     const out = path.join(dir, 'side_effects.yaml');
     const res = await runCli(['side-effects', 'init', '--tape', 'agent', '--dir', dir, '--out', out]);
@@ -110,7 +123,14 @@ describe('side-effects init', () => {
     expect(text).toMatch(/^ {2}unlisted_tool: false +# .*never listed/m);
     expect(text).toMatch(/^done: false$/m);
     const parsed = loadSideEffects(out, { requireDone: false });
-    expect(parsed.tools).toMatchObject({ write_file: false, read_text_file: true, create_directory: false, send_message: false, list_rooms: true, mystery: false });
+    expect(parsed.tools).toMatchObject({
+      write_file: false,
+      read_text_file: true,
+      create_directory: false,
+      send_message: false,
+      list_rooms: true,
+      mystery: false,
+    });
     expect(suggestSideEffects((await loadTape(dir, 'agent')).exchanges).tools).toHaveLength(TOOLS.length + 1);
     expect(renderSideEffectsFile('agent', { tools: [], http: [] })).toContain('tools: {}');
 

@@ -3,7 +3,8 @@ import { SseSplitter, sseEventText, toSseEvent } from '../../src/tape/sse.js';
 
 describe('SseSplitter', () => {
   it('splits events across arbitrary chunk boundaries and keeps their exact bytes', () => {
-    const wire = 'event: message_start\ndata: {"a":1}\n\n: keep-alive comment\n\nid: 7\nretry: 3000\ndata: line one\ndata: line two\n\r\ndata: crlf\r\n\r\ndata:nospace\n\ndata: tail-without-end';
+    const wire =
+      'event: message_start\ndata: {"a":1}\n\n: keep-alive comment\n\nid: 7\nretry: 3000\ndata: line one\ndata: line two\n\r\ndata: crlf\r\n\r\ndata:nospace\n\ndata: tail-without-end';
     for (const size of [1, 2, 3, 7, 64]) {
       const splitter = new SseSplitter();
       const blocks = [];

@@ -16,21 +16,45 @@ const exchange = (i: number, body: unknown = { i }): NewExchange => ({
   offsetMs: i,
   transport: 'http',
   route: '/openai',
-  request: { method: 'POST', path: '/v1/chat/completions', query: [['key', 'AIza-SECRET']], headers: { 'x-goog-api-key': 'AIza-SECRET', 'content-type': 'application/json' }, body: { kind: 'json', json: body } },
+  request: {
+    method: 'POST',
+    path: '/v1/chat/completions',
+    query: [['key', 'AIza-SECRET']],
+    headers: { 'x-goog-api-key': 'AIza-SECRET', 'content-type': 'application/json' },
+    body: { kind: 'json', json: body },
+  },
   response: { status: 200, headers: { 'set-cookie': 'sid=SECRET-COOKIE\nother=SECRET-2' }, body: { kind: 'text', text: `answer ${i}` } },
   timing: { durationMs: 1 },
 });
 
 describe('tape writer', () => {
   it('writes one line per exchange in schema key order, with secrets redacted on both sides', async () => {
-    const w = await createTapeWriter({ dir, name: 'a', header: { mode: 'record', routes: [{ prefix: '/g', upstream: 'https://user:pw@example.test/?key=AIza-SECRET' }] } });
+    const w = await createTapeWriter({
+      dir,
+      name: 'a',
+      header: { mode: 'record', routes: [{ prefix: '/g', upstream: 'https://user:pw@example.test/?key=AIza-SECRET' }] },
+    });
     await w.append(exchange(1));
     await w.close();
     const text = readFileSync(path.join(dir, 'a.jsonl'), 'utf8');
     expect(text).not.toContain('SECRET');
-    const [header, line] = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [header, line] = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(Object.keys(header!)).toEqual(['type', 'format', 'tapedeck', 'name', 'createdAt', 'mode', 'routes']);
-    expect(Object.keys(line!)).toEqual(['type', 'id', 'seq', 'startedAt', 'offsetMs', 'transport', 'route', 'request', 'response', 'timing']);
+    expect(Object.keys(line!)).toEqual([
+      'type',
+      'id',
+      'seq',
+      'startedAt',
+      'offsetMs',
+      'transport',
+      'route',
+      'request',
+      'response',
+      'timing',
+    ]);
     expect(Object.keys(line!.request as object)).toEqual(['method', 'path', 'query', 'headers', 'body']);
     expect((line!.request as { query: unknown }).query).toEqual([['key', '[REDACTED]']]);
   });
@@ -60,7 +84,9 @@ describe('tape writer', () => {
     const w = await createTapeWriter({ dir, name: 't', header: { mode: 'record', routes: [] } });
     await w.append(exchange(0));
     await w.close();
-    await expect(createTapeWriter({ dir, name: 't', header: { mode: 'record', routes: [] } })).rejects.toMatchObject({ code: 'TAPE_EXISTS' });
+    await expect(createTapeWriter({ dir, name: 't', header: { mode: 'record', routes: [] } })).rejects.toMatchObject({
+      code: 'TAPE_EXISTS',
+    });
     const appended = await createTapeWriter({ dir, name: 't', ifExists: 'append', header: { mode: 'record', routes: [] } });
     const second = await appended.append(exchange(1));
     await appended.close();
@@ -72,6 +98,8 @@ describe('tape writer', () => {
   });
 
   it('rejects tape names that would escape the tape folder', async () => {
-    await expect(createTapeWriter({ dir, name: '../evil', header: { mode: 'record', routes: [] } })).rejects.toMatchObject({ code: 'BAD_ARGS' });
+    await expect(createTapeWriter({ dir, name: '../evil', header: { mode: 'record', routes: [] } })).rejects.toMatchObject({
+      code: 'BAD_ARGS',
+    });
   });
 });

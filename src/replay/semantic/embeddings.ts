@@ -35,11 +35,15 @@ export function createEmbedder(opts: EmbeddingsOptions): Embedder {
     }
     const body = (await res.json().catch(() => undefined)) as { data?: { index?: number; embedding?: unknown }[] } | undefined;
     if (!res.ok || !Array.isArray(body?.data) || body.data.length !== texts.length) {
-      throw new TapedeckError('EMBEDDINGS_FAILED', `embeddings endpoint ${endpoint} answered ${res.status} without ${texts.length} vectors`);
+      throw new TapedeckError(
+        'EMBEDDINGS_FAILED',
+        `embeddings endpoint ${endpoint} answered ${res.status} without ${texts.length} vectors`,
+      );
     }
     const vectors: number[][] = new Array<number[]>(texts.length);
     body.data.forEach((d, i) => {
-      if (!Array.isArray(d.embedding)) throw new TapedeckError('EMBEDDINGS_FAILED', `embeddings endpoint ${endpoint} returned a malformed vector`);
+      if (!Array.isArray(d.embedding))
+        throw new TapedeckError('EMBEDDINGS_FAILED', `embeddings endpoint ${endpoint} returned a malformed vector`);
       vectors[d.index ?? i] = d.embedding as number[];
     });
     return vectors;

@@ -224,7 +224,12 @@ export function normalisedStage(index: SemanticIndex): MatchStage {
       const same = index.bucketOf(view)?.byNormalised.get(normalisedKey(view));
       if (same === undefined) return undefined;
       const entry = index.take(same);
-      return { exchange: entry.exchange, score: 1, explanation: 'same request once case, whitespace, punctuation, key order and per-run noise (ids, timestamps, user, metadata) are set aside' };
+      return {
+        exchange: entry.exchange,
+        score: 1,
+        explanation:
+          'same request once case, whitespace, punctuation, key order and per-run noise (ids, timestamps, user, metadata) are set aside',
+      };
     },
   };
 }
@@ -245,7 +250,11 @@ interface Scored {
 export function similarityStage(index: SemanticIndex, opts: SemanticOptions = {}): MatchStage {
   const embedder: Embedder | undefined = opts.embeddings ? createEmbedder(opts.embeddings) : undefined;
   const thresholdFor = (req: IncomingRequest, view: SemanticView): number =>
-    (view.tool !== undefined ? opts.tools?.[view.tool] : undefined) ?? opts.routes?.[req.route] ?? (embedder ? opts.embeddings?.threshold : undefined) ?? opts.threshold ?? DEFAULT_THRESHOLD;
+    (view.tool !== undefined ? opts.tools?.[view.tool] : undefined) ??
+    opts.routes?.[req.route] ??
+    (embedder ? opts.embeddings?.threshold : undefined) ??
+    opts.threshold ??
+    DEFAULT_THRESHOLD;
 
   return {
     name: embedder ? 'similarity+embeddings' : 'similarity',
@@ -269,14 +278,26 @@ export function similarityStage(index: SemanticIndex, opts: SemanticOptions = {}
       for (const s of scored) {
         if (closest === undefined || rank(s) > rank(closest)) closest = s;
         if (s.rejected !== undefined || s.score < threshold) continue;
-        if (best === undefined || s.score > best.score || (s.score === best.score && index.servedCount(s.entry) < index.servedCount(best.entry))) best = s;
+        if (
+          best === undefined ||
+          s.score > best.score ||
+          (s.score === best.score && index.servedCount(s.entry) < index.servedCount(best.entry))
+        )
+          best = s;
       }
       if (best === undefined) {
-        if (closest !== undefined) ctx.notes?.push(`similarity: closest #${closest.entry.exchange.id} ${closest.rejected !== undefined ? `rejected (${closest.rejected})` : `scored ${closest.score.toFixed(2)}, below ${threshold}`}`);
+        if (closest !== undefined)
+          ctx.notes?.push(
+            `similarity: closest #${closest.entry.exchange.id} ${closest.rejected !== undefined ? `rejected (${closest.rejected})` : `scored ${closest.score.toFixed(2)}, below ${threshold}`}`,
+          );
         return undefined;
       }
       index.take([best.entry]);
-      return { exchange: best.entry.exchange, score: best.score, explanation: `similar to #${best.entry.exchange.id} (score ${best.score.toFixed(3)} >= ${threshold}; ${best.fields.join('; ')})` };
+      return {
+        exchange: best.entry.exchange,
+        score: best.score,
+        explanation: `similar to #${best.entry.exchange.id} (score ${best.score.toFixed(3)} >= ${threshold}; ${best.fields.join('; ')})`,
+      };
     },
   };
 }
@@ -305,7 +326,8 @@ function scoreEntry(entry: Entry, view: SemanticView): Scored {
     if (a.kind === 'arg' && sameAddress(a.text, b.text)) s = 0.95;
     else {
       const c = compareText(a.info, b.info);
-      if (c.rejected !== undefined) return { entry, score: 0, closeness: wordOverlap(entry.view, view), fields, rejected: `${c.rejected} at ${b.path}` };
+      if (c.rejected !== undefined)
+        return { entry, score: 0, closeness: wordOverlap(entry.view, view), fields, rejected: `${c.rejected} at ${b.path}` };
       s = c.score;
       if (c.reworded !== undefined) reworded ??= `${c.reworded} at ${b.path}`;
     }

@@ -27,17 +27,25 @@ export interface TextInfo {
  * added, dropped or replaced (`python` / `rust`, `short poem` / `poem`); a word method cannot tell a synonym from a
  * different request, so the built-in method refuses the pair, and only embeddings (if configured) may judge it.
  */
-export type TextComparison = { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined };
+export type TextComparison =
+  { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined };
 
 /** Per-run noise inside prose: replaced before words are compared. Dates alone are kept: they mean something. */
 const NOISE: readonly [RegExp, string, 'digits'?][] = [
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, ' <uuid> ', 'digits'],
   [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])/g, ' <time> ', 'digits'],
-  [/\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +(?:\d{1,2} +)?\d{4} +\d{2}:\d{2}:\d{2}(?: *(?:GMT|UTC)?[+-]?\d{0,4})?(?: *\([^)]*\))?/g, ' <time> ', 'digits'],
+  [
+    /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +(?:\d{1,2} +)?\d{4} +\d{2}:\d{2}:\d{2}(?: *(?:GMT|UTC)?[+-]?\d{0,4})?(?: *\([^)]*\))?/g,
+    ' <time> ',
+    'digits',
+  ],
   [/\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b/g, ' <time> ', 'digits'],
   [/\b1[5-9]\d{11}\b/g, ' <time> ', 'digits'],
   [/\b(?:chatcmpl|req|msg|call|toolu|resp|run|trace|span|sess|evt|fc)[-_][A-Za-z0-9]{8,}\b/g, ' <id> '],
-  [/\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key|run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)["']?[A-Za-z0-9._~+/=-]{6,}["']?/gi, ' $1 <id> '],
+  [
+    /\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key|run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)["']?[A-Za-z0-9._~+/=-]{6,}["']?/gi,
+    ' $1 <id> ',
+  ],
 ];
 
 const SENTENCE_END = /[.!?\n:;]/;
@@ -72,7 +80,8 @@ export function analyzeText(text: string): TextInfo {
     if (lower === surface) continue;
     // Written with capitals: a name unless it only starts a sentence.
     if (/^\p{Lu}/u.test(surface)) capitalised.add(lower);
-    const innerCaps = /^.\p{Ll}*\p{Lu}/u.test(surface) || (surface.length > 1 && surface === surface.toUpperCase() && /\p{L}/u.test(surface));
+    const innerCaps =
+      /^.\p{Ll}*\p{Lu}/u.test(surface) || (surface.length > 1 && surface === surface.toUpperCase() && /\p{L}/u.test(surface));
     if (!FUNCTION_WORDS.has(lower) && (innerCaps || (!sentenceStart && /^\p{Lu}/u.test(surface)))) names.add(lower);
   }
   return { words, normalised: words.join(' '), names, capitalised };
@@ -116,7 +125,8 @@ export function compareText(a: TextInfo, b: TextInfo): TextComparison {
     }
     for (const w of h.removed) if (a.names.has(w)) return { score: 0, rejected: `name differs: ${what}` };
     for (const w of h.added) if (b.names.has(w)) return { score: 0, rejected: `name differs: ${what}` };
-    for (const w of h.removed) if (addedAll.has(w) && !FUNCTION_WORDS.has(w)) return { score: 0, rejected: `word order differs ("${w}" moved)` };
+    for (const w of h.removed)
+      if (addedAll.has(w) && !FUNCTION_WORDS.has(w)) return { score: 0, rejected: `word order differs ("${w}" moved)` };
     const added = [...h.added];
     for (const r of h.removed) {
       const i = added.findIndex((x) => isVariant(r, x));
@@ -183,7 +193,11 @@ export function sameAddress(a: string, b: string): boolean {
   if (short.length === long.length || short.length === 0) return false;
   if (short.length < 2 && !/\p{N}/u.test(short[0] ?? '')) return false;
   for (let i = 0; i < short.length; i++) if (short[i] !== long[i]) return false;
-  return long.slice(short.length).every((part) => part.split(' ').every((w) => REGIONS.has(w) || /^\d{4,6}(?:-\d{4})?$/.test(w) || /^[a-z]{1,2}\d[a-z\d]?$|^\d[a-z]{2}$/.test(w)));
+  return long
+    .slice(short.length)
+    .every((part) =>
+      part.split(' ').every((w) => REGIONS.has(w) || /^\d{4,6}(?:-\d{4})?$/.test(w) || /^[a-z]{1,2}\d[a-z\d]?$|^\d[a-z]{2}$/.test(w)),
+    );
 }
 
 function addressParts(s: string): string[] {

@@ -33,7 +33,8 @@ export interface SemanticView {
 /** Top-level LLM request fields that never change the answer. */
 const LLM_NOISE = new Set(['user', 'metadata', 'safety_identifier', 'prompt_cache_key', 'store']);
 /** Tool-argument names whose values change every run. */
-const NOISE_ARG = /^(?:request_?id|req_?id|trace_?id|span_?id|correlation_?id|idempotency_?key|nonce|timestamp|ts|now|current_?time|client_?time|sent_?at)$/i;
+const NOISE_ARG =
+  /^(?:request_?id|req_?id|trace_?id|span_?id|correlation_?id|idempotency_?key|nonce|timestamp|ts|now|current_?time|client_?time|sent_?at)$/i;
 /** Call ids the provider or the agent generates per run: left out, as they link messages rather than mean anything. */
 const CALL_IDS = new Set(['id', 'call_id', 'tool_call_id', 'tool_use_id']);
 const TEXT = '\u0000text';
@@ -42,7 +43,11 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The semantic view of a request, or undefined when it is not a JSON LLM or MCP request (exact matching only). */
-export function semanticView(req: KeyedRequest, opts: ExactKeyOptions = {}, analyze: (text: string) => TextInfo = analyzeText): SemanticView | undefined {
+export function semanticView(
+  req: KeyedRequest,
+  opts: ExactKeyOptions = {},
+  analyze: (text: string) => TextInfo = analyzeText,
+): SemanticView | undefined {
   const raw = bodyJson(req.request.body);
   if (!isObj(raw)) return undefined;
   const body = stripFields(raw, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS) as Obj;
@@ -136,7 +141,8 @@ class ViewBuilder {
       const isToolResult = m.role === 'tool' || m.role === 'function' || m.type === 'function_call_output';
       for (const [k, x] of Object.entries(m)) {
         if (CALL_IDS.has(k) || k === 'cache_control') continue;
-        if (k === 'content' || k === 'parts') out[k] = isToolResult && typeof x === 'string' ? this.result(`${path}.${k}`, x) : this.content(`${path}.${k}`, x, isToolResult);
+        if (k === 'content' || k === 'parts')
+          out[k] = isToolResult && typeof x === 'string' ? this.result(`${path}.${k}`, x) : this.content(`${path}.${k}`, x, isToolResult);
         else if (k === 'output' && isToolResult) out[k] = this.result(`${path}.output`, x);
         else if (k === 'arguments' && api === 'responses') out[k] = this.jsonArgs(`${path}.arguments`, x);
         else if (k === 'tool_calls' && Array.isArray(x)) out[k] = x.map((tc, j) => this.toolCall(`${path}.tool_calls[${j}]`, tc));
