@@ -35,8 +35,19 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
 
-// --- config
+// --- config: settings and prices
 export { loadConfig, ConfigSchema, type Config } from './config/config.js';
+export {
+  priceFor,
+  priceTable,
+  defaultPrices,
+  modelCandidates,
+  readPriceFile,
+  ModelPriceSchema,
+  PriceMapSchema,
+  type ModelPrice,
+  type PriceMap,
+} from './config/prices.js';
 
 // --- mcp: describe, replay over HTTP and stdio; side effects
 export { describeMcp, STREAM_METHOD, RESPONSE_METHOD } from './providers/mcp.js';
@@ -63,24 +74,12 @@ export { toSteps, stepOf, orderExchanges, type Step, type StepKind } from './ins
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { conversationOf, type ConversationMessage } from './inspect/conversation.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
-export {
-  costOf,
-  createCostFn,
-  priceFor,
-  priceTable,
-  defaultPrices,
-  modelCandidates,
-  readPriceFile,
-  ModelPriceSchema,
-  PriceMapSchema,
-  type ModelPrice,
-  type PriceMap,
-} from './inspect/cost.js';
+export { costOf, createCostFn, type CostFn } from './inspect/cost.js';
 export { diffTapes, diffRuns, runOf, divergence, type RunDiff, type DiffOptions, type Run, type CompareStep } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
 export { textSimilarity } from './inspect/similarity.js';
-export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type CostFn, type SummarizeOptions } from './inspect/summary.js';
+export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
-export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './inspect/housekeeping.js';
+export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';

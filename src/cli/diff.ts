@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
-import { createCostFn, priceTable } from '../inspect/cost.js';
+import { priceTable } from '../config/prices.js';
+import { createCostFn } from '../inspect/cost.js';
 import { diffRuns, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
 import { outputWidth, styleFor } from '../inspect/format.js';

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/config.js';
-import { createCostFn, priceTable } from '../inspect/cost.js';
+import { priceTable } from '../config/prices.js';
+import { createCostFn } from '../inspect/cost.js';
 import { fit, formatCost, formatMs, outputWidth, styleFor } from '../inspect/format.js';
 import { listTapes, type TapeSummary } from '../inspect/summary.js';
 import { stringValue, type Command } from './command.js';

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
-import { parseAge, pruneTapes } from '../inspect/housekeeping.js';
+import { parseAge, pruneTapes } from '../tape/housekeeping.js';
 import { stringValue, type Command } from './command.js';
 
 export const pruneCommand: Command = {

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
-import { removeTape } from '../inspect/housekeeping.js';
+import { removeTape } from '../tape/housekeeping.js';
 import { stringValue, type Command } from './command.js';
 
 export const rmCommand: Command = {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
-import { PriceMapSchema } from '../inspect/cost.js';
+import { PriceMapSchema } from './prices.js';
 import type { Route } from '../tape/schema.js';
 
 const RoutesSchema = z.record(z.string().regex(/^\//, 'route prefixes start with "/"'), z.string().url());

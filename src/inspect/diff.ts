@@ -21,7 +21,7 @@ import { withMeaning } from './load.js';
 import { configChanges, type ConfigChange } from './run-config.js';
 import { round4, textSimilarity } from './similarity.js';
 import { errorOf, orderExchanges } from './steps.js';
-import type { CostFn } from './summary.js';
+import type { CostFn } from './cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
 
 export interface RunDiff {

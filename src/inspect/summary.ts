@@ -4,12 +4,10 @@
  */
 import { listTapeNames, readTape, type LoadedTape, type TapeProblem } from '../tape/tape-reader.js';
 import { tapeFile } from '../tape/paths.js';
-import type { Exchange, MatchKind } from '../tape/schema.js';
+import type { MatchKind } from '../tape/schema.js';
 import { withMeaning } from './load.js';
+import type { CostFn } from './cost.js';
 import { errorOf } from './steps.js';
-
-/** Cost of one exchange in USD, or null when it is unknown (no price for the model, no usage). */
-export type CostFn = (exchange: Exchange) => number | null;
 
 export interface TapeSummary {
   name: string;

@@ -4,7 +4,6 @@
  * each POST is answered 202 and its answer travels on the stream, as the real server did.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { describeExchange } from '../proxy/describe-exchange.js';
 import { scaledDelay } from '../proxy/serve-recorded.js';
 import { toIncoming } from '../proxy/replayer.js';
 import type { ProxyRequest, ReplayContext } from '../proxy/types.js';
@@ -18,23 +17,14 @@ import { parseRpc, rpcError, rpcKind } from './jsonrpc.js';
 import type { LegacyRoute } from './route-index.js';
 import type { SessionStore } from './session.js';
 
-/** Writes in flight and streams still open, so shutdown can wait for their exchanges (`ReplayResponder.drain`). */
-export type Track = (p: Promise<unknown>) => void;
-
 export async function handleLegacy(
   req: ProxyRequest,
   ctx: ReplayContext,
   legacy: LegacyRoute,
   sessions: SessionStore,
   policy: SideEffectPolicy,
-  track: Track,
 ): Promise<Response | undefined> {
-  const write = (ex: NewExchange): void =>
-    track(
-      ctx.out
-        .append(describeExchange(ex, ctx.log))
-        .catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')),
-    );
+  const write = (ex: NewExchange): void => ctx.out.write(ex);
 
   if (req.method === 'GET' && req.path === legacy.ssePath) {
     const session = sessions.create(req.route.prefix);
@@ -42,7 +32,7 @@ export async function handleLegacy(
     const events: SseEvent[] = [];
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let ended!: () => void;
-    track(new Promise<void>((r) => (ended = r)));
+    ctx.out.track(new Promise<void>((r) => (ended = r)));
     const push = (event: string, data: string): void => {
       events.push({ offsetMs: round(performance.now() - req.t0), event, data });
       try {

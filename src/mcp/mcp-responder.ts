@@ -6,7 +6,6 @@
  * cannot answer under `--on-miss live`; an unrecorded side effect is blocked whatever `--on-miss` says.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { describeExchange } from '../proxy/describe-exchange.js';
 import { toIncoming } from '../proxy/replayer.js';
 import { upstreamUrl } from '../proxy/routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../proxy/types.js';
@@ -44,17 +43,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
     return p;
   };
 
-  const pending = new Set<Promise<unknown>>();
-  const track = (p: Promise<unknown>): void => {
-    pending.add(p);
-    void p.finally(() => pending.delete(p));
-  };
-
   return {
     name: 'mcp',
-    async drain() {
-      while (pending.size > 0) await Promise.all([...pending]);
-    },
     async handle(req, ctx) {
       const route = mcpRoutes(ctx.tape).get(req.route.prefix);
       // The hot path for LLM traffic: a route the tape never saw MCP on, with no JSON-RPC marker, is not ours.
@@ -71,15 +61,10 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       // JSON-RPC batches (2025-03-26 only): served by the generic replay on the exact key (ids are left out of it).
       if (Array.isArray(json) && looksLikeRpc(json)) return undefined;
       if (route?.legacy) {
-        const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape), track);
+        const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape));
         if (legacy !== undefined) return legacy;
       }
-      const write = (ex: NewExchange): void =>
-        track(
-          ctx.out
-            .append(describeExchange(ex, ctx.log))
-            .catch((err: unknown) => ctx.log.error({ err: (err as Error).message }, 'could not write replay exchange')),
-        );
+      const write = (ex: NewExchange): void => ctx.out.write(ex);
       const refuse = (status: number, body: unknown, reason: string, headers: Record<string, string> = {}): Response => {
         write(servedExchange(req, { status, headers: { 'content-type': 'application/json', ...headers }, body }, { kind: 'miss', reason }));
         return jsonResponse(status, body, headers);

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../log.js';
-import { describeExchange } from '../proxy/describe-exchange.js';
+import { createExchangeLog } from '../proxy/exchange-log.js';
 import { round } from '../tape/sse.js';
 import type { SseEvent } from '../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
@@ -44,14 +44,8 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const { writer, log } = opts;
   const upstream = [opts.command, ...opts.args].join(' ');
   const open = new Map<RpcId, Open>();
-  const writes: Promise<unknown>[] = [];
-  const write = (ex: NewExchange): void => {
-    writes.push(
-      writer
-        .append(describeExchange(ex, log))
-        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write exchange')),
-    );
-  };
+  const out = createExchangeLog(writer, log);
+  const write = (ex: NewExchange): void => out.write(ex);
   const base = (startedAt: Date, offsetMs: number): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'> => ({
     startedAt: startedAt.toISOString(),
     offsetMs: round(offsetMs),
@@ -165,6 +159,6 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     });
   }
   open.clear();
-  await Promise.all(writes);
+  await out.drain();
   return code;
 }

@@ -5,7 +5,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../log.js';
-import { describeExchange } from '../proxy/describe-exchange.js';
+import { createExchangeLog } from '../proxy/exchange-log.js';
 import type { OnMiss } from '../proxy/types.js';
 import type { Matcher } from '../replay/matcher.js';
 import type { SideEffectPolicy } from '../replay/side-effects.js';
@@ -37,16 +37,10 @@ export interface StdioReplayOptions {
 /** Serve until stdin ends; resolves 0 once every answer is written and the replay tape is complete. */
 export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   const { out, log } = opts;
+  const tapeLog = createExchangeLog(out, log);
   let initialize: Message | undefined;
   let live: LiveStdioServer | undefined;
-  const writes: Promise<unknown>[] = [];
-  const record = (ex: NewExchange): void => {
-    writes.push(
-      out
-        .append(describeExchange(ex, log))
-        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'could not write replay exchange')),
-    );
-  };
+  const record = (ex: NewExchange): void => tapeLog.write(ex);
   const send = (m: unknown): void => void opts.stdout.write(JSON.stringify(m) + '\n');
   const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
 
@@ -147,6 +141,6 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   if (rest.trim() !== '') queue = queue.then(() => handle(rest));
   await queue;
   live?.close();
-  await Promise.all(writes);
+  await tapeLog.drain();
   return 0;
 }

@@ -8,8 +8,8 @@ import { convertResponse, streamConvertible } from '../providers/stream-convert.
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
-import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
-import { describeExchange } from './describe-exchange.js';
+import type { NewExchange } from '../tape/tape-writer.js';
+import type { ExchangeLog } from './exchange-log.js';
 import { matchHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { incomingRecord } from './replay-record.js';
@@ -20,7 +20,8 @@ import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } fro
 export interface ReplayerOptions {
   tape: LoadedTape;
   matcher: Matcher;
-  out: TapeWriter;
+  /** The replay tape: what was served and how it matched. */
+  out: ExchangeLog;
   onMiss: OnMiss;
   timing: Timing;
   dispatcher: Dispatcher;
@@ -47,14 +48,8 @@ export const MISS_STATUS = 404;
  * Every answer is written to the replay tape with how it matched.
  */
 export function createReplayer(opts: ReplayerOptions): Replayer {
-  const pending = new Set<Promise<unknown>>();
-  const track = (p: Promise<unknown>): void => {
-    const safe = p.catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write replay exchange'));
-    pending.add(safe);
-    void safe.finally(() => pending.delete(safe));
-  };
-
-  const write = (ex: NewExchange): void => track(opts.out.append(describeExchange(ex, opts.log)));
+  const { out } = opts;
+  const write = (ex: NewExchange): void => out.write(ex);
 
   const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
     const { sink, response } = webSink();
@@ -63,19 +58,12 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       headers: { 'x-tapedeck-match': 'live' },
       ...(live.body ? { body: live.body } : {}),
     });
-    track(
-      exchange.then((ex) =>
-        opts.out.append(
-          describeExchange(
-            {
-              ...ex,
-              match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' },
-              ...(live.notes ? { notes: live.notes } : {}),
-            },
-            opts.log,
-          ),
-        ),
-      ),
+    void out.writeWhen(
+      exchange.then((ex) => ({
+        ...ex,
+        match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' },
+        ...(live.notes ? { notes: live.notes } : {}),
+      })),
     );
     return response;
   };
@@ -119,7 +107,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           // Same request, same answer: the recorded meaning holds; no need to parse it again.
           if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
           if (outcome.exchange.mcp) served.mcp = outcome.exchange.mcp;
-          track(opts.out.append(served));
+          out.write(served, { described: true });
         } else {
           write(served);
         }
@@ -136,14 +124,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
           const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
-          track(
-            live.then((ex) =>
-              opts.out.append(
-                describeExchange({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } }, opts.log),
-              ),
-            ),
-          );
-          await live;
+          await out.writeWhen(live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })));
           return;
         }
         return missResponse(res, req, incoming, missed, opts, write, verdict.reason);
@@ -152,7 +133,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     },
     async drain() {
       await Promise.all((opts.responders ?? []).map((r) => r.drain?.()));
-      while (pending.size > 0) await Promise.all([...pending]);
+      await out.drain();
     },
   };
 }

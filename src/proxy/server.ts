@@ -9,6 +9,7 @@ import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
 import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
+import { createExchangeLog } from './exchange-log.js';
 import { createRecorder } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
@@ -79,9 +80,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       redact: opts.redact,
       header: { mode: 'record', routes },
     });
-    const recorder = createRecorder({ writer, dispatcher, log });
-    handle = recorder.handle;
-    drain = recorder.drain;
+    const out = createExchangeLog(writer, log);
+    handle = createRecorder({ out, dispatcher }).handle;
+    drain = out.drain;
   } else {
     const tape = await loadTape(opts.dir, opts.tape);
     source = tape;
@@ -113,7 +114,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     const replayer = createReplayer({
       tape,
       matcher,
-      out: writer,
+      out: createExchangeLog(writer, log),
       onMiss: opts.onMiss ?? 'strict',
       timing: opts.timing ?? { mode: 'instant' },
       dispatcher,

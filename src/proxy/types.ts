@@ -4,9 +4,9 @@
  */
 import type { Matcher } from '../replay/matcher.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
-import type { TapeWriter } from '../tape/tape-writer.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import type { Logger } from '../log.js';
+import type { ExchangeLog } from './exchange-log.js';
 
 /** An incoming HTTP request, resolved to its route. */
 export interface ProxyRequest {
@@ -37,7 +37,7 @@ export interface ReplayContext {
   tape: LoadedTape;
   matcher: Matcher;
   /** The replay tape this session writes (what was served and how it matched). */
-  out: TapeWriter;
+  out: ExchangeLog;
   onMiss: OnMiss;
   timing: Timing;
   log: Logger;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { costOf, defaultPrices, modelCandidates, priceFor, priceTable } from '../../src/inspect/cost.js';
+import { defaultPrices, modelCandidates, priceFor, priceTable } from '../../src/config/prices.js';
+import { costOf } from '../../src/inspect/cost.js';
 import { exchange } from './exchanges.js';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-cost-'));

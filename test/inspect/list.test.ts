@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCommand } from '../../src/cli/list.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { recordAgentTapes } from './record-agent.js';
-import { runCommand } from './run-command.js';
+import { runCommand } from '../helpers/run-command.js';
 import { runCli } from '../helpers/cli.js';
 
 let dir: string;

@@ -16,7 +16,7 @@ import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../mcp/everything-server.js';
-import { runCommand } from './run-command.js';
+import { runCommand } from '../helpers/run-command.js';
 
 const log = createLogger('silent');
 let dir: string;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { showCommand } from '../../src/cli/show.js';
 import { debrief, inspectTape, stepState } from '../../src/index.js';
 import { GOAL, RATIONALE, THINKING, recordAgentTapes } from './record-agent.js';
-import { runCommand } from './run-command.js';
+import { runCommand } from '../helpers/run-command.js';
 
 let dir: string;
 const show = (args: string[], opts?: Parameters<typeof runCommand>[2]) => runCommand(showCommand, [...args, '--dir', dir], opts);

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneCommand } from '../../src/cli/prune.js';
 import { rmCommand } from '../../src/cli/rm.js';
-import { parseAge, pruneTapes, removeTape } from '../../src/inspect/housekeeping.js';
-import { runCommand } from './run-command.js';
+import { parseAge, pruneTapes, removeTape } from '../../src/tape/housekeeping.js';
+import { runCommand } from '../helpers/run-command.js';
 
 let dir: string;
 const header = (name: string, createdAt: string): string =>

@@ -1,8 +1,8 @@
 /** Tape housekeeping: remove a tape (and its `.files/` side folder), prune tapes older than an age. */
 import { rm, stat } from 'node:fs/promises';
 import { TapedeckError } from '../errors.js';
-import { sideDir, tapeFile } from '../tape/paths.js';
-import { listTapeNames, readTape } from '../tape/tape-reader.js';
+import { sideDir, tapeFile } from './paths.js';
+import { listTapeNames, readTape } from './tape-reader.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

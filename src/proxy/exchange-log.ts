@@ -1,0 +1,62 @@
+/**
+ * Where every exchange goes, in record and replay, over HTTP and stdio: describe what it means (LLM call, MCP
+ * message), append it to the tape, and log a failure rather than lose it silently. It also keeps track of the work
+ * still in flight (writes, long-lived streams) so that shutdown can wait for all of it before closing the tape.
+ */
+import type { Logger } from '../log.js';
+import { describeExchange } from './describe-exchange.js';
+import type { Exchange } from '../tape/schema.js';
+import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
+
+export interface ExchangeLog {
+  /** The tape being written. */
+  readonly writer: TapeWriter;
+  /**
+   * Describe `ex` and append it. Never throws: a failure is logged. `described` skips describing when the meaning is
+   * already on the exchange (an exact replay copies the recorded one).
+   */
+  write(ex: NewExchange, opts?: { described?: boolean }): void;
+  /** Write the exchange `pending` resolves to, once it does; resolves when it is on the tape (or failed to be). */
+  writeWhen(pending: Promise<NewExchange>): Promise<void>;
+  /** Work shutdown must wait for that is not a write yet (a stream still open). */
+  track(work: Promise<unknown>): void;
+  /** Resolves once everything written or tracked so far has settled, including work started meanwhile. */
+  drain(): Promise<void>;
+}
+
+export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog {
+  const pending = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>): void => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+  const append = async (ex: NewExchange, described: boolean): Promise<void> => {
+    let written: Exchange;
+    try {
+      written = await writer.append(described ? ex : describeExchange(ex, log));
+    } catch (err) {
+      log.error({ err: (err as Error).message, tape: writer.name, route: ex.route, path: ex.request.path }, 'could not write exchange');
+      return;
+    }
+    log.debug({ id: written.id, route: written.route, path: written.request.path, status: written.response?.status }, 'exchange written');
+  };
+
+  return {
+    writer,
+    write(ex, opts = {}) {
+      track(append(ex, opts.described === true));
+    },
+    writeWhen(ex) {
+      const done = ex.then(
+        (e) => append(e, false),
+        (err: unknown) => void log.error({ err: (err as Error).message, tape: writer.name }, 'could not capture exchange'),
+      );
+      track(done);
+      return done;
+    },
+    track,
+    async drain() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
+}
