@@ -51,9 +51,9 @@ export {
 
 // --- mcp: describe, replay over HTTP and stdio; side effects
 export { describeMcp, STREAM_METHOD, RESPONSE_METHOD } from './providers/mcp.js';
-export { createMcpResponder, type McpResponderOptions } from './mcp/mcp-responder.js';
-export { recordStdio, type StdioRecordOptions } from './mcp/stdio-relay.js';
-export { replayStdio, type StdioReplayOptions } from './mcp/stdio-replay.js';
+export { createMcpResponder, type McpResponderOptions } from './proxy/mcp/responder.js';
+export { recordStdio, type StdioRecordOptions } from './proxy/stdio/record.js';
+export { replayStdio, type StdioReplayOptions } from './proxy/stdio/replay.js';
 export {
   loadSideEffects,
   createSideEffectPolicy,

@@ -1,10 +1,10 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { createLiveStdioServer } from '../mcp/stdio-live.js';
-import { recordStdio } from '../mcp/stdio-relay.js';
-import { replayStdio } from '../mcp/stdio-replay.js';
-import { defaultServerName } from '../mcp/stdio-exchange.js';
+import { createLiveStdioServer } from '../proxy/stdio/live.js';
+import { recordStdio } from '../proxy/stdio/record.js';
+import { replayStdio } from '../proxy/stdio/replay.js';
+import { defaultServerName } from '../proxy/stdio/exchange.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { loadSideEffects, policyForTape } from '../replay/side-effects.js';
 import { loadTape } from '../tape/tape-reader.js';

@@ -4,7 +4,7 @@ import { createLlmLiveResponder } from '../proxy/llm-live.js';
 import type { LlmOverrides } from '../replay/llm-overrides.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
-import { createMcpResponder } from '../mcp/mcp-responder.js';
+import { createMcpResponder } from '../proxy/mcp/responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy } from '../proxy/server.js';

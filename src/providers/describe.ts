@@ -1,7 +1,7 @@
 import { bodyJson } from '../tape/body.js';
 import type { LlmMeaning, RequestRecord, SseEvent, ToolCall, Usage } from '../tape/schema.js';
 import { detectLlmApi } from './detect.js';
-import type { ExchangeView } from './index.js';
+import type { ExchangeView } from './types.js';
 
 export { detectLlmApi };
 

@@ -1,4 +1,4 @@
-import type { ApiId } from './index.js';
+import type { ApiId } from './types.js';
 
 /**
  * Which LLM API a request is for, from its path (and route): the API family by path, the provider by route.

@@ -1,4 +1,4 @@
-import type { ApiId } from './index.js';
+import type { ApiId } from './types.js';
 
 const GEMINI_STATUS: Record<number, string> = {
   400: 'INVALID_ARGUMENT',

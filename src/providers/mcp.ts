@@ -1,14 +1,157 @@
+/**
+ * MCP as the tape sees it. Messages are JSON-RPC 2.0, classified with the MCP SDK's own schemas and guards; this
+ * module says what an exchange means (`describeMcp`), which messages a recorded answer carried, and how a recorded
+ * answer is fitted to the request asking now (its JSON-RPC id and progress token).
+ */
+import {
+  ErrorCode,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  ProgressTokenSchema,
+  RequestIdSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { bodyJson } from '../tape/body.js';
-import type { McpMeaning } from '../tape/schema.js';
-import { looksLikeRpc, recordedMessages, type RpcId } from '../mcp/jsonrpc.js';
-import type { ExchangeView } from './index.js';
+import type { Exchange, McpMeaning } from '../tape/schema.js';
+import type { ExchangeView } from './types.js';
 
-type View = ExchangeView & { transport: 'http' | 'stdio' };
+export type { JSONRPCMessage, RequestId };
+/** A JSON-RPC message as a plain object (what is read from a tape and rewritten for the incoming request). */
+export type Message = Record<string, unknown>;
+/** A recorded message with its offset from the start of the request that caused it. */
+export interface TimedMessage {
+  offsetMs: number;
+  message: Message;
+}
 
 /** The method tapedeck gives a recorded server-to-client stream (a GET stream, legacy or standalone): not a JSON-RPC method. */
 export const STREAM_METHOD = 'tapedeck/stream';
 /** The method tapedeck gives a client's JSON-RPC response (to a server request such as sampling). */
 export const RESPONSE_METHOD = 'tapedeck/response';
+
+// --- JSON-RPC messages
+
+/** What a JSON-RPC message is: a request (method + id), a notification (method, no id), or a response (id + result/error). */
+export type RpcKind = 'request' | 'notification' | 'response';
+
+export function rpcKind(msg: JSONRPCMessage): RpcKind {
+  if (isJSONRPCRequest(msg)) return 'request';
+  if (isJSONRPCNotification(msg)) return 'notification';
+  return 'response';
+}
+
+export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; code: number; message: string };
+
+/** Parse wire text as one JSON-RPC message; a failure carries the JSON-RPC error code the protocol prescribes. */
+export function parseRpc(text: string): ParsedRpc {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, code: ErrorCode.ParseError, message: 'Parse error: the message is not valid JSON' };
+  }
+  return validateRpc(value);
+}
+
+export function validateRpc(value: unknown): ParsedRpc {
+  if (Array.isArray(value)) {
+    return {
+      ok: false,
+      code: ErrorCode.InvalidRequest,
+      message: 'Invalid Request: JSON-RPC batches are not supported by this MCP protocol version',
+    };
+  }
+  const parsed = JSONRPCMessageSchema.safeParse(value);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      code: ErrorCode.InvalidRequest,
+      message: `Invalid Request: not a JSON-RPC 2.0 message (${parsed.error.issues[0]?.message ?? 'invalid'})`,
+    };
+  }
+  return { ok: true, message: value as JSONRPCMessage };
+}
+
+/** True when a value looks like JSON-RPC 2.0 (one message or a batch): how MCP traffic is recognised, by content. */
+export function looksLikeRpc(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && value.every(looksLikeRpc);
+  return value !== null && typeof value === 'object' && (value as Record<string, unknown>).jsonrpc === '2.0';
+}
+
+/** A JSON-RPC error response. */
+export function rpcError(id: RequestId | null | undefined, code: number, message: string, data?: unknown): Message {
+  return { jsonrpc: '2.0', id: id ?? null, error: data === undefined ? { code, message } : { code, message, data } };
+}
+
+/** The request id of a message, when it has a valid one. */
+export function requestId(msg: unknown): RequestId | undefined {
+  const id = (msg as { id?: unknown } | undefined)?.id;
+  return RequestIdSchema.safeParse(id).success ? (id as RequestId) : undefined;
+}
+
+/** The request's progress token (`params._meta.progressToken`), if it asked for progress. */
+export function progressToken(msg: unknown): RequestId | undefined {
+  const t = (msg as { params?: { _meta?: { progressToken?: unknown } } } | undefined)?.params?._meta?.progressToken;
+  return ProgressTokenSchema.safeParse(t).success ? (t as RequestId) : undefined;
+}
+
+/** The JSON-RPC messages an exchange's response carried, in order, with their offsets: SSE events, then the body. */
+export function recordedMessages(ex: Pick<Exchange, 'response'>): TimedMessage[] {
+  const out: TimedMessage[] = [];
+  for (const ev of ex.response?.events ?? []) {
+    if (ev.data === '' || (ev.event !== undefined && ev.event !== 'message')) continue;
+    try {
+      const m: unknown = JSON.parse(ev.data);
+      if (looksLikeRpc(m) && !Array.isArray(m)) out.push({ offsetMs: ev.offsetMs, message: m as Message });
+    } catch {
+      // not JSON: not a message
+    }
+  }
+  const body = bodyJson(ex.response?.body);
+  const last = out.at(-1)?.offsetMs ?? 0;
+  if (Array.isArray(body)) for (const m of body) if (looksLikeRpc(m)) out.push({ offsetMs: last, message: m as Message });
+  if (looksLikeRpc(body) && !Array.isArray(body)) out.push({ offsetMs: last, message: body as Message });
+  return out;
+}
+
+/**
+ * A recorded message as it must go out now: the response to the recorded request gets the incoming request's id,
+ * and progress notifications for the recorded token carry the incoming token (or lose it when the incoming request
+ * asked for none). Everything else (server-initiated requests, logging) is sent as recorded.
+ */
+export function rewriteForIncoming(
+  message: Message,
+  recorded: { id: RequestId | undefined; progressToken: RequestId | undefined },
+  incoming: { id: RequestId; progressToken: RequestId | undefined },
+): Message | undefined {
+  const isResponse = !('method' in message) && 'id' in message;
+  if (isResponse) return message.id === recorded.id ? { ...message, id: incoming.id } : message;
+  const params = message.params as Record<string, unknown> | undefined;
+  if (recorded.progressToken !== undefined && params?.progressToken === recorded.progressToken) {
+    if (incoming.progressToken === undefined) return undefined; // the client did not ask for progress this time
+    return { ...message, params: { ...params, progressToken: incoming.progressToken } };
+  }
+  return message;
+}
+
+// --- what an MCP exchange means
+
+type View = ExchangeView & { transport: 'http' | 'stdio' };
+
+/** The request-side meaning of an incoming client message (what matching reads: method, id, tool and arguments). */
+export function requestSideMcp(message: Message, transport: McpMeaning['transport']): McpMeaning {
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  const m: McpMeaning = { direction: 'client-to-server', method: String(message.method), notifications: [], transport };
+  const id = requestId(message);
+  if (id !== undefined) m.jsonrpcId = id;
+  if (message.method === 'tools/call' && typeof params.name === 'string') {
+    m.toolName = params.name;
+    m.arguments = params.arguments ?? {};
+  }
+  return m;
+}
 
 /**
  * What an MCP exchange means, when its request body is a JSON-RPC message (recognised by content, not route), or
@@ -36,14 +179,14 @@ export function describeMcp(ex: View): McpMeaning | undefined {
       { sessionId, protocolVersion },
     );
   }
-  const msg = req as Record<string, unknown>;
+  const msg = req as Message;
   const method = typeof msg.method === 'string' ? msg.method : RESPONSE_METHOD;
-  const id = msg.id as RpcId | undefined;
+  const id = msg.id as RequestId | undefined;
   const params = (msg.params ?? {}) as Record<string, unknown>;
   const messages = recordedMessages(ex);
   const answerAt =
     id === undefined || method === RESPONSE_METHOD ? -1 : messages.findIndex((m) => m.message.id === id && !('method' in m.message));
-  const answer = answerAt === -1 ? undefined : (messages[answerAt]?.message as Record<string, unknown>);
+  const answer = answerAt === -1 ? undefined : messages[answerAt]?.message;
   const notifications = answerAt === -1 ? (method === RESPONSE_METHOD ? [] : messages) : messages.slice(0, answerAt);
   // A request answered 202 with its answer elsewhere is the legacy HTTP+SSE transport (answers travel on the GET stream).
   const legacy = ex.transport === 'http' && method !== RESPONSE_METHOD && id !== undefined && ex.response?.status === 202;

@@ -6,7 +6,7 @@
  */
 import { bodyJson } from '../tape/body.js';
 import type { ResponseRecord, SseEvent } from '../tape/schema.js';
-import type { ApiId } from './index.js';
+import type { ApiId } from './types.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);

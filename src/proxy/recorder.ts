@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { rewriteLegacyEndpoint } from '../mcp/endpoint-rewrite.js';
+import { rewriteLegacyEndpoint } from './legacy-endpoint.js';
 import type { ExchangeLog } from './exchange-log.js';
 import { forwardAndCapture } from './forward.js';
 import { nodeSink } from './sink.js';

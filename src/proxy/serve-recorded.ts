@@ -3,13 +3,7 @@ import { sseEventText } from '../tape/sse.js';
 import type { Exchange, HeaderMap } from '../tape/schema.js';
 import { clientHeaderMap } from './headers.js';
 import type { ResponseSink } from './sink.js';
-import type { Timing } from './types.js';
-
-/** Milliseconds to wait for a recorded gap under a timing mode. */
-export function scaledDelay(gapMs: number, timing: Timing): number {
-  if (timing.mode === 'instant' || gapMs <= 0) return 0;
-  return timing.mode === 'recorded' ? gapMs : gapMs * timing.factor;
-}
+import { scaledDelay, type Timing } from '../replay/modes.js';
 
 const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
 

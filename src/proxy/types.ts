@@ -3,9 +3,11 @@
  * protocol-specific behaviour (MCP, modified LLM replay) plugs in as `ReplayResponder`s and describers.
  */
 import type { Matcher } from '../replay/matcher.js';
+import type { OnMiss, Timing } from '../replay/modes.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import type { Logger } from '../log.js';
+export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
 
 /** An incoming HTTP request, resolved to its route. */
@@ -28,9 +30,6 @@ export interface ProxyRequest {
   /** `performance.now()` at arrival. */
   t0: number;
 }
-
-export type OnMiss = 'strict' | 'lenient' | 'live';
-export type Timing = { mode: 'instant' } | { mode: 'recorded' } | { mode: 'scaled'; factor: number };
 
 export interface ReplayContext {
   /** The tape being replayed. */

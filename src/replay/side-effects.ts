@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { ToolAnnotationsSchema, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
 import type { Exchange } from '../tape/schema.js';
@@ -29,13 +30,8 @@ export const SideEffectsFileSchema = z.object({
 });
 export type SideEffectsFile = z.infer<typeof SideEffectsFileSchema>;
 
-/** MCP tool annotations, as `tools/list` reports them. */
-export interface ToolAnnotations {
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
+/** MCP tool annotations, as `tools/list` reports them (the MCP SDK's own schema). */
+export type { ToolAnnotations };
 
 export interface Verdict {
   sideEffect: boolean;
@@ -137,10 +133,12 @@ export function recordedTools(exchanges: readonly Exchange[]): Map<string, { ann
     if (ex.mcp?.method !== 'tools/list') continue;
     const tools = (ex.mcp.result as { tools?: unknown } | undefined)?.tools;
     if (!Array.isArray(tools)) continue;
-    for (const t of tools as { name?: unknown; annotations?: ToolAnnotations; description?: unknown }[]) {
+    for (const t of tools as { name?: unknown; annotations?: unknown; description?: unknown }[]) {
       if (typeof t.name !== 'string') continue;
       const entry: { annotations?: ToolAnnotations; description?: string } = {};
-      if (t.annotations !== undefined) entry.annotations = t.annotations;
+      // What the tape says is read through the SDK's schema: an annotation of the wrong type counts as absent.
+      const annotations = ToolAnnotationsSchema.safeParse(t.annotations);
+      if (t.annotations !== undefined && annotations.success) entry.annotations = annotations.data;
       if (typeof t.description === 'string') entry.description = t.description;
       out.set(t.name, entry);
     }

@@ -11,13 +11,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
+import { createMcpResponder } from '../../src/proxy/mcp/responder.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { createTapeWriter } from '../../src/tape/tape-writer.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { startEverything, type EverythingServer } from '../mcp/everything-server.js';
+import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 
 type Call = { name: string; arguments: Record<string, unknown> };
 const echo = (message: string): Call => ({ name: 'echo', arguments: { message } });

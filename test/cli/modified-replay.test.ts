@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { startEverything, type EverythingServer } from '../mcp/everything-server.js';
+import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 
 let dir: string;
 let llm: ScriptedUpstream;

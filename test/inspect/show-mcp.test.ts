@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCommand } from '../../src/cli/list.js';
 import { showCommand } from '../../src/cli/show.js';
 import { createLogger } from '../../src/log.js';
-import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
+import { createMcpResponder } from '../../src/proxy/mcp/responder.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { startEverything, type EverythingServer } from '../mcp/everything-server.js';
+import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 import { runCommand } from '../helpers/run-command.js';
 
 const log = createLogger('silent');

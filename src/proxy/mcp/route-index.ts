@@ -3,12 +3,12 @@
  * spoke the legacy HTTP+SSE transport (and its GET and POST paths), and for legacy POSTs the answers that came back
  * on the GET stream.
  */
-import { RESPONSE_METHOD, STREAM_METHOD } from '../providers/mcp.js';
-import type { Matcher } from '../replay/matcher.js';
-import { createReplayMatcher } from '../replay/pipeline.js';
-import type { Exchange, Route } from '../tape/schema.js';
-import type { LoadedTape } from '../tape/tape-reader.js';
-import { progressToken, recordedMessages } from './jsonrpc.js';
+import type { Matcher } from '../../replay/matcher.js';
+import { createReplayMatcher } from '../../replay/pipeline.js';
+import type { Exchange } from '../../tape/schema.js';
+import type { LoadedTape } from '../../tape/tape-reader.js';
+import { progressToken, recordedMessages, RESPONSE_METHOD, STREAM_METHOD } from '../../providers/mcp.js';
+import { endpointBelowRoute } from '../legacy-endpoint.js';
 
 export interface LegacyRoute {
   /** Path of the GET stream below the route prefix, e.g. `/sse`. */
@@ -35,25 +35,6 @@ export function mcpRoutes(tape: LoadedTape): Map<string, McpRoute> {
     cache.set(tape, routes);
   }
   return routes;
-}
-
-/**
- * Map the `endpoint` event of a legacy server to a path below the route, if it lies under the route's upstream:
- * `/message?sessionId=1` from upstream `http://h:1` on route `/ev` -> `{ path: '/message', search: '?sessionId=1' }`.
- */
-export function endpointBelowRoute(data: string, route: Route, streamUrl: string): { path: string; search: string } | undefined {
-  let target: URL;
-  let upstream: URL;
-  try {
-    target = new URL(data.trim(), streamUrl);
-    upstream = new URL(route.upstream);
-  } catch {
-    return undefined;
-  }
-  if (target.origin !== upstream.origin) return undefined;
-  const base = upstream.pathname.replace(/\/$/, '');
-  if (base !== '' && target.pathname !== base && !target.pathname.startsWith(base + '/')) return undefined;
-  return { path: target.pathname.slice(base.length) || '/', search: target.search };
 }
 
 function index(tape: LoadedTape): Map<string, McpRoute> {

@@ -4,14 +4,14 @@
  */
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { Logger } from '../log.js';
-import { createExchangeLog } from '../proxy/exchange-log.js';
-import { round } from '../tape/sse.js';
-import type { SseEvent } from '../tape/schema.js';
-import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
-import { parseRpc, progressToken, rpcKind, type RpcId } from './jsonrpc.js';
+import type { Logger } from '../../log.js';
+import { createExchangeLog } from '../exchange-log.js';
+import { round } from '../../tape/sse.js';
+import type { SseEvent } from '../../tape/schema.js';
+import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
+import { parseRpc, progressToken, rpcKind, type RequestId } from '../../providers/mcp.js';
 import { LineSplitter } from './line-splitter.js';
-import { stdioEvent, stdioRequest } from './stdio-exchange.js';
+import { stdioEvent, stdioRequest } from './exchange.js';
 
 export interface StdioRecordOptions {
   command: string;
@@ -34,7 +34,7 @@ interface Open {
   startedAt: Date;
   offsetMs: number;
   t0: number;
-  progressToken: RpcId | undefined;
+  progressToken: RequestId | undefined;
   events: SseEvent[];
   ttfbMs?: number;
 }
@@ -43,7 +43,7 @@ interface Open {
 export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const { writer, log } = opts;
   const upstream = [opts.command, ...opts.args].join(' ');
-  const open = new Map<RpcId, Open>();
+  const open = new Map<RequestId, Open>();
   const out = createExchangeLog(writer, log);
   const write = (ex: NewExchange): void => out.write(ex);
   const base = (startedAt: Date, offsetMs: number): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'> => ({
@@ -79,7 +79,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     }
     const msg = parsed.message as Record<string, unknown>;
     if (rpcKind(parsed.message) === 'request') {
-      open.set(msg.id as RpcId, {
+      open.set(msg.id as RequestId, {
         message: msg,
         startedAt: now,
         offsetMs,
@@ -100,9 +100,9 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     }
     const msg = parsed.message as Record<string, unknown>;
     const at = performance.now();
-    if (rpcKind(parsed.message) === 'response' && open.has(msg.id as RpcId)) {
-      const req = open.get(msg.id as RpcId) as Open;
-      open.delete(msg.id as RpcId);
+    if (rpcKind(parsed.message) === 'response' && open.has(msg.id as RequestId)) {
+      const req = open.get(msg.id as RequestId) as Open;
+      open.delete(msg.id as RequestId);
       const elapsed = at - req.t0;
       write({
         ...base(req.startedAt, req.offsetMs),
@@ -113,7 +113,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       return;
     }
     // A notification or server request: tie it to the request it reports progress for, else to the latest open one.
-    const token = (msg.params as { progressToken?: RpcId } | undefined)?.progressToken;
+    const token = (msg.params as { progressToken?: RequestId } | undefined)?.progressToken;
     const owner = [...open.values()].find((o) => token !== undefined && o.progressToken === token) ?? [...open.values()].at(-1);
     if (owner) {
       owner.ttfbMs ??= at - owner.t0;

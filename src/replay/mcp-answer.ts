@@ -4,14 +4,20 @@
  * rewrites ids and progress tokens to the incoming ones, blocks unrecorded side effects, and says why it did what it did.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { Matcher, IncomingRequest } from '../replay/matcher.js';
-import type { SideEffectPolicy, Verdict } from '../replay/side-effects.js';
+import {
+  progressToken,
+  recordedMessages,
+  rewriteForIncoming,
+  rpcError,
+  type Message,
+  type RequestId,
+  type TimedMessage,
+} from '../providers/mcp.js';
 import { round } from '../tape/sse.js';
-import type { Exchange, MatchInfo, McpMeaning } from '../tape/schema.js';
-import type { OnMiss } from '../proxy/types.js';
-import { progressToken, recordedMessages, rewriteForIncoming, rpcError, type RpcId } from './jsonrpc.js';
-
-export type Message = Record<string, unknown>;
+import type { Exchange, MatchInfo } from '../tape/schema.js';
+import type { IncomingRequest, Matcher } from './matcher.js';
+import type { OnMiss } from './modes.js';
+import type { SideEffectPolicy, Verdict } from './side-effects.js';
 
 export interface AnswerOptions {
   matcher: Matcher;
@@ -21,26 +27,14 @@ export interface AnswerOptions {
   /** Every exchange of the tape (for the initialize fallback). */
   exchanges: readonly Exchange[];
   /** The recorded messages of an exchange (default: its response's SSE events and body). Legacy SSE looks them up on the GET stream. */
-  messagesOf?: (ex: Exchange) => { offsetMs: number; message: Message }[];
+  messagesOf?: (ex: Exchange) => TimedMessage[];
 }
 
 export type McpAnswer =
   /** Send these messages (notifications first, the answer last). */
-  | { kind: 'answer'; messages: { offsetMs: number; message: Message }[]; match: MatchInfo; source?: Exchange }
+  | { kind: 'answer'; messages: TimedMessage[]; match: MatchInfo; source?: Exchange }
   /** A safe request the tape cannot answer, with `--on-miss live`: the caller forwards it to the real server. */
   | { kind: 'live'; match: MatchInfo };
-
-/** A request-side MCP meaning for matching (semantic stages read the tool name and arguments). */
-export function requestMeaning(message: Message, transport: McpMeaning['transport']): McpMeaning {
-  const params = (message.params ?? {}) as Record<string, unknown>;
-  const m: McpMeaning = { direction: 'client-to-server', method: String(message.method), notifications: [], transport };
-  if (typeof message.id === 'string' || typeof message.id === 'number') m.jsonrpcId = message.id;
-  if (message.method === 'tools/call' && typeof params.name === 'string') {
-    m.toolName = params.name;
-    m.arguments = params.arguments ?? {};
-  }
-  return m;
-}
 
 /** The tool a `tools/call` names and the policy's verdict on it, or undefined for other methods. */
 export function toolVerdict(message: Message, policy: SideEffectPolicy): { tool: string; verdict: Verdict } | undefined {
@@ -51,7 +45,7 @@ export function toolVerdict(message: Message, policy: SideEffectPolicy): { tool:
 }
 
 export async function answerRequest(message: Message, incoming: IncomingRequest, opts: AnswerOptions): Promise<McpAnswer> {
-  const id = message.id as RpcId;
+  const id = message.id as RequestId;
   const tool = toolVerdict(message, opts.policy);
   const sideEffect = tool?.verdict.sideEffect === true;
   const outcome = await opts.matcher.match(incoming, { allowSemantic: !sideEffect });
@@ -78,11 +72,11 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
   if (source !== undefined) {
     const recordedRequest = source.request.body.kind === 'json' ? source.request.body.json : undefined;
     const recorded = {
-      id: source.mcp?.jsonrpcId ?? (recordedRequest as { id?: RpcId } | undefined)?.id,
+      id: source.mcp?.jsonrpcId ?? (recordedRequest as { id?: RequestId } | undefined)?.id,
       progressToken: progressToken(recordedRequest),
     };
     const now = { id, progressToken: progressToken(message) };
-    const messages: { offsetMs: number; message: Message }[] = [];
+    const messages: TimedMessage[] = [];
     let answered = false;
     for (const m of (opts.messagesOf ?? recordedMessages)(source)) {
       const out = rewriteForIncoming(m.message, recorded, now);

@@ -4,16 +4,16 @@
  * each POST is answered 202 and its answer travels on the stream, as the real server did.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { scaledDelay } from '../proxy/serve-recorded.js';
-import { toIncoming } from '../proxy/replayer.js';
-import type { ProxyRequest, ReplayContext } from '../proxy/types.js';
-import type { SideEffectPolicy } from '../replay/side-effects.js';
-import { round, serializeSseFields } from '../tape/sse.js';
-import type { SseEvent } from '../tape/schema.js';
-import type { NewExchange } from '../tape/tape-writer.js';
-import { answerRequest, requestMeaning } from './answer.js';
+import { scaledDelay } from '../../replay/modes.js';
+import { toIncoming } from '../replayer.js';
+import type { ProxyRequest, ReplayContext } from '../types.js';
+import type { SideEffectPolicy } from '../../replay/side-effects.js';
+import { round, serializeSseFields } from '../../tape/sse.js';
+import type { SseEvent } from '../../tape/schema.js';
+import type { NewExchange } from '../../tape/tape-writer.js';
+import { answerRequest } from '../../replay/mcp-answer.js';
 import { jsonResponse, servedExchange } from './http-reply.js';
-import { parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import { parseRpc, requestSideMcp, rpcError, rpcKind } from '../../providers/mcp.js';
 import type { LegacyRoute } from './route-index.js';
 import type { SessionStore } from './session.js';
 
@@ -86,7 +86,7 @@ export async function handleLegacy(
     write(servedExchange(req, { status: 202, headers: {} }, { kind: 'exact', reason: 'a notification needs no answer' }));
     return new Response('Accepted', { status: 202 });
   }
-  const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'sse') };
+  const incoming = { ...toIncoming(req), mcp: requestSideMcp(msg, 'sse') };
   const answer = await answerRequest(msg, incoming, {
     matcher: legacy.matcher,
     policy,

@@ -4,20 +4,20 @@
  * one at a time in arrival order, so answers and their notifications keep the recorded order.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { Logger } from '../log.js';
-import { createExchangeLog } from '../proxy/exchange-log.js';
-import type { OnMiss } from '../proxy/types.js';
-import type { Matcher } from '../replay/matcher.js';
-import type { SideEffectPolicy } from '../replay/side-effects.js';
-import { round } from '../tape/sse.js';
-import type { MatchInfo } from '../tape/schema.js';
-import type { LoadedTape } from '../tape/tape-reader.js';
-import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
-import { answerRequest, type Message } from './answer.js';
-import { parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import type { Logger } from '../../log.js';
+import { createExchangeLog } from '../exchange-log.js';
+import type { OnMiss } from '../types.js';
+import type { Matcher } from '../../replay/matcher.js';
+import type { SideEffectPolicy } from '../../replay/side-effects.js';
+import { round } from '../../tape/sse.js';
+import type { MatchInfo } from '../../tape/schema.js';
+import type { LoadedTape } from '../../tape/tape-reader.js';
+import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
+import { answerRequest } from '../../replay/mcp-answer.js';
+import { parseRpc, rpcError, rpcKind, type Message } from '../../providers/mcp.js';
 import { LineSplitter } from './line-splitter.js';
-import type { LiveStdioServer } from './stdio-live.js';
-import { stdioEvent, stdioIncoming, stdioRequest } from './stdio-exchange.js';
+import type { LiveStdioServer } from './live.js';
+import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
 
 export interface StdioReplayOptions {
   tape: LoadedTape;

@@ -4,8 +4,8 @@
  * its answer cannot be confused with anything the replay sends; the answer goes back with the client's id.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { Logger } from '../log.js';
-import { parseRpc, rpcKind, type RpcId } from './jsonrpc.js';
+import type { Logger } from '../../log.js';
+import { parseRpc, rpcKind, type RequestId } from '../../providers/mcp.js';
 import { LineSplitter } from './line-splitter.js';
 
 type Message = Record<string, unknown>;
@@ -28,7 +28,7 @@ export function createLiveStdioServer(opts: {
   let next = 0;
   let exitError: Error | undefined;
   const waiting = new Map<
-    RpcId,
+    RequestId,
     { resolve: (m: Message) => void; reject: (e: Error) => void; events: { offsetMs: number; message: Message }[]; t0: number }
   >();
 
@@ -57,9 +57,9 @@ export function createLiveStdioServer(opts: {
         const parsed = parseRpc(line);
         if (!parsed.ok) continue;
         const msg = parsed.message as Message;
-        const w = rpcKind(parsed.message) === 'response' ? waiting.get(msg.id as RpcId) : undefined;
+        const w = rpcKind(parsed.message) === 'response' ? waiting.get(msg.id as RequestId) : undefined;
         if (w) {
-          waiting.delete(msg.id as RpcId);
+          waiting.delete(msg.id as RequestId);
           w.resolve(msg);
         } else {
           const last = [...waiting.values()].at(-1);

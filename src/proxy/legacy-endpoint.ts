@@ -4,11 +4,11 @@
  * the route, so the client gets the endpoint rewritten to go through tapedeck; the tape keeps what the server said.
  * A sink wrapper: only a GET answered with an event stream is looked at, and only its first event.
  */
-import type { ResponseSink } from '../proxy/sink.js';
-import { upstreamUrl } from '../proxy/routes.js';
-import type { ProxyRequest } from '../proxy/types.js';
+import type { ResponseSink } from './sink.js';
+import { upstreamUrl } from './routes.js';
+import type { ProxyRequest } from './types.js';
+import type { Route } from '../tape/schema.js';
 import { SseSplitter, serializeSseFields } from '../tape/sse.js';
-import { endpointBelowRoute } from './route-index.js';
 
 export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): ResponseSink {
   if (req.method !== 'GET') return sink;
@@ -66,4 +66,23 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
       sink.cut();
     },
   };
+}
+
+/**
+ * Map the `endpoint` event of a legacy server to a path below the route, if it lies under the route's upstream:
+ * `/message?sessionId=1` from upstream `http://h:1` on route `/ev` -> `{ path: '/message', search: '?sessionId=1' }`.
+ */
+export function endpointBelowRoute(data: string, route: Route, streamUrl: string): { path: string; search: string } | undefined {
+  let target: URL;
+  let upstream: URL;
+  try {
+    target = new URL(data.trim(), streamUrl);
+    upstream = new URL(route.upstream);
+  } catch {
+    return undefined;
+  }
+  if (target.origin !== upstream.origin) return undefined;
+  const base = upstream.pathname.replace(/\/$/, '');
+  if (base !== '' && target.pathname !== base && !target.pathname.startsWith(base + '/')) return undefined;
+  return { path: target.pathname.slice(base.length) || '/', search: target.search };
 }

@@ -9,10 +9,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLogger } from '../../src/log.js';
-import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
-import { startProxy } from '../../src/proxy/server.js';
-import { loadTape } from '../../src/tape/tape-reader.js';
+import { createLogger } from '../../../src/log.js';
+import { createMcpResponder } from '../../../src/proxy/mcp/responder.js';
+import { startProxy } from '../../../src/proxy/server.js';
+import { loadTape } from '../../../src/tape/tape-reader.js';
 
 const log = createLogger('silent');
 let dir: string;

@@ -2,13 +2,13 @@
  * Turn MCP messages into an HTTP answer (one JSON object, or an SSE stream with notifications before the answer)
  * and into the replay tape's record of what was served.
  */
-import { scaledDelay } from '../proxy/serve-recorded.js';
-import { incomingRecord } from '../proxy/replay-record.js';
-import type { ProxyRequest, Timing } from '../proxy/types.js';
-import { round, serializeSseFields } from '../tape/sse.js';
-import type { HeaderMap, MatchInfo, SseEvent } from '../tape/schema.js';
-import type { NewExchange } from '../tape/tape-writer.js';
-import type { Message } from './answer.js';
+import { scaledDelay } from '../../replay/modes.js';
+import { incomingRecord } from '../replay-record.js';
+import type { ProxyRequest, Timing } from '../types.js';
+import { round, serializeSseFields } from '../../tape/sse.js';
+import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
+import type { NewExchange } from '../../tape/tape-writer.js';
+import type { Message } from '../../providers/mcp.js';
 
 export interface Reply {
   status: number;

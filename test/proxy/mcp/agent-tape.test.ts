@@ -5,12 +5,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { createMcpResponder } from '../../src/mcp/mcp-responder.js';
-import { startProxy } from '../../src/proxy/server.js';
-import { loadTape } from '../../src/tape/tape-reader.js';
-import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
-import { startEverything, type EverythingServer } from './everything-server.js';
+import { createLogger } from '../../../src/log.js';
+import { createMcpResponder } from '../../../src/proxy/mcp/responder.js';
+import { startProxy } from '../../../src/proxy/server.js';
+import { loadTape } from '../../../src/tape/tape-reader.js';
+import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../../helpers/scripted-upstream.js';
+import { startEverything, type EverythingServer } from '../../helpers/everything-server.js';
 
 const log = createLogger('silent');
 let dir: string;

@@ -6,16 +6,16 @@
  * cannot answer under `--on-miss live`; an unrecorded side effect is blocked whatever `--on-miss` says.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { toIncoming } from '../proxy/replayer.js';
-import { upstreamUrl } from '../proxy/routes.js';
-import type { ProxyRequest, ReplayContext, ReplayResponder } from '../proxy/types.js';
-import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../replay/side-effects.js';
-import type { LoadedTape } from '../tape/tape-reader.js';
-import type { NewExchange } from '../tape/tape-writer.js';
-import { answerRequest, requestMeaning, type Message } from './answer.js';
-import { matchHeaders } from '../proxy/headers.js';
+import { toIncoming } from '../replayer.js';
+import { upstreamUrl } from '../routes.js';
+import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
+import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../../replay/side-effects.js';
+import type { LoadedTape } from '../../tape/tape-reader.js';
+import type { NewExchange } from '../../tape/tape-writer.js';
+import { answerRequest } from '../../replay/mcp-answer.js';
+import { matchHeaders } from '../headers.js';
 import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
-import { looksLikeRpc, parseRpc, rpcError, rpcKind } from './jsonrpc.js';
+import { looksLikeRpc, parseRpc, requestSideMcp, rpcError, rpcKind, type Message } from '../../providers/mcp.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
@@ -124,7 +124,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         return new Response(null, { status: 202, headers: sessionHeaders });
       }
 
-      const incoming = { ...toIncoming(req), mcp: requestMeaning(msg, 'streamable-http') };
+      const incoming = { ...toIncoming(req), mcp: requestSideMcp(msg, 'streamable-http') };
       const answer = await answerRequest(msg, incoming, {
         matcher: ctx.matcher,
         policy: policyOf(ctx.tape),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeMcp, STREAM_METHOD } from '../../src/providers/mcp.js';
-import { rewriteLegacyEndpoint } from '../../src/mcp/endpoint-rewrite.js';
-import { rewriteForIncoming } from '../../src/mcp/jsonrpc.js';
+import { rewriteLegacyEndpoint } from '../../src/proxy/legacy-endpoint.js';
+import { rewriteForIncoming } from '../../src/providers/mcp.js';
 import type { ResponseSink } from '../../src/proxy/sink.js';
 import type { ProxyRequest } from '../../src/proxy/types.js';
 import type { Exchange } from '../../src/tape/schema.js';

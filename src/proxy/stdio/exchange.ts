@@ -10,9 +10,9 @@
  * - A server message with no open request is `GET /` with the message as its only event (a server-to-client stream).
  * - A request the server never answered (it died) carries `error: {code: 'SERVER_EXITED', phase: 'stream'}`.
  */
-import type { IncomingRequest } from '../replay/matcher.js';
-import type { RequestRecord, SseEvent } from '../tape/schema.js';
-import { round } from '../tape/sse.js';
+import type { IncomingRequest } from '../../replay/matcher.js';
+import type { RequestRecord, SseEvent } from '../../tape/schema.js';
+import { round } from '../../tape/sse.js';
 
 export function stdioRequest(message: unknown, method: 'POST' | 'GET' = 'POST'): RequestRecord {
   return { method, path: '/', query: [], headers: {}, body: method === 'GET' ? { kind: 'empty' } : { kind: 'json', json: message } };
