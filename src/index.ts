@@ -11,8 +11,35 @@ export { createRedactor, REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOpti
 export { encodeBody, decodeBody, bodyJson, bodyText } from './tape/body.js';
 export { TapedeckError, type ErrorCode } from './errors.js';
 
-// --- providers: what an LLM exchange means
-export { detectLlmApi, describeLlm, requestSideLlm, providerErrorBody } from './providers/index.js';
+// --- providers: what an exchange means, one adapter per API
+export {
+  describeLlm,
+  describeExchange,
+  requestSideLlm,
+  conversationOf,
+  detectLlmApi,
+  providerErrorBody,
+  registerProvider,
+  adapterFor,
+  providerAdapters,
+  convertResponse,
+} from './providers/index.js';
+export type {
+  ProviderAdapter,
+  ApiId,
+  LlmProvider,
+  LlmApi,
+  ConversationMessage,
+  Answer,
+  PendingTool,
+  RequestSide,
+  RequestTarget,
+  LlmOverrides,
+  Rewritten,
+  SemanticBuilder,
+  StreamConversion,
+  Json,
+} from './providers/index.js';
 
 // --- replay: matching
 export {
@@ -69,13 +96,12 @@ export {
 export { suggestSideEffects, suggestTool, renderSideEffectsFile } from './replay/side-effects-init.js';
 
 // --- inspect: list, timeline, step state, debrief, housekeeping
-export { inspectTape, withMeaning, type InspectedTape } from './inspect/load.js';
-export { toSteps, stepOf, orderExchanges, type Step, type StepKind } from './inspect/steps.js';
+export { inspectTape, type InspectedTape } from './inspect/load.js';
+export { Step, toSteps, stepOf, stepKind, tokensOf, errorOf, orderExchanges, type StepKind } from './inspect/steps.js';
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
-export { conversationOf, type ConversationMessage } from './inspect/conversation.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
 export { costOf, createCostFn, type CostFn } from './inspect/cost.js';
-export { diffTapes, diffRuns, runOf, divergence, type RunDiff, type DiffOptions, type Run, type CompareStep } from './inspect/diff.js';
+export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type DiffOptions, type Run } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';

@@ -4,11 +4,11 @@
  * response, or its thinking), assumptions it stated, how the run ended, and totals.
  * When the model gave no reason, the decision says so (`reasons: []`): nothing is ever inferred.
  */
-import { bodyJson } from '../tape/body.js';
+import { conversationOf } from '../providers/describe.js';
+import { adapterFor } from '../providers/registry.js';
 import type { Exchange } from '../tape/schema.js';
-import { conversationOf } from './conversation.js';
 import { formatMs, shorten, type Style } from './format.js';
-import { isObj, type Step } from './steps.js';
+import type { Step } from './steps.js';
 
 export type ReasonSource = 'rationale' | 'text-before-call' | 'thinking';
 
@@ -46,7 +46,7 @@ const ASSUMPTION = /\b(I(?:'m| am)? assum(?:e|ing)|assuming|my assumption)\b/i;
 export function debrief(steps: readonly Step[]): Debrief {
   const llmSteps = steps.filter((s) => s.exchange.llm !== undefined);
   const first = llmSteps[0];
-  const goal = first ? (conversationOf(bodyJson(first.exchange.request.body)).find((m) => m.role === 'user')?.text ?? null) : null;
+  const goal = first ? (conversationOf(first.exchange).find((m) => m.role === 'user')?.text ?? null) : null;
   const decisions: DebriefDecision[] = [];
   const assumptions: Debrief['assumptions'] = [];
   const usedMcp = new Set<number>();
@@ -115,49 +115,14 @@ function assumptionsIn(text: string): string[] {
 }
 
 /**
- * The text the model wrote before each tool call, in block order, when the response body keeps the order
- * (Anthropic content blocks, plain or streamed). Undefined when the shape does not say (then every call of
- * the response gets the response's whole text).
+ * The text the model wrote before each tool call, in block order, when the API keeps the order (its adapter says:
+ * Anthropic content blocks, plain or streamed). Undefined when it does not (then every call of the response gets
+ * the response's whole text).
  */
 function textBeforeEachCall(ex: Exchange, calls: number): string[] | undefined {
-  const blocks = anthropicBlocks(ex);
-  if (!blocks) return undefined;
-  const out: string[] = [];
-  let pending: string[] = [];
-  for (const b of blocks) {
-    if (b.type === 'text') pending.push(b.text);
-    else if (b.type === 'tool_use') {
-      out.push(pending.join('\n'));
-      pending = [];
-    }
-  }
-  return out.length === calls ? out : undefined;
-}
-
-function anthropicBlocks(ex: Exchange): { type: string; text: string }[] | undefined {
-  if (ex.llm?.api !== 'messages') return undefined;
-  const body = bodyJson(ex.response?.body);
-  if (isObj(body) && Array.isArray(body.content)) {
-    return body.content.filter(isObj).map((b) => ({ type: String(b.type), text: typeof b.text === 'string' ? b.text : '' }));
-  }
-  if (!ex.response?.events) return undefined;
-  const blocks: { type: string; text: string }[] = [];
-  for (const e of ex.response.events) {
-    let d: unknown;
-    try {
-      d = JSON.parse(e.data);
-    } catch {
-      continue;
-    }
-    if (!isObj(d) || typeof d.index !== 'number') continue;
-    if (d.type === 'content_block_start' && isObj(d.content_block))
-      blocks[d.index] = { type: String(d.content_block.type), text: typeof d.content_block.text === 'string' ? d.content_block.text : '' };
-    else if (d.type === 'content_block_delta' && isObj(d.delta) && d.delta.type === 'text_delta' && typeof d.delta.text === 'string') {
-      const b = blocks[d.index];
-      if (b) b.text += d.delta.text;
-    }
-  }
-  return blocks.filter((b) => b !== undefined);
+  if (ex.response === undefined) return undefined;
+  const before = adapterFor(ex.llm?.api)?.textBeforeCalls?.(ex.response);
+  return before?.length === calls ? before : undefined;
 }
 
 /** The result of a call: the first unused MCP tools/call of that tool after the step, else the tool message with its id. */
@@ -180,7 +145,7 @@ function findResult(
   if (id === undefined) return undefined;
   for (const s of steps.slice(from + 1)) {
     if (!s.exchange.llm) continue;
-    const msg = conversationOf(bodyJson(s.exchange.request.body)).find((m) => m.role === 'tool' && m.toolCallId === id);
+    const msg = conversationOf(s.exchange).find((m) => m.role === 'tool' && m.toolCallId === id);
     if (msg) return { step: s.index, value: msg.text };
   }
   return undefined;

@@ -10,17 +10,15 @@
  * never compared, so a run diffed against its own exact replay is identical.
  */
 import stringify from 'fast-json-stable-stringify';
+import { conversationOf } from '../providers/describe.js';
 import { STREAM_METHOD } from '../providers/mcp.js';
-import { bodyJson } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
-import { conversationOf } from './conversation.js';
 import { costOf as defaultCostOf } from './cost.js';
 import { shorten } from './format.js';
-import { withMeaning } from './load.js';
 import { configChanges, type ConfigChange } from './run-config.js';
 import { round4, textSimilarity } from './similarity.js';
-import { errorOf, orderExchanges } from './steps.js';
+import { errorOf, orderExchanges, Step } from './steps.js';
 import type { CostFn } from './cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
 
@@ -48,32 +46,35 @@ export interface DiffOptions {
   costOf?: CostFn;
 }
 
-/** A run as the diff sees it: its exchanges (with meaning) in timeline order, the compared steps, its tool calls. */
+/** A run as the diff sees it: its exchanges in timeline order, the steps it compares, its tool calls, its final output. */
 export interface Run {
   tape: LoadedTape;
   exchanges: Exchange[];
-  steps: CompareStep[];
+  /** The compared steps: LLM calls and MCP requests (notifications, server streams and plain HTTP left out). */
+  steps: Step[];
   tools: ToolCallEntry[];
   finalOutput: string | null;
 }
 
-/** One step the diff compares: an LLM call or an MCP request (notifications and server streams are left out). */
-export interface CompareStep {
-  exchange: Exchange;
-  kind: 'LLM' | 'MCP';
-  /** `LLM gpt-4o`, `MCP tools/call get_weather`, `MCP initialize`. */
-  label: string;
+/** Whether the diff compares an exchange: an LLM call, or an MCP request from the client. */
+function compared(ex: Exchange): boolean {
+  if (ex.llm) return true;
+  return (
+    ex.mcp !== undefined && ex.mcp.direction === 'client-to-server' && ex.mcp.method !== STREAM_METHOD && ex.mcp.jsonrpcId !== undefined
+  );
 }
 
+/** `LLM gpt-4o`, `MCP tools/call get_weather`, `MCP initialize`. */
+export function stepLabel(step: Step): string {
+  const ex = step.exchange;
+  if (ex.llm) return `LLM ${ex.llm.model ?? ex.llm.api}`;
+  return `MCP ${ex.mcp?.method ?? '?'}${ex.mcp?.toolName ? ` ${ex.mcp.toolName}` : ''}`;
+}
+
+/** A run from its tape, read through the meaning recorded on each exchange. */
 export function runOf(tape: LoadedTape): Run {
-  const exchanges = orderExchanges(withMeaning(tape.exchanges));
-  const steps: CompareStep[] = [];
-  for (const ex of exchanges) {
-    if (ex.llm) steps.push({ exchange: ex, kind: 'LLM', label: `LLM ${ex.llm.model ?? ex.llm.api}` });
-    else if (ex.mcp && ex.mcp.direction === 'client-to-server' && ex.mcp.method !== STREAM_METHOD && ex.mcp.jsonrpcId !== undefined) {
-      steps.push({ exchange: ex, kind: 'MCP', label: `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` ${ex.mcp.toolName}` : ''}` });
-    }
-  }
+  const exchanges = orderExchanges(tape.exchanges);
+  const steps = exchanges.filter(compared).map((ex, i) => new Step(i, ex));
   let finalOutput: string | null = null;
   for (const ex of exchanges)
     if (ex.llm?.outputText !== undefined && ex.llm.outputText !== '' && ex.llm.errorType === undefined) finalOutput = ex.llm.outputText;
@@ -113,9 +114,9 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
 }
 
 /** The first step where two step lists part, with why; null when they match step for step. */
-export function divergence(a: readonly CompareStep[], b: readonly CompareStep[]): { step: number; reason: string } | null {
+export function divergence(a: readonly Step[], b: readonly Step[]): { step: number; reason: string } | null {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const reason = stepDifference(a[i] as CompareStep, b[i] as CompareStep);
+    const reason = stepDifference(a[i] as Step, b[i] as Step);
     if (reason !== undefined) return { step: i, reason };
   }
   if (a.length === b.length) return null;
@@ -123,20 +124,20 @@ export function divergence(a: readonly CompareStep[], b: readonly CompareStep[])
   return a.length > b.length
     ? {
         step,
-        reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${(a[step] as CompareStep).label}`,
+        reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${stepLabel(a[step] as Step)}`,
       }
     : {
         step,
-        reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${(b[step] as CompareStep).label}`,
+        reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${stepLabel(b[step] as Step)}`,
       };
 }
 
 const SHORT = 80;
 
-function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
+function stepDifference(a: Step, b: Step): string | undefined {
   const ea = a.exchange;
   const eb = b.exchange;
-  if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${a.label}, replay ${b.label}`;
+  if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${stepLabel(a)}, replay ${stepLabel(b)}`;
   if (ea.mcp && eb.mcp) {
     if (ea.mcp.toolName !== eb.mcp.toolName)
       return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;
@@ -164,7 +165,7 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
     }
   }
   if (outcomeKey(ea) !== outcomeKey(eb))
-    return `different result of ${a.label}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
+    return `different result of ${stepLabel(a)}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
   if ((ea.llm?.outputText ?? '') !== (eb.llm?.outputText ?? '')) {
     return `different output: original ${JSON.stringify(shorten(ea.llm?.outputText ?? '', SHORT))}, replay ${JSON.stringify(shorten(eb.llm?.outputText ?? '', SHORT))}`;
   }
@@ -173,7 +174,7 @@ function stepDifference(a: CompareStep, b: CompareStep): string | undefined {
 
 /** The texts of the tool results in an LLM request, in order (tool call ids are per-run noise and left out). */
 function toolResultsSent(ex: Exchange): string[] {
-  return conversationOf(bodyJson(ex.request.body))
+  return conversationOf(ex)
     .filter((m) => m.role === 'tool')
     .map((m) => m.text);
 }

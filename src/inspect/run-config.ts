@@ -5,7 +5,7 @@
  */
 import stringify from 'fast-json-stable-stringify';
 import type { Exchange, TapeHeader } from '../tape/schema.js';
-import { isObj } from './steps.js';
+import { isObj } from '../providers/json.js';
 
 export interface ConfigChange {
   field: string;

@@ -3,9 +3,9 @@
  * the step, plus that call's answer once it is in), the tool results so far, and the exchange itself.
  */
 import { TapedeckError } from '../errors.js';
-import { bodyJson } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
-import { conversationOf, type ConversationMessage } from './conversation.js';
+import { conversationOf } from '../providers/describe.js';
+import type { ConversationMessage } from '../providers/types.js';
 import { fit, formatMs, humanBytes, shorten, type Style } from './format.js';
 import type { Step } from './steps.js';
 
@@ -52,7 +52,7 @@ export function stepState(steps: readonly Step[], n: number): StepState {
   const step = steps[index] as Step;
   let llm: Step | undefined;
   for (let i = index; i >= 0 && llm === undefined; i--) if (steps[i]?.kind === 'LLM') llm = steps[i];
-  const conversation = llm ? conversationOf(bodyJson(llm.exchange.request.body)) : [];
+  const conversation = llm ? conversationOf(llm.exchange) : [];
   if (llm?.exchange.llm) {
     const m = llm.exchange.llm;
     const answer: ConversationMessage = { role: 'assistant', text: m.outputText ?? '' };

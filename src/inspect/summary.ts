@@ -5,7 +5,6 @@
 import { listTapeNames, readTape, type LoadedTape, type TapeProblem } from '../tape/tape-reader.js';
 import { tapeFile } from '../tape/paths.js';
 import type { MatchKind } from '../tape/schema.js';
-import { withMeaning } from './load.js';
 import type { CostFn } from './cost.js';
 import { errorOf } from './steps.js';
 
@@ -46,7 +45,7 @@ export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): Ta
   let end = 0;
   let errors = 0;
   const matches: Record<MatchKind, number> = { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0 };
-  for (const ex of withMeaning(tape.exchanges)) {
+  for (const ex of tape.exchanges) {
     start = Math.min(start, ex.offsetMs);
     end = Math.max(end, ex.offsetMs + ex.timing.durationMs);
     if (ex.match) matches[ex.match.kind]++;

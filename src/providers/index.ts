@@ -1,8 +1,10 @@
 /**
- * What an exchange means per LLM API. The proxy calls `describeLlm` once an exchange completes, before it is
- * written; inspect, diff and matching read the resulting `exchange.llm`.
+ * What an exchange means per API. The proxy describes each exchange once it completes, before it is written;
+ * inspect, diff and matching read the recorded `exchange.llm` / `exchange.mcp` afterwards.
  */
-export type { ApiId, ExchangeView, LlmApi, LlmProvider } from './types.js';
-export { describeLlm, requestSideLlm } from './describe.js';
-export { detectLlmApi } from './detect.js';
+export type * from './types.js';
+export { describeLlm, requestSideLlm, describeExchange, conversationOf } from './describe.js';
+export { detectLlmApi, detectAdapter } from './detect.js';
 export { providerErrorBody } from './errors.js';
+export { providerAdapters, registerProvider, adapterFor } from './registry.js';
+export { convertResponse, streamConvertible, streamUsageAsked } from './stream-convert.js';

@@ -15,7 +15,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, McpMeaning } from '../tape/schema.js';
-import type { ExchangeView } from './types.js';
+import { isObj } from './json.js';
+import type { ExchangeView, SemanticBuilder } from './types.js';
 
 export type { JSONRPCMessage, RequestId };
 /** A JSON-RPC message as a plain object (what is read from a tape and rewritten for the incoming request). */
@@ -227,4 +228,17 @@ function withOptional(meaning: McpMeaning, extra: { sessionId: string | undefine
 
 function queryValue(query: readonly [string, string][], name: string): string | undefined {
   return query.find(([k]) => k === name)?.[1];
+}
+
+/**
+ * An MCP request as semantic matching sees it: the method and every parameter exact, except a `tools/call`'s or
+ * `prompts/get`'s arguments, which are compared by key (identifiers exact, words compared).
+ */
+export function mcpSemantic(body: Message, b: SemanticBuilder): unknown {
+  const params = isObj(body.params) ? body.params : undefined;
+  if ((body.method === 'tools/call' || body.method === 'prompts/get') && params !== undefined) {
+    const { arguments: args, ...rest } = params;
+    return { method: body.method, params: { ...rest, arguments: b.args('params.arguments', args ?? {}) } };
+  }
+  return { method: body.method, params };
 }

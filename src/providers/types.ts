@@ -1,13 +1,142 @@
-/** The types every provider module shares: which API an exchange is for, and the parts of an exchange adapters read. */
-import type { Exchange, LlmMeaning } from '../tape/schema.js';
+/**
+ * The contract every LLM API adapter fulfils. One adapter per API family (`openai-chat.ts`, `anthropic.ts`, ...)
+ * owns everything that API means: how its requests are recognised, what a request and an answer say (model, usage,
+ * tool calls, text, thinking, stop reason), the conversation as the model saw it, its error body, where modified
+ * replay's overrides go, which fields semantic matching compares, and stream <-> JSON conversion. Adding a provider
+ * is one new file and one line in `registry.ts`.
+ */
+import type { Exchange, ResponseRecord, SseEvent, Usage } from '../tape/schema.js';
 
-export type LlmProvider = LlmMeaning['provider'];
-export type LlmApi = LlmMeaning['api'];
+/** A provider name as written on the tape (`openai`, `anthropic`, `gemini`, `openai-compatible`, or a registered one). */
+export type LlmProvider = string;
+/** An API family as written on the tape (`chat.completions`, `responses`, `messages`, `generateContent`, ...). */
+export type LlmApi = string;
 
 export interface ApiId {
   provider: LlmProvider;
   api: LlmApi;
 }
 
+/** What detection reads of a request. `path` is below the route prefix, without the query. */
+export interface RequestTarget {
+  route: string;
+  path: string;
+  method: string;
+  upstream?: string | undefined;
+}
+
 /** The parts of an exchange a provider adapter reads. */
 export type ExchangeView = Pick<Exchange, 'route' | 'request' | 'response' | 'error'>;
+
+export type Json = Record<string, unknown>;
+
+/** One message of the conversation as the model saw it, whatever the provider's shape. */
+export interface ConversationMessage {
+  role: string;
+  text: string;
+  /** Tool calls an assistant turn made. */
+  toolCalls?: { id?: string | undefined; name: string; arguments: unknown }[];
+  /** For a tool result: the call it answers. */
+  toolCallId?: string | undefined;
+  /** Thinking / reasoning the assistant turn carried. */
+  thinking?: string;
+}
+
+/** A tool call being assembled from an answer (streamed arguments arrive in fragments). */
+export interface PendingTool {
+  id?: string | undefined;
+  name: string;
+  args: string;
+  /** Arguments that arrived already parsed (Anthropic `input`, Gemini `args`). */
+  parsed?: unknown;
+}
+
+/** The answer side of an exchange's meaning, collected from a JSON body or event by event. */
+export interface Answer {
+  text: string;
+  thinking: string;
+  tools: (PendingTool | undefined)[];
+  usage?: Usage | undefined;
+  stop?: string;
+  error?: string;
+  model?: string | undefined;
+}
+
+/** Request-side meaning an adapter reads from a request body (the common parameters are read for it). */
+export interface RequestSide {
+  model?: string | undefined;
+  /** Whether the answer was asked for as a stream. */
+  streamed: boolean;
+  /** Parameters this API keeps in its own places (Gemini's `generationConfig`, Responses' `text.format`). */
+  params?: Json;
+}
+
+/** Modified replay: what to rewrite into an LLM request on the wire. */
+export interface LlmOverrides {
+  model?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+}
+
+export interface Rewritten {
+  body: Json;
+  /** The path, changed only where the model is in it (Gemini). */
+  path: string;
+  /** What was changed, as `{field: {from, to}}`, for the replay tape. */
+  applied: Record<string, { from: unknown; to: unknown }>;
+}
+
+/**
+ * The building blocks of a request's semantic view (`replay/semantic/view.ts` implements them). An adapter walks its
+ * own request shape and calls these for the values that may differ between runs; everything it returns unchanged
+ * must be equal for two requests to be compared at all.
+ */
+export interface SemanticBuilder {
+  /** Prose, compared word by word. Returns the placeholder the skeleton keeps in its place. */
+  prose(path: string, text: string): unknown;
+  /** Tool arguments: identifiers stay exact, words are compared, nonce-named keys are left out. */
+  args(path: string, value: unknown): unknown;
+  /** A tool's result as a message carries it: JSON compared by key, prose as prose. */
+  result(path: string, value: unknown): unknown;
+  /** Tool arguments given as a JSON string. */
+  jsonArgs(path: string, value: unknown): unknown;
+}
+
+/** Serving a streamed request from a JSON recording and the other way round (the answer is the same, its shape is not). */
+export interface StreamConversion {
+  /** Whether a streamed answer to this request body carries usage (OpenAI's `stream_options.include_usage`). */
+  usageAsked(request: unknown): boolean;
+  /** The events a streamed answer has, from a JSON answer; undefined when the body is not this API's answer. */
+  toEvents(json: Json, opts: { includeUsage: boolean }): SseEvent[] | undefined;
+  /** The JSON answer a stream adds up to (the events' `data`); undefined when it cannot be assembled. */
+  fromEvents(data: readonly string[]): Json | undefined;
+}
+
+export interface ProviderAdapter {
+  /** The API family, written on the tape as `llm.api`. */
+  readonly api: LlmApi;
+  /** The provider when a request is this API (`openai`, `anthropic`, ...), else undefined. */
+  detect(target: RequestTarget): LlmProvider | undefined;
+  /** Request side: model, whether it streams, and parameters this API keeps in its own places. */
+  describeRequest(body: Json, path: string): RequestSide;
+  /** Fold a successful JSON answer into `answer`. */
+  describeBody(answer: Answer, body: Json): void;
+  /** Fold one SSE event (its `data` parsed) into `answer`; error events included. */
+  describeEvent(answer: Answer, data: Json, event: SseEvent): void;
+  /** The conversation as the model saw it, from a request body. */
+  conversation(body: unknown): ConversationMessage[];
+  /** The text the model wrote before each tool call of an answer, where the API keeps that order. */
+  textBeforeCalls?(response: ResponseRecord): string[] | undefined;
+  /** An error body in this API's own shape, so its official SDKs surface it as a normal API error. */
+  errorBody(status: number, type: string, message: string, extra: Json): unknown;
+  /**
+   * The request with the overrides written where this API keeps them. `body` is a copy the adapter may change;
+   * `provider` is who serves it (a compatible server may name a field differently).
+   */
+  applyOverrides(body: Json, path: string, overrides: LlmOverrides, provider: LlmProvider): Rewritten;
+  /** The request as semantic matching sees it; absent: exact matching only. */
+  semantic?(body: Json, b: SemanticBuilder): unknown;
+  /** Stream <-> JSON conversion; absent: `stream` must match exactly. */
+  stream?: StreamConversion;
+}

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { providerErrorBody, requestSideLlm, detectLlmApi } from '../providers/index.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
 import { bodyJson, encodeBody } from '../tape/body.js';
-import { convertResponse, streamConvertible } from '../providers/stream-convert.js';
+import { convertResponse, streamConvertible, streamUsageAsked } from '../providers/stream-convert.js';
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
@@ -88,7 +88,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       const incoming = toIncoming(req);
       const verdict = opts.allowLive?.(req) ?? { allowed: true };
       const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
-      const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(req, incoming, outcome.exchange);
+      const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(incoming, outcome.exchange);
       if (outcome.kind !== 'miss' && answer !== undefined) {
         const reshaped =
           answer !== outcome.exchange
@@ -156,13 +156,11 @@ export function toIncoming(req: ProxyRequest): IncomingRequest {
  * The recorded exchange with its response in the shape the request asked for: a semantic match may pair a streamed
  * request with a non-streamed recording (or the reverse). Undefined when that cannot be converted.
  */
-function inRequestedShape(req: ProxyRequest, incoming: IncomingRequest, source: Exchange): Exchange | undefined {
-  const wantStream = incoming.llm?.streamed;
-  if (wantStream === undefined || source.response === undefined || (source.response.events !== undefined) === wantStream) return source;
-  const api = detectLlmApi(req.route.prefix, req.path, req.method);
-  if (!streamConvertible(api) || api === undefined) return source;
-  const body = bodyJson(incoming.request.body) as { stream_options?: { include_usage?: unknown } } | undefined;
-  const response = convertResponse(api, source.response, wantStream, body?.stream_options?.include_usage === true);
+function inRequestedShape(incoming: IncomingRequest, source: Exchange): Exchange | undefined {
+  const llm = incoming.llm;
+  if (llm === undefined || source.response === undefined || (source.response.events !== undefined) === llm.streamed) return source;
+  if (!streamConvertible(llm)) return source;
+  const response = convertResponse(llm, source.response, llm.streamed, streamUsageAsked(llm, bodyJson(incoming.request.body)));
   return response === undefined ? undefined : { ...source, response };
 }
 

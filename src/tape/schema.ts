@@ -89,8 +89,10 @@ export type Usage = z.infer<typeof UsageSchema>;
 
 /** What an LLM API exchange means, extracted by a provider adapter. */
 export const LlmMeaningSchema = z.object({
-  provider: z.enum(['openai', 'anthropic', 'gemini', 'openai-compatible']),
-  api: z.enum(['chat.completions', 'responses', 'messages', 'generateContent', 'embeddings', 'completions']),
+  /** Who serves it: `openai`, `anthropic`, `gemini`, `openai-compatible`, or a provider registered by a library user. */
+  provider: z.string(),
+  /** The API family: `chat.completions`, `responses`, `messages`, `generateContent`, `embeddings`, `completions`, or a registered one. */
+  api: z.string(),
   model: z.string().optional(),
   /** Sampling and shaping parameters that change the answer (temperature, top_p, max_tokens, seed, tool_choice, ...). */
   params: z.record(z.string(), z.unknown()),

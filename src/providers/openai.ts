@@ -1,0 +1,39 @@
+/**
+ * What OpenAI's APIs share (chat completions, responses, completions, embeddings): which provider a request goes to,
+ * how usage and errors look. Each API has its own adapter file.
+ */
+import type { Usage } from '../tape/schema.js';
+import { isObj, num } from './json.js';
+import type { Json, LlmProvider, RequestTarget } from './types.js';
+
+/** OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`); any other server is compatible. */
+export function openaiProvider(target: RequestTarget): LlmProvider {
+  return /openai/i.test(target.route) || /api\.openai\.com/i.test(target.upstream ?? '') ? 'openai' : 'openai-compatible';
+}
+
+/** An OpenAI-style endpoint: POST to a path ending in `suffix`. */
+export function openaiDetector(suffix: RegExp): (target: RequestTarget) => LlmProvider | undefined {
+  return (target) => (target.method === 'POST' && suffix.test(target.path) ? openaiProvider(target) : undefined);
+}
+
+/** Usage as chat completions (`prompt_tokens`) and responses (`input_tokens`) report it. */
+export function openaiUsage(u: unknown): Usage | undefined {
+  if (!isObj(u)) return undefined;
+  const out: Usage = {};
+  const input = num(u.prompt_tokens) ?? num(u.input_tokens);
+  const output = num(u.completion_tokens) ?? num(u.output_tokens);
+  if (input !== undefined) out.inputTokens = input;
+  if (output !== undefined) out.outputTokens = output;
+  const details = (
+    isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : isObj(u.input_tokens_details) ? u.input_tokens_details : {}
+  ) as Json;
+  if (num(details.cached_tokens)) out.cachedInputTokens = num(details.cached_tokens);
+  const total = num(u.total_tokens) ?? (input !== undefined && output !== undefined ? input + output : undefined);
+  if (total !== undefined) out.totalTokens = total;
+  return out;
+}
+
+/** `{error: {message, type, param, code}}`, as every OpenAI API and compatible server answers. */
+export function openaiErrorBody(_status: number, type: string, message: string, extra: Json): unknown {
+  return { error: { message, type, param: null, code: type }, ...extra };
+}

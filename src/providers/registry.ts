@@ -1,0 +1,41 @@
+/**
+ * The LLM APIs tapedeck knows, in detection order (the first adapter that claims a request reads it). To add a
+ * provider: write its adapter (see `types.ts`) in one file and list it here, or call `registerProvider` from code.
+ */
+import { anthropic } from './anthropic.js';
+import { gemini } from './gemini.js';
+import { openaiChat } from './openai-chat.js';
+import { openaiCompletions } from './openai-completions.js';
+import { openaiEmbeddings } from './openai-embeddings.js';
+import { openaiResponses } from './openai-responses.js';
+import type { LlmApi, ProviderAdapter } from './types.js';
+
+const adapters: ProviderAdapter[] = [
+  gemini,
+  anthropic,
+  openaiChat,
+  openaiResponses,
+  openaiEmbeddings,
+  // `/completions` also ends `/chat/completions`: after chat.
+  openaiCompletions,
+];
+
+/** Every adapter, in detection order. */
+export function providerAdapters(): readonly ProviderAdapter[] {
+  return adapters;
+}
+
+/**
+ * Add an adapter. It is asked before the built-in ones (a more specific API than a generic OpenAI-compatible path
+ * wins); an adapter for an API already registered replaces it.
+ */
+export function registerProvider(adapter: ProviderAdapter): void {
+  const i = adapters.findIndex((a) => a.api === adapter.api);
+  if (i !== -1) adapters.splice(i, 1);
+  adapters.unshift(adapter);
+}
+
+/** The adapter for an API family as written on a tape (`llm.api`), if tapedeck knows it. */
+export function adapterFor(api: LlmApi | undefined): ProviderAdapter | undefined {
+  return api === undefined ? undefined : adapters.find((a) => a.api === api);
+}
