@@ -27,12 +27,17 @@ export function providerAdapters(): readonly ProviderAdapter[] {
 
 /**
  * Add an adapter. It is asked before the built-in ones (a more specific API than a generic OpenAI-compatible path
- * wins); an adapter for an API already registered replaces it.
+ * wins); an adapter for an API already registered replaces it. Returns a function that puts things back.
  */
-export function registerProvider(adapter: ProviderAdapter): void {
+export function registerProvider(adapter: ProviderAdapter): () => void {
   const i = adapters.findIndex((a) => a.api === adapter.api);
-  if (i !== -1) adapters.splice(i, 1);
+  const replaced = i === -1 ? undefined : adapters.splice(i, 1)[0];
   adapters.unshift(adapter);
+  return () => {
+    const at = adapters.indexOf(adapter);
+    if (at !== -1) adapters.splice(at, 1);
+    if (replaced !== undefined) adapters.splice(Math.min(i, adapters.length), 0, replaced);
+  };
 }
 
 /** The adapter for an API family as written on a tape (`llm.api`), if tapedeck knows it. */
