@@ -1,29 +1,95 @@
-/** One error type with a stable code; errors that reach an HTTP client carry their status. */
-export type ErrorCode =
-  | 'BAD_ARGS'
-  | 'BAD_CONFIG'
-  | 'TAPE_NOT_FOUND'
-  | 'TAPE_CORRUPT'
-  | 'TAPE_EXISTS'
-  | 'TAPE_MISS'
-  | 'SIDE_EFFECT_BLOCKED'
-  | 'SIDE_EFFECTS_NOT_REVIEWED'
-  | 'NO_ROUTE'
-  | 'UPSTREAM_ERROR'
-  | 'BAD_REQUEST'
-  | 'EMBEDDINGS_FAILED';
+/**
+ * One error type with a stable code. Library modules throw it (bad input, a tape that cannot be read) or hand it
+ * back as a value (a replay miss, a blocked side effect, no route, an upstream that failed), and one renderer
+ * (`providers/errors.ts`) turns it into the answer a client expects: the API's own error shape over HTTP, a JSON-RPC
+ * error or tool result over MCP. Each code says its HTTP status, the error `type` clients see, and its JSON-RPC code.
+ */
+
+/** JSON-RPC 2.0 and MCP error codes (the MCP SDK's `ErrorCode` values, kept here so this module imports nothing). */
+const RPC = {
+  parse: -32700,
+  invalidRequest: -32600,
+  invalidParams: -32602,
+  internal: -32603,
+  server: -32000,
+  sessionNotFound: -32001,
+} as const;
+
+const CODES = {
+  /** A caller passed something unusable (a bad tape name, a bad number). */
+  BAD_ARGS: { status: 400, type: 'tapedeck_bad_args', rpc: RPC.invalidParams },
+  /** A config, price or side-effects file that cannot be read or is invalid. */
+  BAD_CONFIG: { status: 500, type: 'tapedeck_bad_config', rpc: RPC.internal },
+  TAPE_NOT_FOUND: { status: 404, type: 'tapedeck_tape_not_found', rpc: RPC.internal },
+  /** A tape whose header (or a side file) cannot be used. */
+  TAPE_CORRUPT: { status: 500, type: 'tapedeck_tape_corrupt', rpc: RPC.internal },
+  /** Recording to a tape that exists, without saying to overwrite or append. */
+  TAPE_EXISTS: { status: 409, type: 'tapedeck_tape_exists', rpc: RPC.internal },
+  /** Writing to a tape after it was closed. */
+  TAPE_CLOSED: { status: 500, type: 'tapedeck_tape_closed', rpc: RPC.internal },
+  /** Replay: no recording answers the request. */
+  TAPE_MISS: { status: 404, type: 'tapedeck_miss', rpc: RPC.internal },
+  /** Replay: an unrecorded call of a side-effect tool, never forwarded. */
+  SIDE_EFFECT_BLOCKED: { status: 404, type: 'tapedeck_side_effect_blocked', rpc: RPC.internal },
+  /** A side-effects file nobody has reviewed (`done` is not true). */
+  SIDE_EFFECTS_NOT_REVIEWED: { status: 500, type: 'tapedeck_side_effects_not_reviewed', rpc: RPC.internal },
+  /** No route prefix matches the request path. */
+  NO_ROUTE: { status: 404, type: 'tapedeck_no_route', rpc: RPC.internal },
+  /** The upstream could not be reached, or (recorded) it gave no answer. */
+  UPSTREAM_ERROR: { status: 502, type: 'tapedeck_upstream_error', rpc: RPC.internal },
+  /** Replay: a request that had to go live could not (no server, no session). */
+  LIVE_UNAVAILABLE: { status: 502, type: 'tapedeck_live_unavailable', rpc: RPC.internal },
+  /** A message that is not JSON. */
+  PARSE_ERROR: { status: 400, type: 'tapedeck_parse_error', rpc: RPC.parse },
+  /** A message that is JSON but not a valid request. */
+  BAD_REQUEST: { status: 400, type: 'tapedeck_bad_request', rpc: RPC.invalidRequest },
+  /** MCP: a sessionful server's request without `Mcp-Session-Id`. */
+  SESSION_REQUIRED: { status: 400, type: 'tapedeck_session_required', rpc: RPC.server },
+  /** MCP: an unknown or ended session (the client must initialize again). */
+  SESSION_NOT_FOUND: { status: 404, type: 'tapedeck_session_not_found', rpc: RPC.sessionNotFound },
+  METHOD_NOT_ALLOWED: { status: 405, type: 'tapedeck_method_not_allowed', rpc: RPC.server },
+  /** The port to listen on is taken. */
+  PORT_IN_USE: { status: 500, type: 'tapedeck_port_in_use', rpc: RPC.internal },
+  EMBEDDINGS_FAILED: { status: 502, type: 'tapedeck_embeddings_failed', rpc: RPC.internal },
+  /** A bug: something tapedeck did not expect. */
+  INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
+} as const satisfies Record<string, { status: number; type: string; rpc: number }>;
+
+export type ErrorCode = keyof typeof CODES;
+
+export interface ErrorOptions {
+  /** HTTP status, when it is not the code's own. */
+  status?: number;
+  /** What a client may want to act on (the closest recordings of a miss, the tape, ...). Sent as `tapedeck`. */
+  details?: Record<string, unknown>;
+  /** HTTP headers that belong with this answer (`allow` for 405). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
 
 export class TapedeckError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { status?: number; details?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, opts: ErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'TapedeckError';
     this.code = code;
-    this.status = opts.status ?? 500;
+    this.status = opts.status ?? CODES[code].status;
     this.details = opts.details;
+    this.headers = opts.headers;
+  }
+
+  /** The error `type` a client sees (`tapedeck_miss`, `tapedeck_no_route`, ...). */
+  get type(): string {
+    return CODES[this.code].type;
+  }
+
+  /** The JSON-RPC error code it answers with. */
+  get rpcCode(): number {
+    return CODES[this.code].rpc;
   }
 }
 

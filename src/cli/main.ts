@@ -1,9 +1,18 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { isTapedeckError } from '../errors.js';
+import { isTapedeckError, type ErrorCode } from '../errors.js';
 import { VERSION } from '../version.js';
 import { COMMANDS } from './commands.js';
 import type { Command } from './command.js';
+
+/** What a person at the command line can do about an error the library reports (the library names no flags). */
+const HINTS: Partial<Record<ErrorCode, string>> = {
+  TAPE_EXISTS: 'pass --overwrite to replace it or --append to add to it',
+  PORT_IN_USE: 'pick another with --port (0 takes any free port)',
+};
+
+/** Errors in what was asked for (exit 2), as opposed to failures while doing it (exit 1). */
+const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE']);
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -67,8 +76,9 @@ export async function main(argv: string[]): Promise<number> {
     });
   } catch (err) {
     if (isTapedeckError(err)) {
-      process.stderr.write(`tapedeck ${name}: ${err.message}\n`);
-      return err.code === 'BAD_ARGS' || err.code === 'BAD_CONFIG' ? 2 : 1;
+      const hint = HINTS[err.code];
+      process.stderr.write(`tapedeck ${name}: ${err.message}${hint ? `: ${hint}` : ''}\n`);
+      return USAGE_ERRORS.has(err.code) ? 2 : 1;
     }
     process.stderr.write(`tapedeck ${name}: ${(err as Error).stack ?? String(err)}\n`);
     return 1;

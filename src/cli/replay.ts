@@ -60,6 +60,7 @@ export const replayCommand: Command = {
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
+    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
     const llm = parseLlm(stringValue(ctx.values, 'llm'));

@@ -1,4 +1,4 @@
-import { loadConfig, routeSources, routesOf, type Config } from '../config/config.js';
+import { loadConfig, parseRouteSpec, routeSources, routesOf, type Config } from '../config/config.js';
 import type { Route } from '../tape/schema.js';
 import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
@@ -38,6 +38,7 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
   }
   const file = stringValue(ctx.values, 'config');
   const flags = stringList(ctx.values, 'route');
+  for (const spec of flags) asFlag(() => parseRouteSpec(spec));
   const config = loadConfig(
     file,
     { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: flags },
@@ -79,4 +80,14 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
   ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
   log.flush();
   return 0;
+}
+
+/** Run `check`; a BAD_ARGS it throws about a value (`route must be ...`) is reported as the flag's (`--route must be ...`). */
+function asFlag(check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    if (err instanceof TapedeckError && err.code === 'BAD_ARGS') throw new TapedeckError('BAD_ARGS', `--${err.message}`);
+    throw err;
+  }
 }

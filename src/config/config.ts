@@ -59,12 +59,13 @@ export interface ConfigOverrides {
   dir?: string | undefined;
   host?: string | undefined;
   port?: number | undefined;
+  /** Routes as `PREFIX=URL`. */
   routes?: readonly string[] | undefined;
 }
 
 const DEFAULT_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
 
-/** Load config: built-in defaults, then `--config FILE`, then `TAPEDECK_DIR`, then flags. Bad input throws BAD_CONFIG. */
+/** Load config: built-in defaults, then the given file, then `TAPEDECK_DIR`, then overrides. Bad input throws BAD_CONFIG. */
 export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const base = readConfigFile(DEFAULT_FILE);
   const user = file === undefined ? {} : readConfigFile(file);
@@ -83,36 +84,36 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   if (overrides.host !== undefined) config.host = overrides.host;
   if (overrides.port !== undefined) config.port = overrides.port;
   for (const r of overrides.routes ?? []) {
-    const { prefix, upstream } = parseRouteFlag(r);
+    const { prefix, upstream } = parseRouteSpec(r);
     config.routes[prefix] = upstream;
   }
   return config;
 }
 
 /**
- * Routes the user chose (config file and `--route` flags) apart from the built-in defaults. Replay needs the
+ * Routes the user chose (config file and route overrides) apart from the built-in defaults. Replay needs the
  * difference: a tape's recorded routes win over the defaults (a run recorded against a local server is replayed
  * against it), while routes the user names now win over the tape.
  */
-export function routeSources(file: string | undefined, flags: readonly string[] = []): { defaults: Route[]; chosen: Route[] } {
+export function routeSources(file: string | undefined, specs: readonly string[] = []): { defaults: Route[]; chosen: Route[] } {
   const toRoutes = (r: unknown): Route[] =>
     Object.entries(RoutesSchema.catch({}).parse(r ?? {})).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
   const defaults = toRoutes(readConfigFile(DEFAULT_FILE).routes);
   const chosen = new Map((file === undefined ? [] : toRoutes(readConfigFile(file).routes)).map((r) => [r.prefix, r] as const));
-  for (const f of flags) {
-    const r = parseRouteFlag(f);
+  for (const spec of specs) {
+    const r = parseRouteSpec(spec);
     chosen.set(r.prefix, r);
   }
   return { defaults, chosen: [...chosen.values()] };
 }
 
-/** `PREFIX=URL` -> route. */
-export function parseRouteFlag(flag: string): Route {
+/** A route written `PREFIX=URL` (a flag, an environment variable) -> route. */
+export function parseRouteSpec(flag: string): Route {
   const eq = flag.indexOf('=');
   const prefix = eq === -1 ? '' : normalizePrefix(flag.slice(0, eq));
   const upstream = eq === -1 ? '' : flag.slice(eq + 1);
   if (eq === -1 || prefix === '' || !isHttpUrl(upstream)) {
-    throw new TapedeckError('BAD_ARGS', `--route must be PREFIX=URL, like /openai=https://api.openai.com (got "${flag}")`);
+    throw new TapedeckError('BAD_ARGS', `route must be PREFIX=URL, like /openai=https://api.openai.com (got "${flag}")`);
   }
   return { prefix, upstream };
 }

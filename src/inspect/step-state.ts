@@ -33,12 +33,12 @@ export interface StepState {
 
 /** A step number as given on the command line (negative counts from the end) to a 0-based index. */
 export function resolveStepIndex(n: number, total: number): number {
-  if (!Number.isInteger(n)) throw new TapedeckError('BAD_ARGS', `--step must be an integer, got ${n}`);
+  if (!Number.isInteger(n)) throw new TapedeckError('BAD_ARGS', `a step is an integer, got ${n}`);
   const i = n < 0 ? total + n : n;
   if (i < 0 || i >= total)
     throw new TapedeckError(
       'BAD_ARGS',
-      `--step ${n} is out of range: the tape has ${total} step(s) (0..${total - 1}, or -1..-${total} from the end)`,
+      `step ${n} is out of range: the tape has ${total} step(s) (0..${total - 1}, or -1..-${total} from the end)`,
     );
   return i;
 }

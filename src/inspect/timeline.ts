@@ -20,7 +20,7 @@ export interface TimelineRow {
   error: string | null;
 }
 
-/** The JSON form of a timeline row (`show --json`): arguments and result shortened to `max` characters. */
+/** The JSON form of a timeline row (what `show` prints as JSON): arguments and result shortened to `max` characters. */
 export function timelineRow(step: Step, max = 200): TimelineRow {
   return {
     index: step.index,

@@ -1,11 +1,23 @@
+/**
+ * How a `TapedeckError` answers a client, in one place: over HTTP in the API's own error shape (so its official SDK
+ * surfaces it as a normal API error), over MCP as a JSON-RPC error or, for a tool call the agent should read and
+ * carry on from, as a tool result with `isError`.
+ */
+import type { TapedeckError } from '../errors.js';
+import { rpcError, type Message, type RequestId } from './mcp.js';
 import { adapterFor } from './registry.js';
 import type { ApiId } from './types.js';
 
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
 /**
- * An error body in the API's own shape, so the official SDKs surface it as a normal API error (OpenAI
- * `{error:{message,type,param,code}}`, Anthropic `{type:"error",error:{type,message}}`, Gemini
- * `{error:{code,message,status}}`); anything else gets `{error:{type,message}}`. `extra` is merged in at the top
- * level (e.g. `tapedeck: {...}` details), which the SDKs ignore.
+ * An error body in the API's own shape (OpenAI `{error:{message,type,param,code}}`, Anthropic
+ * `{type:"error",error:{type,message}}`, Gemini `{error:{code,message,status}}`); anything else gets
+ * `{error:{type,message}}`. `extra` is merged in at the top level (e.g. `tapedeck: {...}` details), which the SDKs ignore.
  */
 export function providerErrorBody(
   api: ApiId | undefined,
@@ -16,4 +28,27 @@ export function providerErrorBody(
 ): unknown {
   const adapter = adapterFor(api?.api);
   return adapter ? adapter.errorBody(status, type, message, extra) : { error: { type, message }, ...extra };
+}
+
+/** Over HTTP: the error's status and headers, its body in the shape of `api` (when the request is an LLM call). */
+export function httpError(err: TapedeckError, api?: ApiId): ErrorAnswer {
+  return {
+    status: err.status,
+    headers: { 'content-type': 'application/json', ...err.headers },
+    body: providerErrorBody(api, err.status, err.type, err.message, err.details === undefined ? {} : { tapedeck: err.details }),
+  };
+}
+
+/**
+ * Over JSON-RPC: an error response to request `id`, or with `toolResult` a `tools/call` result with `isError`
+ * (a blocked side effect, a lenient miss): the agent reads it as the tool's answer and carries on.
+ */
+export function rpcErrorMessage(err: TapedeckError, id: RequestId | null, opts: { toolResult?: boolean } = {}): Message {
+  if (opts.toolResult === true) return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: err.message }], isError: true } };
+  return rpcError(id, err.rpcCode, err.message, err.details === undefined ? undefined : { tapedeck: err.details });
+}
+
+/** MCP's transport errors over HTTP (no session, a malformed message, GET refused): the JSON-RPC error as the body. */
+export function rpcHttpError(err: TapedeckError, id: RequestId | null = null): ErrorAnswer {
+  return { status: err.status, headers: { 'content-type': 'application/json', ...err.headers }, body: rpcErrorMessage(err, id) };
 }

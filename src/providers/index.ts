@@ -5,6 +5,6 @@
 export type * from './types.js';
 export { describeLlm, requestSideLlm, describeExchange, conversationOf } from './describe.js';
 export { detectLlmApi, detectAdapter } from './detect.js';
-export { providerErrorBody } from './errors.js';
+export { providerErrorBody, httpError, rpcErrorMessage, rpcHttpError, type ErrorAnswer } from './errors.js';
 export { providerAdapters, registerProvider, adapterFor } from './registry.js';
 export { convertResponse, streamConvertible, streamUsageAsked } from './stream-convert.js';

@@ -4,7 +4,6 @@
  * answer is fitted to the request asking now (its JSON-RPC id and progress token).
  */
 import {
-  ErrorCode,
   isJSONRPCNotification,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
@@ -13,6 +12,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { TapedeckError } from '../errors.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, McpMeaning } from '../tape/schema.js';
 import { isObj } from './json.js';
@@ -43,15 +43,16 @@ export function rpcKind(msg: JSONRPCMessage): RpcKind {
   return 'response';
 }
 
-export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; code: number; message: string };
+/** A parsed message, or why it is not one (`PARSE_ERROR`: not JSON; `BAD_REQUEST`: not a JSON-RPC 2.0 message). */
+export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; error: TapedeckError };
 
-/** Parse wire text as one JSON-RPC message; a failure carries the JSON-RPC error code the protocol prescribes. */
+/** Parse wire text as one JSON-RPC message. */
 export function parseRpc(text: string): ParsedRpc {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, code: ErrorCode.ParseError, message: 'Parse error: the message is not valid JSON' };
+    return { ok: false, error: new TapedeckError('PARSE_ERROR', 'Parse error: the message is not valid JSON') };
   }
   return validateRpc(value);
 }
@@ -60,17 +61,13 @@ export function validateRpc(value: unknown): ParsedRpc {
   if (Array.isArray(value)) {
     return {
       ok: false,
-      code: ErrorCode.InvalidRequest,
-      message: 'Invalid Request: JSON-RPC batches are not supported by this MCP protocol version',
+      error: new TapedeckError('BAD_REQUEST', 'Invalid Request: JSON-RPC batches are not supported by this MCP protocol version'),
     };
   }
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (!parsed.success) {
-    return {
-      ok: false,
-      code: ErrorCode.InvalidRequest,
-      message: `Invalid Request: not a JSON-RPC 2.0 message (${parsed.error.issues[0]?.message ?? 'invalid'})`,
-    };
+    const why = parsed.error.issues[0]?.message ?? 'invalid';
+    return { ok: false, error: new TapedeckError('BAD_REQUEST', `Invalid Request: not a JSON-RPC 2.0 message (${why})`) };
   }
   return { ok: true, message: value as JSONRPCMessage };
 }

@@ -1,5 +1,8 @@
 import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
+import { TapedeckError } from '../errors.js';
+import { detectLlmApi } from '../providers/detect.js';
+import { httpError } from '../providers/errors.js';
 import { encodeBody } from '../tape/body.js';
 import { SseSplitter, toSseEvent, round } from '../tape/sse.js';
 import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
@@ -51,18 +54,20 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     });
   } catch (err) {
     const error = toExchangeError(err, 'connect');
-    const json = {
-      error: {
-        type: 'tapedeck_upstream_error',
-        code: error.code,
-        message: `tapedeck could not reach ${req.route.upstream}: ${error.message}`,
-      },
-    };
-    const headers = { 'content-type': 'application/json', 'x-tapedeck-error': error.code };
-    sink.head(502, { ...headers, ...opts.headers });
-    sink.write(Buffer.from(JSON.stringify(json)));
+    const unreachable = new TapedeckError('UPSTREAM_ERROR', `tapedeck could not reach ${req.route.upstream}: ${error.message}`, {
+      details: { code: error.code },
+      headers: { 'x-tapedeck-error': error.code },
+    });
+    const answer = httpError(unreachable, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
+    sink.head(answer.status, { ...answer.headers, ...opts.headers });
+    sink.write(Buffer.from(JSON.stringify(answer.body)));
     sink.end();
-    return { ...base, error, response: { status: 502, headers, body: { kind: 'json', json } }, timing: { durationMs: elapsed() } };
+    return {
+      ...base,
+      error,
+      response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
+      timing: { durationMs: elapsed() },
+    };
   }
 
   const headers = headerMapOf(upstream.headers);

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isTapedeckError } from '../errors.js';
+import { isTapedeckError, TapedeckError } from '../errors.js';
+import { detectLlmApi } from '../providers/detect.js';
+import { httpError } from '../providers/errors.js';
 import type { Logger } from '../log.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import { createRouteTable } from './routes.js';
@@ -23,12 +25,14 @@ export interface ProxyAppOptions {
 export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const table = createRouteTable(opts.routes);
 
-  const fail = (res: ServerResponse, status: number, type: string, message: string): void => {
+  /** Answer with an error in the shape of the API the path is for (an SDK shows it as its own), or cut a started answer. */
+  const fail = (res: ServerResponse, err: TapedeckError, method: string, path: string): void => {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type, message } }));
+    const answer = httpError(err, detectLlmApi('', path, method));
+    res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
   };
 
   return (incoming, res) => {
@@ -42,19 +46,14 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     if (resolved === undefined) {
       incoming.resume();
       const known = table.routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
-      fail(
-        res,
-        404,
-        'tapedeck_no_route',
-        `tapedeck: no route for ${pathname}; routes: ${known || '(none)'}. Add one with --route PREFIX=URL.`,
-      );
+      const err = new TapedeckError('NO_ROUTE', `tapedeck: no route for ${pathname}; routes: ${known || '(none)'}. Add one: PREFIX=URL.`);
+      fail(res, err, incoming.method ?? 'GET', pathname);
       return;
     }
     const chunks: Buffer[] = [];
     incoming.on('data', (c: Buffer) => chunks.push(c));
     incoming.on('error', () => res.destroy());
     incoming.on('end', () => {
-      let controller: AbortController | undefined;
       const req: ProxyRequest = {
         route: resolved.route,
         method: incoming.method ?? 'GET',
@@ -63,28 +62,21 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         ...(q === -1 ? {} : { rawQuery: url.slice(q + 1) }),
         headers: headerMap(incoming.headers),
         body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-        get signal() {
-          if (controller === undefined) {
-            const c = new AbortController();
-            controller = c;
-            if (res.writableFinished) return c.signal;
-            res.once('close', () => {
-              if (!res.writableFinished) c.abort(new Error('client went away'));
-            });
-          }
-          return controller.signal;
-        },
         startedAt,
         offsetMs,
         t0,
       };
       opts.handle(req, res).catch((err: unknown) => {
-        if (isTapedeckError(err)) return fail(res, err.status, `tapedeck_${err.code.toLowerCase()}`, err.message);
-        opts.log.error(
-          { err: (err as Error).message, stack: (err as Error).stack, route: req.route.prefix, path: req.path },
-          'unhandled proxy error',
-        );
-        fail(res, 500, 'tapedeck_internal_error', `tapedeck internal error: ${(err as Error).message}`);
+        if (!isTapedeckError(err)) {
+          opts.log.error(
+            { err: (err as Error).message, stack: (err as Error).stack, route: req.route.prefix, path: req.path },
+            'unhandled proxy error',
+          );
+        }
+        const known = isTapedeckError(err)
+          ? err
+          : new TapedeckError('INTERNAL', `tapedeck internal error: ${(err as Error).message}`, { cause: err });
+        fail(res, known, req.method, req.path);
       });
     });
   };

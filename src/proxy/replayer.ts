@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
-import { providerErrorBody, requestSideLlm, detectLlmApi } from '../providers/index.js';
+import { httpError } from '../providers/errors.js';
+import { requestSideLlm } from '../providers/describe.js';
+import { missCandidates, missError } from '../replay/miss.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
 import { bodyJson, encodeBody } from '../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../providers/stream-convert.js';
@@ -40,11 +42,8 @@ export interface Replayer {
   drain(): Promise<void>;
 }
 
-/** Status for a replay miss: a 4xx the official SDKs do not retry (they retry 408, 409, 429 and 5xx). */
-export const MISS_STATUS = 404;
-
 /**
- * Replay mode: answer from the tape, never contacting an upstream unless `--on-miss live` (or a responder) says so.
+ * Replay mode: answer from the tape, never contacting an upstream unless misses go live (or a responder) says so.
  * Every answer is written to the replay tape with how it matched.
  */
 export function createReplayer(opts: ReplayerOptions): Replayer {
@@ -187,32 +186,28 @@ function missResponse(
 ): void {
   const lenient = opts.onMiss === 'lenient';
   const asked = describeAsked(req, incoming);
-  const closest = outcome.candidates.map((c) => ({
-    id: c.exchange.id,
-    score: c.score,
-    path: c.exchange.request.path,
-    differences: c.differences,
-  }));
+  const closest = missCandidates(outcome.candidates, { withPath: true });
   const reason = blockedReason ?? outcome.explanation;
-  const message =
-    `tapedeck: no recording on tape "${opts.tape.name}" matches ${asked} (${reason}; on-miss ${opts.onMiss}).` +
-    (closest.length > 0
-      ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}`
-      : ' The tape has no request on this route.');
-  const api = detectLlmApi(req.route.prefix, req.path, req.method);
-  const details = { tape: opts.tape.name, onMiss: opts.onMiss, lenient, asked, reason, closest };
-  const body = providerErrorBody(api, MISS_STATUS, 'tapedeck_miss', message, { tapedeck: details });
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tapedeck-match': 'miss', 'x-should-retry': 'false' };
-  if (lenient) headers['x-tapedeck-lenient'] = 'true';
-  const match: MatchInfo = { kind: blockedReason ? 'blocked' : 'miss', reason };
+  const miss = missError({
+    tape: opts.tape.name,
+    asked,
+    reason,
+    onMiss: opts.onMiss,
+    closest,
+    noCandidates: ' The tape has no request on this route.',
+    details: { tape: opts.tape.name, onMiss: opts.onMiss, lenient, asked, reason, closest },
+    // A 4xx the official SDKs do not retry (they retry 408, 409, 429 and 5xx), said twice for custom clients.
+    headers: { 'x-tapedeck-match': 'miss', 'x-should-retry': 'false', ...(lenient ? { 'x-tapedeck-lenient': 'true' } : {}) },
+  });
+  const answer = httpError(miss, incoming.llm);
   write({
     ...incomingRecord(req, incoming.request),
-    response: { status: MISS_STATUS, headers, body: { kind: 'json', json: body } },
+    response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
     timing: { durationMs: round(performance.now() - req.t0) },
-    match,
+    match: { kind: blockedReason ? 'blocked' : 'miss', reason },
   });
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
-  res.writeHead(MISS_STATUS, headers).end(JSON.stringify(body));
+  res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
 }
 
 function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {

@@ -1,3 +1,5 @@
+import { TapedeckError } from '../errors.js';
+import { httpError } from '../providers/errors.js';
 import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
 import type { Exchange, HeaderMap } from '../tape/schema.js';
@@ -15,11 +17,13 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
 export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { timing: Timing; headers: HeaderMap }): Promise<void> {
   const recorded = ex.response;
   if (recorded === undefined) {
-    const json = {
-      error: { type: 'tapedeck_upstream_error', code: ex.error?.code ?? 'ERROR', message: ex.error?.message ?? 'no response was recorded' },
-    };
-    sink.head(502, { 'content-type': 'application/json', ...opts.headers });
-    sink.write(Buffer.from(JSON.stringify(json)));
+    // The recording has no answer (the upstream failed before one): the recorded failure is the answer.
+    const failed = new TapedeckError('UPSTREAM_ERROR', ex.error?.message ?? 'no response was recorded', {
+      details: { code: ex.error?.code ?? 'ERROR' },
+    });
+    const answer = httpError(failed, ex.llm);
+    sink.head(answer.status, { ...answer.headers, ...opts.headers });
+    sink.write(Buffer.from(JSON.stringify(answer.body)));
     sink.end();
     return;
   }

@@ -92,7 +92,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     for (const r of routes) byPrefix.set(r.prefix, r);
     routes = [...byPrefix.values()];
     const saveAs = opts.saveAs ?? `${opts.tape}.replay-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    if (saveAs === opts.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+    if (saveAs === opts.tape)
+      throw new TapedeckError('BAD_ARGS', `a replay is saved as a tape of its own: "${saveAs}" is the tape it replays`);
     writer = await createTapeWriter({
       dir: opts.dir,
       name: saveAs,
@@ -133,10 +134,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new TapedeckError(
-              'BAD_ARGS',
-              `port ${opts.port ?? 8787} on ${host} is in use: pick another with --port (0 takes any free port)`,
-            )
+          ? new TapedeckError('PORT_IN_USE', `port ${opts.port ?? 8787} on ${host} is in use`, {
+              details: { port: opts.port ?? 8787, host },
+            })
           : err,
       ),
     );

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { TapedeckError } from '../errors.js';
 import type { HeaderMap } from '../tape/schema.js';
 
 /**
@@ -69,7 +70,7 @@ export function webSink(): { sink: ResponseSink; response: Promise<Response> } {
       pull() {
         if (cutPending && (controller.desiredSize ?? 0) >= HWM) {
           cutPending = false;
-          setImmediate(() => controller.error(new Error('upstream connection was cut')));
+          setImmediate(() => controller.error(new TapedeckError('UPSTREAM_ERROR', 'upstream connection was cut')));
           return;
         }
         const cb = drainCb;
@@ -108,7 +109,7 @@ export function webSink(): { sink: ResponseSink; response: Promise<Response> } {
       cutPending = true;
       if ((controller.desiredSize ?? 0) >= HWM) {
         cutPending = false;
-        setImmediate(() => controller.error(new Error('upstream connection was cut')));
+        setImmediate(() => controller.error(new TapedeckError('UPSTREAM_ERROR', 'upstream connection was cut')));
       }
     },
     onClose(cb) {

@@ -22,8 +22,6 @@ export interface ProxyRequest {
   /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
   headers: HeaderMap;
   body: Buffer;
-  /** Aborts when the client goes away before its response has ended. */
-  readonly signal: AbortSignal;
   startedAt: Date;
   /** Offset of the request start on the tape's timeline (ms). */
   offsetMs: number;

@@ -3,19 +3,13 @@
  * recorded exchange (exact key ignores the JSON-RPC id and `_meta`; no semantic matching for side-effect tools),
  * rewrites ids and progress tokens to the incoming ones, blocks unrecorded side effects, and says why it did what it did.
  */
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import {
-  progressToken,
-  recordedMessages,
-  rewriteForIncoming,
-  rpcError,
-  type Message,
-  type RequestId,
-  type TimedMessage,
-} from '../providers/mcp.js';
+import { TapedeckError } from '../errors.js';
+import { rpcErrorMessage } from '../providers/errors.js';
+import { progressToken, recordedMessages, rewriteForIncoming, type Message, type RequestId, type TimedMessage } from '../providers/mcp.js';
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { IncomingRequest, Matcher } from './matcher.js';
+import { missCandidates, missError } from './miss.js';
 import type { OnMiss } from './modes.js';
 import type { SideEffectPolicy, Verdict } from './side-effects.js';
 
@@ -33,7 +27,7 @@ export interface AnswerOptions {
 export type McpAnswer =
   /** Send these messages (notifications first, the answer last). */
   | { kind: 'answer'; messages: TimedMessage[]; match: MatchInfo; source?: Exchange }
-  /** A safe request the tape cannot answer, with `--on-miss live`: the caller forwards it to the real server. */
+  /** A safe request the tape cannot answer, when misses go live: the caller forwards it to the real server. */
   | { kind: 'live'; match: MatchInfo };
 
 /** The tool a `tools/call` names and the policy's verdict on it, or undefined for other methods. */
@@ -85,58 +79,45 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
       messages.push({ offsetMs: m.offsetMs, message: out });
     }
     if (!answered) {
+      // The server died (or was cut) while recording: the recorded failure is the answer.
       const why = source.error ? `${source.error.code}: ${source.error.message}` : `status ${source.response?.status ?? 'none'}`;
-      messages.push({
-        offsetMs: source.timing.durationMs,
-        message: rpcError(id, ErrorCode.InternalError, `tapedeck: the recorded server gave no answer to this request (${why})`, {
-          tapedeck: { source: source.id },
-        }),
+      const failed = new TapedeckError('UPSTREAM_ERROR', `tapedeck: the recorded server gave no answer to this request (${why})`, {
+        details: { source: source.id },
       });
+      messages.push({ offsetMs: source.timing.durationMs, message: rpcErrorMessage(failed, id) });
     }
     return { kind: 'answer', messages, match, source };
   }
 
   if (sideEffect && tool) {
     const reason = `${tool.verdict.reason}; the tape has no recording of this call, and replay never executes a side effect`;
-    const text = `tapedeck blocked the call to tool "${tool.tool}": ${reason}.`;
+    const blocked = new TapedeckError('SIDE_EFFECT_BLOCKED', `tapedeck blocked the call to tool "${tool.tool}": ${reason}.`);
     return {
       kind: 'answer',
-      messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }],
+      messages: [{ offsetMs: 0, message: rpcErrorMessage(blocked, id, { toolResult: true }) }],
       match: { kind: 'blocked', reason },
     };
   }
-  if (opts.onMiss === 'live')
+  if (opts.onMiss === 'live') {
     return {
       kind: 'live',
       match: { kind: 'live', reason: `${match.reason ?? 'miss'}; forwarded to the real server${tool ? ` (${tool.verdict.reason})` : ''}` },
     };
-
-  const closest =
-    outcome.kind === 'miss' ? outcome.candidates.map((c) => ({ id: c.exchange.id, score: c.score, differences: c.differences })) : [];
-  const what = tool ? `tools/call "${tool.tool}"` : String(message.method);
-  const text =
-    `tapedeck: no recording on tape "${opts.tapeName}" matches ${what} (${match.reason ?? 'miss'}; on-miss ${opts.onMiss}).` +
-    (closest.length > 0
-      ? ` Closest: ${closest.map((c) => `#${c.id} score ${c.score} [${c.differences.slice(0, 3).join('; ') || 'no field differs'}]`).join(' | ')}`
-      : '');
-  if (opts.onMiss === 'lenient' && tool) {
-    // Lenient: a tool miss becomes a tool error the agent can read and carry on from.
-    return {
-      kind: 'answer',
-      messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } } }],
-      match,
-    };
   }
+  const reason = match.reason ?? 'miss';
+  const closest = outcome.kind === 'miss' ? missCandidates(outcome.candidates) : [];
+  const miss = missError({
+    tape: opts.tapeName,
+    asked: tool ? `tools/call "${tool.tool}"` : String(message.method),
+    reason,
+    onMiss: opts.onMiss,
+    closest,
+    details: { tape: opts.tapeName, onMiss: opts.onMiss, reason, closest },
+  });
+  // Lenient: a tool miss becomes a tool error the agent can read and carry on from.
   return {
     kind: 'answer',
-    messages: [
-      {
-        offsetMs: 0,
-        message: rpcError(id, ErrorCode.InternalError, text, {
-          tapedeck: { tape: opts.tapeName, onMiss: opts.onMiss, reason: match.reason, closest },
-        }),
-      },
-    ],
+    messages: [{ offsetMs: 0, message: rpcErrorMessage(miss, id, { toolResult: opts.onMiss === 'lenient' && tool !== undefined }) }],
     match,
   };
 }

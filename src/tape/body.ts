@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { TapedeckError } from '../errors.js';
 import type { Body } from './schema.js';
 
 const TEXTUAL = /^(text\/|application\/(json|[\w.+-]+\+json|x-ndjson|xml|[\w.+-]+\+xml|x-www-form-urlencoded|javascript|graphql))/i;
@@ -64,7 +65,7 @@ function decodeUncached(body: Body): Buffer {
     case 'base64':
       return Buffer.from(body.base64, 'base64');
     case 'file':
-      throw new Error('file bodies must be resolved by the tape reader before decoding');
+      throw new TapedeckError('INTERNAL', 'file bodies must be resolved by the tape reader before decoding');
   }
 }
 

@@ -54,11 +54,9 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   let startMs: number;
   const exists = existsSync(file);
   if (exists && ifExists === 'fail') {
-    throw new TapedeckError(
-      'TAPE_EXISTS',
-      `tape "${opts.name}" already exists in ${opts.dir}: pass --overwrite to replace it or --append to add to it`,
-      { status: 409 },
-    );
+    throw new TapedeckError('TAPE_EXISTS', `tape "${opts.name}" already exists in ${opts.dir}`, {
+      details: { tape: opts.name, dir: opts.dir },
+    });
   }
   if (exists && ifExists === 'append') {
     const existing = await readTape(file);
@@ -142,7 +140,7 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
     },
     now: () => performance.now() - perfStart,
     async append(input) {
-      if (closed) throw new TapedeckError('BAD_ARGS', `tape "${opts.name}" is closed`);
+      if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
       const mine = seq++;
       let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
       let line = serializeExchange(ex);

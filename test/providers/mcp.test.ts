@@ -135,7 +135,6 @@ describe('rewriteLegacyEndpoint', () => {
     query: [],
     headers: {},
     body: Buffer.alloc(0),
-    signal: new AbortController().signal,
     startedAt: new Date(),
     offsetMs: 0,
     t0: 0,

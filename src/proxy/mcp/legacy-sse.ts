@@ -3,7 +3,8 @@
  * URL to POST to, with a fresh session id and the route prefix, so the client's POSTs come back through tapedeck);
  * each POST is answered 202 and its answer travels on the stream, as the real server did.
  */
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { TapedeckError } from '../../errors.js';
+import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { scaledDelay } from '../../replay/modes.js';
 import { toIncoming } from '../replayer.js';
 import type { ProxyRequest, ReplayContext } from '../types.js';
@@ -13,7 +14,7 @@ import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerRequest } from '../../replay/mcp-answer.js';
 import { jsonResponse, servedExchange } from './http-reply.js';
-import { parseRpc, requestSideMcp, rpcError, rpcKind } from '../../providers/mcp.js';
+import { parseRpc, requestId, requestSideMcp, rpcKind } from '../../providers/mcp.js';
 import type { LegacyRoute } from './route-index.js';
 import type { SessionStore } from './session.js';
 
@@ -69,17 +70,18 @@ export async function handleLegacy(
   if (req.method !== 'POST' || req.path !== legacy.postPath) return undefined;
   const sid = req.query.find(([k]) => k === 'sessionId')?.[1];
   const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
-  const reply = (status: number, body: unknown, reason: string): Response => {
-    write(servedExchange(req, { status, headers: { 'content-type': 'application/json' }, body }, { kind: 'miss', reason }));
-    return jsonResponse(status, body);
+  const refuse = (err: TapedeckError, reason = err.message): Response => {
+    const answer = rpcHttpError(err);
+    write(servedExchange(req, answer, { kind: 'miss', reason }));
+    return jsonResponse(answer.status, answer.body);
   };
   if (session?.push === undefined)
-    return reply(404, rpcError(null, -32001, 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
+    return refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
   const parsed = parseRpc(req.body.toString('utf8'));
   if (!parsed.ok) {
-    const err = rpcError(null, parsed.code, parsed.message);
-    session.push('message', JSON.stringify(err));
-    return reply(400, err, parsed.message);
+    // The legacy transport answers on the stream too.
+    session.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
+    return refuse(parsed.error);
   }
   const msg = parsed.message as Record<string, unknown>;
   if (rpcKind(parsed.message) !== 'request') {
@@ -95,20 +97,13 @@ export async function handleLegacy(
     exchanges: ctx.tape.exchanges,
     messagesOf: (ex) => legacy.answers.get(ex.id) ?? [],
   });
+  const unavailable = new TapedeckError(
+    'LIVE_UNAVAILABLE',
+    'tapedeck: live forwarding is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
+  );
   const messages =
-    answer.kind === 'answer'
-      ? answer.messages
-      : [
-          {
-            offsetMs: 0,
-            message: rpcError(
-              msg.id as string | number,
-              ErrorCode.InternalError,
-              'tapedeck: --on-miss live is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
-            ),
-          },
-        ];
-  // One message per write, in order, with the recorded gaps under --timing (a macrotask apart when instant): the SDK
+    answer.kind === 'answer' ? answer.messages : [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
+  // One message per write, in order, with the recorded gaps under the timing mode (a macrotask apart when instant): the SDK
   // client handles a notification a tick later than a response, so a batch would lose the progress before an answer.
   const push = session.push;
   let last = 0;

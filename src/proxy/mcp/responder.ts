@@ -3,9 +3,10 @@
  * `initialize` with a fresh session id, every request from the tape with the incoming JSON-RPC id and progress
  * token, notifications with 202, and the transport's own errors the way the protocol prescribes (400 malformed,
  * 400 missing session, 404 unknown session, 405 GET). The real server is contacted only for a safe request the tape
- * cannot answer under `--on-miss live`; an unrecorded side effect is blocked whatever `--on-miss` says.
+ * cannot answer when misses go live; an unrecorded side effect is blocked whatever the miss policy says.
  */
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { TapedeckError } from '../../errors.js';
+import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { toIncoming } from '../replayer.js';
 import { upstreamUrl } from '../routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
@@ -15,7 +16,8 @@ import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerRequest } from '../../replay/mcp-answer.js';
 import { matchHeaders } from '../headers.js';
 import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
-import { looksLikeRpc, parseRpc, requestSideMcp, rpcError, rpcKind, type Message } from '../../providers/mcp.js';
+import { looksLikeRpc, parseRpc, requestId, requestSideMcp, rpcKind, type Message } from '../../providers/mcp.js';
+import type { MatchInfo } from '../../tape/schema.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
@@ -65,9 +67,11 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         if (legacy !== undefined) return legacy;
       }
       const write = (ex: NewExchange): void => ctx.out.write(ex);
-      const refuse = (status: number, body: unknown, reason: string, headers: Record<string, string> = {}): Response => {
-        write(servedExchange(req, { status, headers: { 'content-type': 'application/json', ...headers }, body }, { kind: 'miss', reason }));
-        return jsonResponse(status, body, headers);
+      // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
+      const refuse = (err: TapedeckError, reason = err.message): Response => {
+        const answer = rpcHttpError(err);
+        write(servedExchange(req, answer, { kind: 'miss', reason }));
+        return jsonResponse(answer.status, answer.body, err.headers);
       };
       const sessionful = route?.sessionful ?? false;
       const sid = req.headers[SESSION_HEADER];
@@ -75,22 +79,17 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       const checkSession = (): Response | undefined => {
         if (!sessionful) return undefined;
         if (sid === undefined)
-          return refuse(400, rpcError(null, -32000, 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
-        if (session === undefined) return refuse(404, rpcError(null, -32001, 'Session not found'), `unknown session ${sid}`);
+          return refuse(new TapedeckError('SESSION_REQUIRED', 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
+        if (session === undefined) return refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown session ${sid}`);
         return undefined;
       };
 
       if (req.method === 'GET') {
         // No standalone server-to-client stream in replay: the protocol lets a server answer 405.
-        return (
-          checkSession() ??
-          refuse(
-            405,
-            rpcError(null, -32000, 'Method not allowed: tapedeck replay offers no standalone SSE stream'),
-            'GET stream not offered in replay',
-            { allow: 'POST, DELETE' },
-          )
-        );
+        const refused = new TapedeckError('METHOD_NOT_ALLOWED', 'Method not allowed: tapedeck replay offers no standalone SSE stream', {
+          headers: { allow: 'POST, DELETE' },
+        });
+        return checkSession() ?? refuse(refused, 'GET stream not offered in replay');
       }
       if (req.method === 'DELETE') {
         const bad = checkSession();
@@ -99,13 +98,15 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         write(servedExchange(req, { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
         return new Response(null, { status: 200 });
       }
-      if (req.method !== 'POST')
-        return refuse(405, rpcError(null, -32000, `Method not allowed: ${req.method}`), `method ${req.method}`, {
-          allow: 'GET, POST, DELETE',
+      if (req.method !== 'POST') {
+        const refused = new TapedeckError('METHOD_NOT_ALLOWED', `Method not allowed: ${req.method}`, {
+          headers: { allow: 'GET, POST, DELETE' },
         });
+        return refuse(refused, `method ${req.method}`);
+      }
 
       const parsed = parseRpc(text);
-      if (!parsed.ok) return refuse(400, rpcError(null, parsed.code, parsed.message), parsed.message);
+      if (!parsed.ok) return refuse(parsed.error);
       const msg = parsed.message as Message;
       const kind = rpcKind(parsed.message);
       let current = session;
@@ -154,7 +155,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
 }
 
 /**
- * `--on-miss live` for a safe request: forward it to the real server. A session-dialect server needs its own
+ * On-miss live, for a safe request: forward it to the real server. A session-dialect server needs its own
  * session, opened once per replay session with the client's own initialize; its session id never reaches the client.
  */
 async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: ReplaySession | undefined, msg: Message): Promise<Response> {
@@ -163,21 +164,23 @@ async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: Repla
     session.liveSessionId ??= openLiveSession(req, session.initialize);
     const live = await session.liveSessionId.catch(() => undefined);
     if (live === undefined) {
-      return jsonResponse(
-        200,
-        rpcError(
-          msg.id as string | number,
-          ErrorCode.InternalError,
-          `tapedeck: --on-miss live could not open a session with ${req.route.upstream}`,
-        ),
-        { 'x-tapedeck-match': 'miss' },
-      );
+      // A JSON-RPC error to a valid request travels in a 200, like any answer.
+      const err = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: live forwarding could not open a session with ${req.route.upstream}`);
+      const match: MatchInfo = { kind: 'miss', reason: err.message };
+      const reply: Reply = {
+        status: 200,
+        headers: matchHeaders(match),
+        messages: [{ offsetMs: 0, message: rpcErrorMessage(err, requestId(msg) ?? null) }],
+        sse: false,
+      };
+      ctx.out.write(servedExchange(req, reply, match));
+      return toResponse(reply, ctx.timing);
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };
   }
   const res = await ctx.forwardLive(
-    { ...req, headers, signal: req.signal },
-    { notes: { reason: 'safe request missing from the tape, forwarded under --on-miss live' } },
+    { ...req, headers },
+    { notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' } },
   );
   const out = new Headers(res.headers);
   if (session !== undefined) out.set(SESSION_HEADER, session.id);

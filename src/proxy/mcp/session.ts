@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 export interface ReplaySession {
   id: string;
   route: string;
-  /** The client's initialize request (used to open a live upstream session for `--on-miss live`). */
+  /** The client's initialize request (used to open a live upstream session when misses go live). */
   initialize?: Record<string, unknown>;
-  /** The real server's session id, once `--on-miss live` opened one. */
+  /** The real server's session id, once a miss going live opened one. */
   liveSessionId?: Promise<string | undefined>;
   /** Legacy HTTP+SSE: the open GET stream answers are written to. */
   push?: (event: string, data: string) => void;

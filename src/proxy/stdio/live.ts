@@ -1,10 +1,11 @@
 /**
- * The real stdio server, started only when `--on-miss live` must forward a safe request the tape cannot answer.
+ * The real stdio server, started only when a miss that goes live must forward a safe request the tape cannot answer.
  * It is initialized with the client's own `initialize` request, then each forwarded request gets a private id so
  * its answer cannot be confused with anything the replay sends; the answer goes back with the client's id.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Logger } from '../../log.js';
+import { TapedeckError } from '../../errors.js';
 import { parseRpc, rpcKind, type RequestId } from '../../providers/mcp.js';
 import { LineSplitter } from './line-splitter.js';
 
@@ -72,15 +73,17 @@ export function createLiveStdioServer(opts: {
       for (const w of waiting.values()) w.reject(err);
       waiting.clear();
     };
-    c.once('error', (err) => fail(new Error(`cannot start the live server: ${err.message}`)));
-    c.once('exit', (code) => fail(new Error(`the live server exited (code ${code})`)));
+    c.once('error', (err) => fail(new TapedeckError('LIVE_UNAVAILABLE', `cannot start the live server: ${err.message}`, { cause: err })));
+    c.once('exit', (code) => fail(new TapedeckError('LIVE_UNAVAILABLE', `the live server exited (code ${code})`)));
     c.stdin.on('error', () => undefined);
     const init = opts.initialize();
-    if (init === undefined) return Promise.reject(new Error('no initialize request to start the live server with'));
+    if (init === undefined)
+      return Promise.reject(new TapedeckError('LIVE_UNAVAILABLE', 'no initialize request to start the live server with'));
     return call(init).then(({ answer }) => {
-      if ('error' in answer) throw new Error(`the live server refused initialize: ${JSON.stringify(answer.error)}`);
+      if ('error' in answer)
+        throw new TapedeckError('LIVE_UNAVAILABLE', `the live server refused initialize: ${JSON.stringify(answer.error)}`);
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      opts.log.info({ command: opts.command }, 'live server started for --on-miss live');
+      opts.log.info({ command: opts.command }, 'live server started to forward a miss');
     });
   };
 

@@ -1,6 +1,6 @@
 /**
  * Replay an MCP stdio server from a tape: read the client's newline-delimited JSON-RPC on stdin and answer on
- * stdout, without starting the server (unless `--on-miss live` must forward a safe request). Messages are handled
+ * stdout, without starting the server (unless a miss that goes live must forward a safe request). Messages are handled
  * one at a time in arrival order, so answers and their notifications keep the recorded order.
  */
 import type { Readable, Writable } from 'node:stream';
@@ -14,7 +14,9 @@ import type { MatchInfo } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { answerRequest } from '../../replay/mcp-answer.js';
-import { parseRpc, rpcError, rpcKind, type Message } from '../../providers/mcp.js';
+import { TapedeckError } from '../../errors.js';
+import { rpcErrorMessage } from '../../providers/errors.js';
+import { parseRpc, requestId, rpcKind, type Message } from '../../providers/mcp.js';
 import { LineSplitter } from './line-splitter.js';
 import type { LiveStdioServer } from './live.js';
 import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
@@ -30,7 +32,7 @@ export interface StdioReplayOptions {
   stdin: Readable;
   stdout: Writable;
   log: Logger;
-  /** Builds the real server for `--on-miss live`; given the client's initialize request when it is first needed. */
+  /** Builds the real server for misses that go live; given the client's initialize request when it is first needed. */
   live?: (initialize: () => Message | undefined) => LiveStdioServer;
 }
 
@@ -57,14 +59,14 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     };
     const parsed = parseRpc(line);
     if (!parsed.ok) {
-      const err = rpcError(null, parsed.code, parsed.message);
+      const err = rpcErrorMessage(parsed.error, null);
       send(err);
       record({
         ...base,
         request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } },
         response: { status: 200, headers: {}, body: { kind: 'json', json: err } },
         timing: { durationMs: 0 },
-        match: { kind: 'miss', reason: parsed.message },
+        match: { kind: 'miss', reason: parsed.error.message },
       });
       return;
     }
@@ -93,11 +95,12 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     if (answer.kind === 'live') {
       try {
         live ??= opts.live?.(() => initialize);
-        if (live === undefined) throw new Error('no server command to run live');
+        if (live === undefined) throw new TapedeckError('LIVE_UNAVAILABLE', 'no server command to run live');
         messages = await live.request(msg);
       } catch (err) {
-        const reason = `--on-miss live could not reach the server: ${(err as Error).message}`;
-        messages = [{ offsetMs: 0, message: rpcError(msg.id as string | number, -32603, `tapedeck: ${reason}`) }];
+        const reason = `live forwarding could not reach the server: ${(err as Error).message}`;
+        const unavailable = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: ${reason}`, { cause: err });
+        messages = [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
         match = { kind: 'miss', reason };
       }
     } else {
