@@ -1,6 +1,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * Dependencies point one way: cli -> proxy / inspect -> replay -> providers -> tape (config sits beside providers,
+ * errors/log/version below everything). A folder may import its own layer and the layers under it, never one above
+ * or a peer. `layer(files, forbidden)` fails the lint on an import of a forbidden folder, type imports included.
+ */
+const ABOVE_TAPE = ['providers', 'config', 'replay', 'proxy', 'inspect', 'view', 'export', 'cli', 'demo'];
+const layer = (files, forbidden) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: forbidden.map((dir) => ({
+          regex: `(^|/)${dir}/`,
+          message: `layering: ${files.join(', ')} must not import ${dir}/ (cli -> proxy / inspect -> replay -> providers -> tape)`,
+        })),
+      },
+    ],
+  },
+});
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'tapes/', 'coverage/'] },
   js.configs.recommended,
@@ -35,4 +56,12 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  layer(['src/errors.ts', 'src/log.ts', 'src/version.ts'], ['tape', ...ABOVE_TAPE]),
+  layer(['src/tape/**'], ABOVE_TAPE),
+  layer(['src/providers/**'], ['config', 'replay', 'proxy', 'inspect', 'view', 'export', 'cli', 'demo']),
+  layer(['src/config/**'], ['providers', 'replay', 'proxy', 'inspect', 'view', 'export', 'cli', 'demo']),
+  layer(['src/replay/**'], ['proxy', 'inspect', 'view', 'export', 'cli', 'demo']),
+  layer(['src/proxy/**'], ['inspect', 'view', 'export', 'cli', 'demo']),
+  layer(['src/inspect/**'], ['proxy', 'view', 'export', 'cli', 'demo']),
+  layer(['src/view/**', 'src/export/**'], ['proxy', 'cli', 'demo']),
 );

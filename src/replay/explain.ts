@@ -1,7 +1,14 @@
 import { bodyJson, bodyText } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
-import { stripFields, DEFAULT_IGNORED_FIELDS } from './exact-key.js';
-import type { Candidate, IncomingRequest } from './matcher.js';
+import { stripFields, DEFAULT_IGNORED_FIELDS, type KeyedRequest } from './exact-key.js';
+
+export interface Candidate {
+  exchange: Exchange;
+  /** Similarity in [0,1]; 1 is identical. */
+  score: number;
+  /** Human-readable differences, e.g. `body.messages[1].content: "Paris" vs "Rome"`. */
+  differences: string[];
+}
 
 const MAX_DIFFS = 6;
 
@@ -9,7 +16,7 @@ const MAX_DIFFS = 6;
  * Rank recorded exchanges by how close their request is to `req`, and say what differed (method, path, query,
  * and the body field by field). Used for miss reports; cheap enough for a miss, never run on a hit.
  */
-export function explainCandidates(req: IncomingRequest, exchanges: readonly Exchange[], limit: number): Candidate[] {
+export function explainCandidates(req: KeyedRequest, exchanges: readonly Exchange[], limit: number): Candidate[] {
   const seen = new Set<string>();
   const reqBody = stripFields(bodyJson(req.request.body) ?? bodyText(req.request.body), DEFAULT_IGNORED_FIELDS);
   const scored: Candidate[] = [];

@@ -6,17 +6,12 @@
  */
 import type { Exchange } from '../tape/schema.js';
 import { exactKey, type ExactKeyOptions, type KeyedRequest } from './exact-key.js';
+import { explainCandidates, type Candidate } from './explain.js';
 
 /** An incoming request in tape terms, with the request-side meaning (model, tool name) when known. */
 export type IncomingRequest = KeyedRequest & Partial<Pick<Exchange, 'transport' | 'llm' | 'mcp'>>;
 
-export interface Candidate {
-  exchange: Exchange;
-  /** Similarity in [0,1]; 1 is identical. */
-  score: number;
-  /** Human-readable differences, e.g. `body.messages[1].content: "Paris" vs "Rome"`. */
-  differences: string[];
-}
+export type { Candidate };
 
 export type MatchOutcome =
   | { kind: 'exact' | 'semantic'; exchange: Exchange; stage: string; score: number; explanation: string }
@@ -121,5 +116,4 @@ function closestByPath(req: IncomingRequest, exchanges: readonly Exchange[]): Ca
   );
 }
 
-export { explainCandidates } from './explain.js';
-import { explainCandidates } from './explain.js';
+export { explainCandidates };
