@@ -44,7 +44,8 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
     const seen = new Set<string>();
     let exchange: string | undefined;
     const report: SecretReplacer = (secret, rule, path) => {
-      const key = `${path}\u0000${secret}`;
+      // One finding per value and place: a value rule and a field name can both see the same secret.
+      const key = `${path.replace(/\([^)]*\)$/, '')}\u0000${secret}`;
       if (!seen.has(key)) {
         seen.add(key);
         findings.push({
@@ -67,21 +68,37 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
     }
     const rec = value as Record<string, unknown> | null;
     if (rec !== null && typeof rec === 'object' && typeof rec.id === 'string') exchange = rec.id;
-    if (secrets.mayHold(raw)) secrets.redact(value, report);
-    if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') continue;
+    if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') {
+      if (secrets.mayHold(raw)) secrets.redact(value, report);
+      continue;
+    }
     const request = rec.request as Record<string, unknown> | undefined;
     const response = rec.response as Record<string, unknown> | undefined;
+    // Names first (they say what the value is), then the walk over everything, then side files.
+    if (Array.isArray(request?.query)) {
+      for (const pair of request.query as unknown[]) {
+        if (!Array.isArray(pair)) continue;
+        const [k, v] = pair as unknown[];
+        if (typeof k === 'string' && typeof v === 'string' && queryNames.has(k.toLowerCase()) && v !== '' && v !== REDACTED)
+          report(v, 'secret-query', `request.query.${k}`);
+      }
+    }
     for (const [side, part] of [
       ['request', request],
       ['response', response],
     ] as const) {
       const headers = part?.headers;
-      if (headers !== null && typeof headers === 'object') {
-        for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-          if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
-            report(v, 'secret-header', `${side}.headers.${name}`);
-        }
+      if (headers === null || typeof headers !== 'object') continue;
+      for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
+        if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
+          report(v, 'secret-header', `${side}.headers.${name}`);
       }
+    }
+    if (secrets.mayHold(raw)) secrets.redact(value, report);
+    for (const [side, part] of [
+      ['request', request],
+      ['response', response],
+    ] as const) {
       const body = part?.body as Record<string, unknown> | undefined;
       if (body?.kind === 'file' && typeof body.file === 'string' && body.encoding !== 'base64') {
         const where = `${side}.body(side file ${body.file})`;
@@ -102,14 +119,6 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
           }
         }
         secrets.redact(parsed, report, where);
-      }
-    }
-    if (Array.isArray(request?.query)) {
-      for (const pair of request.query as unknown[]) {
-        if (!Array.isArray(pair)) continue;
-        const [k, v] = pair as unknown[];
-        if (typeof k === 'string' && typeof v === 'string' && queryNames.has(k.toLowerCase()) && v !== '' && v !== REDACTED)
-          report(v, 'secret-query', `request.query.${k}`);
       }
     }
   }

@@ -221,8 +221,12 @@ export function isMarker(s: string): boolean {
   return WHOLE_MARKER.test(s);
 }
 
-/** A preview that never shows the secret: for value rules its first characters (the rule's own prefix), then the length. */
+/**
+ * A preview that never shows the secret: for a value rule its first characters (the rule's own prefix, `ghp_`,
+ * `AKIA`), then the length; for a value found by its name (a field, header or query parameter), the length only.
+ */
 export function secretPreview(secret: string, rule: string): string {
-  const shown = rule === 'field' ? '' : secret.slice(0, Math.min(4, Math.floor(secret.length / 5)));
+  const byName = rule === 'field' || rule === 'secret-header' || rule === 'secret-query';
+  const shown = byName ? '' : secret.slice(0, Math.min(4, Math.floor(secret.length / 5)));
   return `${shown}…(${secret.length} chars)`;
 }
