@@ -24,6 +24,9 @@ export interface SecretRule {
 }
 
 const END = `(?=[^A-Za-z0-9_-]|$)`;
+/** Hints shared by several rules (the prefilter tries each distinct hint once). */
+const SK_HINT = String.raw`sk-[A-Za-z0-9_-]{24}`;
+const GH_HINT = 'gh[oprsu]_';
 
 const rule = (id: string, regex: string, hint: string): SecretRule => ({ id, regex: new RegExp(regex, 'g'), hint });
 
@@ -33,7 +36,7 @@ export const SECRET_RULES: readonly SecretRule[] = [
     String.raw`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`,
     String.raw`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY`,
   ),
-  rule('anthropic-api-key', String.raw`\bsk-ant-(?:api03|admin01|oat01)-[A-Za-z0-9_-]{20,}${END}`, 'sk-ant-'),
+  rule('anthropic-api-key', String.raw`\bsk-ant-(?:api03|admin01|oat01)-[A-Za-z0-9_-]{20,}${END}`, SK_HINT),
   rule(
     'openai-api-key',
     String.raw`\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}${END}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}${END}`,
@@ -45,10 +48,10 @@ export const SECRET_RULES: readonly SecretRule[] = [
     String.raw`\bsk-(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}${END}`,
     String.raw`sk-[A-Za-z0-9_-]{24}`,
   ),
-  rule('github-pat', String.raw`\bghp_[0-9a-zA-Z]{36}${END}`, 'ghp_'),
-  rule('github-oauth', String.raw`\bgho_[0-9a-zA-Z]{36}${END}`, 'gho_'),
-  rule('github-app-token', String.raw`\b(?:ghu|ghs)_[0-9a-zA-Z]{36}${END}`, 'gh[us]_'),
-  rule('github-refresh-token', String.raw`\bghr_[0-9a-zA-Z]{36}${END}`, 'ghr_'),
+  rule('github-pat', String.raw`\bghp_[0-9a-zA-Z]{36}${END}`, GH_HINT),
+  rule('github-oauth', String.raw`\bgho_[0-9a-zA-Z]{36}${END}`, GH_HINT),
+  rule('github-app-token', String.raw`\b(?:ghu|ghs)_[0-9a-zA-Z]{36}${END}`, GH_HINT),
+  rule('github-refresh-token', String.raw`\bghr_[0-9a-zA-Z]{36}${END}`, GH_HINT),
   rule('github-fine-grained-pat', String.raw`\bgithub_pat_\w{82}${END}`, 'github_pat_'),
   rule('gitlab-pat', String.raw`\bglpat-[\w-]{20,}${END}`, 'glpat-'),
   rule(

@@ -95,10 +95,14 @@ export function createSecretDetector(opts: SecretsOptions = {}): SecretDetector 
     rules.push({ id: r.id, regex, hint: r.regex });
   }
   const names = [...new Set(fieldNames.map(namePattern))].sort((a, b) => b.length - a.length).join('|');
-  // Prefilters: a value rule's hint anywhere; a secret-named JSON key (at any escaping depth) whose value is not
-  // already a marker; a secret-named form field.
-  const valueHint = rules.length === 0 ? undefined : new RegExp(rules.map((r) => `(?:${r.hint})`).join('|'));
-  const nameHint = new RegExp(String.raw`\\*"(?:${names})\\*"\s*:\s*(?!\\*"\[REDACTED)|(?:^|[&?"])(?:${names})=(?!\[REDACTED|&|"|$)`, 'i');
+  // Prefilters: a value rule's hint anywhere (each distinct hint once); a secret-named JSON key (at any escaping
+  // depth) whose value is not already a marker, or a secret-named form field. Names are matched by their last word
+  // (`key`, `token`, `secret`, ...) right before `":` or `=`: a superset of the full names that V8 scans about
+  // three times faster; the walk then checks the whole name.
+  const valueHint = rules.length === 0 ? undefined : new RegExp([...new Set(rules.map((r) => `(?:${r.hint})`))].join('|'));
+  const lastWords = [...new Set(fieldNames.map((n) => namePattern(n).split('[-_]*').at(-1) ?? ''))].filter((w) => w !== '');
+  const suffixes = lastWords.filter((w) => !lastWords.some((o) => o !== w && w.toLowerCase().endsWith(o.toLowerCase()))).join('|');
+  const nameHint = new RegExp(String.raw`(?:${suffixes})(?:\\*"\s*:\s*(?!\\*"\[REDACTED)|=(?!\[REDACTED|&|"|$))`, 'i');
   // A secret-named key in JSON text, as plain JSON and as JSON inside a JSON string (`\"api_key\":\"...\"`).
   const jsonField = new RegExp(String.raw`"(${names})"(\s*:\s*)(?:"((?:[^"\\]|\\.)*)"|(-?\d[\d.eE+-]*))`, 'gi');
   const escapedJsonField = new RegExp(String.raw`\\"(${names})\\"(\s*:\s*)\\"((?:[^\\]|\\(?!"))*)\\"`, 'gi');
