@@ -22,13 +22,13 @@ const CARRY = 3;
  * (eventsource-parser parses fields well but does not expose block boundaries or raw bytes, which replay needs.)
  *
  * Linear in the stream's length: each chunk is searched once, together with the last few characters held from
- * before it (a block end can straddle chunks), and the text of an unfinished event is kept as a list of pieces,
- * joined once when the event ends. (It used to append every chunk to one string and search that string from its
+ * before it (a block end can straddle chunks), and the text of an unfinished event is kept as the chunks it came
+ * in, joined once when the event ends. (It used to append every chunk to one string and search that string from its
  * start: quadratic, 9 s for one 20 MB event.)
  */
 export class SseSplitter {
-  /** Text of the unfinished event, except its last {@link CARRY} characters. */
-  private head: string[] = [];
+  /** Text of the unfinished event, in the pieces it arrived in (kept as they are: no copies to hold). */
+  private pending: string[] = [];
   /** The last (up to) {@link CARRY} characters of the unfinished event. */
   private carry = '';
 
@@ -36,9 +36,9 @@ export class SseSplitter {
     const window = this.carry + text;
     // A trailing '\r' may be the first half of '\r\n': wait for the next chunk before deciding.
     const searchable = window.endsWith('\r') ? window.slice(0, -1) : window;
-    const blocks: SseBlock[] = [];
     // Most streams use '\n' alone: then a block ends at the next '\n\n', which indexOf finds several times faster.
     const lfOnly = !searchable.includes('\r');
+    const blocks: SseBlock[] = [];
     let pos = 0;
     for (;;) {
       let start: number;
@@ -54,27 +54,32 @@ export class SseSplitter {
       }
       if (start === -1) break;
       const end = start + length;
-      const before = pos === 0 ? this.takeHead() : '';
-      const raw = before + window.slice(pos, end);
+      let raw: string;
+      if (pos === 0) {
+        // The window starts with the carry, the last characters of what is pending: join the pending text once.
+        const before = this.pending.length === 0 ? '' : this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+        raw = before.slice(0, before.length - this.carry.length) + window.slice(0, end);
+        this.pending = [];
+      } else {
+        raw = window.slice(pos, end);
+      }
       blocks.push(parseBlock(raw, raw.length - length));
       pos = end;
     }
-    const remainder = pos === 0 ? window : window.slice(pos);
-    const keep = remainder.slice(0, -CARRY);
-    if (keep !== '') this.head.push(keep);
-    this.carry = remainder.slice(-CARRY);
+    if (pos === 0) {
+      this.pending.push(text);
+      this.carry = text.length >= CARRY ? text.slice(-CARRY) : window.slice(-CARRY);
+    } else {
+      const rest = window.slice(pos);
+      this.pending = rest === '' ? [] : [rest];
+      this.carry = rest.slice(-CARRY);
+    }
     return blocks;
   }
 
   /** Whatever arrived after the last complete event (a stream cut mid-event). */
   rest(): string {
-    return this.head.join('') + this.carry;
-  }
-
-  private takeHead(): string {
-    const head = this.head.length === 1 ? (this.head[0] as string) : this.head.join('');
-    this.head = [];
-    return head;
+    return this.pending.join('');
   }
 }
 
