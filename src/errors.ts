@@ -27,6 +27,12 @@ const CODES = {
   TAPE_EXISTS: { status: 409, type: 'tapedeck_tape_exists', rpc: RPC.internal },
   /** Writing to a tape after it was closed. */
   TAPE_CLOSED: { status: 500, type: 'tapedeck_tape_closed', rpc: RPC.internal },
+  /** Another process is writing the tape (its lock file names the pid). */
+  TAPE_LOCKED: { status: 409, type: 'tapedeck_tape_locked', rpc: RPC.internal },
+  /** The tape cannot be written (disk full, I/O error): what was answered would not be on it. */
+  TAPE_WRITE_FAILED: { status: 503, type: 'tapedeck_tape_write_failed', rpc: RPC.internal },
+  /** A tape in a format this tapedeck cannot read (written by a newer one). */
+  TAPE_FORMAT_UNSUPPORTED: { status: 500, type: 'tapedeck_tape_format_unsupported', rpc: RPC.internal },
   /** Replay: no recording answers the request. */
   TAPE_MISS: { status: 404, type: 'tapedeck_miss', rpc: RPC.internal },
   /** Replay: an unrecorded call of a side-effect tool, never forwarded. */

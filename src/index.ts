@@ -5,9 +5,21 @@
 
 // --- tape: the format, reading and writing
 export * from './tape/schema.js';
-export { createTapeWriter, type TapeWriter, type TapeWriterOptions, type NewExchange } from './tape/tape-writer.js';
+export { createTapeWriter, type TapeWriter, type TapeWriterOptions, type WriterFs, type NewExchange } from './tape/tape-writer.js';
 export { readTape, loadTape, listTapeNames, type LoadedTape, type TapeProblem } from './tape/tape-reader.js';
 export { createRedactor, REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './tape/redact.js';
+export {
+  createSecretDetector,
+  createMarkerReplacer,
+  DEFAULT_SECRET_FIELDS,
+  REDACTED_PLACEHOLDER,
+  type SecretDetector,
+  type SecretsOptions,
+  type SecretReplacer,
+} from './tape/secrets.js';
+export { SECRET_RULES, type SecretRule } from './tape/secret-rules.js';
+export { scanTapeFile, type SecretFinding, type ScanResult } from './tape/scan.js';
+export { acquireTapeLock, lockFileOf, type TapeLock } from './tape/lock.js';
 export { encodeBody, decodeBody, bodyJson, bodyText } from './tape/body.js';
 export { TapedeckError, type ErrorCode } from './errors.js';
 
@@ -51,7 +63,7 @@ export {
   type Candidate,
   type IncomingRequest,
 } from './replay/matcher.js';
-export { exactKey, canonicalBody, DEFAULT_IGNORED_FIELDS } from './replay/exact-key.js';
+export { exactKey, canonicalBody, withoutSecrets, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
 export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
 export { semanticView, type SemanticView, type TextField } from './replay/semantic/view.js';

@@ -34,9 +34,27 @@ export const ConfigSchema = z
     port: z.number().int().min(0).max(65535).default(8787),
     routes: RoutesSchema.default({}),
     redact: z
-      .object({ headers: z.array(z.string()).default([]), query: z.array(z.string()).default([]) })
+      .object({
+        headers: z.array(z.string()).default([]),
+        query: z.array(z.string()).default([]),
+        /** Extra body field names whose values are secrets (JSON at any depth, form fields, JSON inside strings). */
+        fields: z.array(z.string().min(1)).default([]),
+        /** Value rules (credential shapes such as `ghp_...`, `AKIA...`, JWTs) on or off. */
+        values: z.boolean().default(true),
+        /** Extra value rules: an id and a JavaScript regular expression (capture group 1, if any, is the secret). */
+        rules: z
+          .array(
+            z
+              .object({
+                id: z.string().min(1),
+                regex: z.string().min(1).refine(isRegex, { message: 'not a valid regular expression' }),
+              })
+              .strict(),
+          )
+          .default([]),
+      })
       .strict()
-      .default({ headers: [], query: [] }),
+      .prefault({}),
     match: z
       .object({
         ignoreFields: z.array(z.string()).default(['jsonrpc:id', 'params._meta', '_meta']),
@@ -125,6 +143,15 @@ export function routesOf(config: Config): Route[] {
 function normalizePrefix(p: string): string {
   const withSlash = p.startsWith('/') ? p : `/${p}`;
   return withSlash.length > 1 && withSlash.endsWith('/') ? withSlash.slice(0, -1) : withSlash;
+}
+
+function isRegex(s: string): boolean {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isHttpUrl(s: string): boolean {

@@ -2,6 +2,7 @@ import stringify from 'fast-json-stable-stringify';
 import { bodyJson, bodyText } from '../tape/body.js';
 import { SECRET_QUERY } from '../tape/redact.js';
 import type { Body } from '../tape/schema.js';
+import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 
 /** The request fields a key is computed from (a subset of an exchange). */
 export interface KeyedRequest {
@@ -17,7 +18,16 @@ export interface ExactKeyOptions {
   ignoreFields?: readonly string[];
   /** Query parameters left out of the key (secrets are always left out: they are redacted on the tape). */
   ignoreQuery?: readonly string[];
+  /**
+   * The secret detector the tape writer used (built from config `redact`). Default: the built-in rules. Secrets and
+   * redaction markers become one placeholder on both sides, so a request carrying the real secret has the key of
+   * the recording that carries its marker.
+   */
+  secrets?: SecretDetector;
 }
+
+/** The built-in secret rules (no extra fields or rules from config). */
+export const DEFAULT_SECRETS: SecretDetector = createSecretDetector();
 
 /**
  * Per-run noise left out of the exact key by default. JSON-RPC ids and `_meta` (progress tokens, trace context)
@@ -31,27 +41,47 @@ export const DEFAULT_IGNORED_FIELDS: readonly string[] = ['jsonrpc:id', 'params.
  * Two requests with the same key are the same request.
  */
 export function exactKey(req: KeyedRequest, opts: ExactKeyOptions = {}): string {
-  const query = queryKey(req.request.query, opts.ignoreQuery);
-  return `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${query}\n${canonicalBody(req.request.body, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS)}`;
+  const secrets = opts.secrets ?? DEFAULT_SECRETS;
+  const query = queryKey(req.request.query, opts.ignoreQuery, secrets);
+  const body = canonicalBody(req.request.body, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS, secrets);
+  return `${req.request.method.toUpperCase()} ${req.route}${withoutSecrets(req.request.path, secrets)}?${query}\n${body}`;
+}
+
+/** A text with every secret and redaction marker replaced by `[REDACTED]` (the text itself when it holds none). */
+export function withoutSecrets(text: string, secrets: SecretDetector = DEFAULT_SECRETS): string {
+  return secrets.mayHold(text) || text.includes('[REDACTED') ? secrets.canonical(text) : text;
 }
 
 /** The query as a sorted, encoded string, without secrets (redacted on the tape) and the ignored parameters. */
-export function queryKey(query: readonly (readonly [string, string])[], ignore: readonly string[] = []): string {
+export function queryKey(
+  query: readonly (readonly [string, string])[],
+  ignore: readonly string[] = [],
+  secrets: SecretDetector = DEFAULT_SECRETS,
+): string {
   const ignored = ignore.length === 0 ? SECRET_QUERY_LOWER : new Set([...SECRET_QUERY_LOWER, ...ignore.map((q) => q.toLowerCase())]);
   return query
     .filter(([k]) => !ignored.has(k.toLowerCase()))
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(withoutSecrets(v, secrets))}`)
     .sort()
     .join('&');
 }
 
 const SECRET_QUERY_LOWER: ReadonlySet<string> = new Set([...SECRET_QUERY].map((q) => q.toLowerCase()));
 
-/** The body as stable JSON with the ignored fields removed, or its text for non-JSON bodies. */
-export function canonicalBody(body: Body, ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS): string {
+/**
+ * The body as stable JSON with the ignored fields removed, or its text for non-JSON bodies; secrets and redaction
+ * markers as `[REDACTED]` (a cheap check on the text first: the walk runs only for a body that may hold one).
+ */
+export function canonicalBody(
+  body: Body,
+  ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS,
+  secrets: SecretDetector = DEFAULT_SECRETS,
+): string {
   const json = body.kind === 'json' ? body.json : bodyJson(body);
-  if (json === undefined) return body.kind === 'base64' ? `base64:${body.base64}` : (bodyText(body) ?? '');
-  return stringify(stripFields(json, ignoreFields));
+  if (json === undefined) return body.kind === 'base64' ? `base64:${body.base64}` : withoutSecrets(bodyText(body) ?? '', secrets);
+  const stripped = stripFields(json, ignoreFields);
+  const text = stringify(stripped);
+  return secrets.mayHold(text) || text.includes('[REDACTED') ? stringify(secrets.canonical(stripped)) : text;
 }
 
 /** A copy of `json` without the given dotted paths (`jsonrpc:` paths apply only to JSON-RPC messages). */

@@ -1,6 +1,8 @@
 import { bodyJson, bodyText } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
-import { stripFields, DEFAULT_IGNORED_FIELDS, type KeyedRequest } from './exact-key.js';
+import { SECRET_QUERY } from '../tape/redact.js';
+import { REDACTED_PLACEHOLDER, type SecretDetector } from '../tape/secrets.js';
+import { stripFields, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS, withoutSecrets, type KeyedRequest } from './exact-key.js';
 
 export interface Candidate {
   exchange: Exchange;
@@ -12,13 +14,35 @@ export interface Candidate {
 
 const MAX_DIFFS = 6;
 
+export interface ExplainOptions {
+  /** The detector the tape was written with (config `redact`). Default: the built-in rules. */
+  secrets?: SecretDetector;
+  /** Extra secret query parameter names (config `redact.query`). */
+  secretQuery?: readonly string[];
+}
+
 /**
  * Rank recorded exchanges by how close their request is to `req`, and say what differed (method, path, query,
  * and the body field by field). Used for miss reports; cheap enough for a miss, never run on a hit.
+ * A miss report goes to the client and onto the replay tape, so it quotes redacted values only: secret query
+ * parameters, and secrets in paths and bodies (by field name or by shape), from the incoming request and the
+ * recorded ones alike, are shown as `[REDACTED]`.
  */
-export function explainCandidates(req: KeyedRequest, exchanges: readonly Exchange[], limit: number): Candidate[] {
+export function explainCandidates(
+  req: KeyedRequest,
+  exchanges: readonly Exchange[],
+  limit: number,
+  opts: ExplainOptions = {},
+): Candidate[] {
+  const secrets = opts.secrets ?? DEFAULT_SECRETS;
+  const secretQuery = new Set([...SECRET_QUERY, ...(opts.secretQuery ?? [])].map((q) => q.toLowerCase()));
+  const shownQuery = (q: readonly (readonly [string, string])[]): string =>
+    JSON.stringify(q.map(([k, v]) => [k, secretQuery.has(k.toLowerCase()) ? REDACTED_PLACEHOLDER : withoutSecrets(v, secrets)]).sort());
+  const shownBody = (ex: { request: { body: Exchange['request']['body'] } }): unknown =>
+    secrets.canonical(stripFields(bodyJson(ex.request.body) ?? bodyText(ex.request.body), DEFAULT_IGNORED_FIELDS));
   const seen = new Set<string>();
-  const reqBody = stripFields(bodyJson(req.request.body) ?? bodyText(req.request.body), DEFAULT_IGNORED_FIELDS);
+  const reqBody = shownBody(req);
+  const reqPath = withoutSecrets(req.request.path, secrets);
   const scored: Candidate[] = [];
   for (const ex of exchanges) {
     const differences: string[] = [];
@@ -26,13 +50,14 @@ export function explainCandidates(req: KeyedRequest, exchanges: readonly Exchang
     let same = 0;
     if (ex.request.method === req.request.method) same++;
     else differences.push(`method: ${ex.request.method} vs ${req.request.method}`);
-    if (ex.request.path === req.request.path) same++;
-    else differences.push(`path: ${ex.request.path} vs ${req.request.path}`);
-    const q1 = JSON.stringify([...ex.request.query].sort());
-    const q2 = JSON.stringify([...req.request.query].sort());
+    const exPath = withoutSecrets(ex.request.path, secrets);
+    if (exPath === reqPath) same++;
+    else differences.push(`path: ${exPath} vs ${reqPath}`);
+    const q1 = shownQuery(ex.request.query);
+    const q2 = shownQuery(req.request.query);
     if (q1 === q2) same++;
     else differences.push(`query: ${short(q1)} vs ${short(q2)}`);
-    const exBody = stripFields(bodyJson(ex.request.body) ?? bodyText(ex.request.body), DEFAULT_IGNORED_FIELDS);
+    const exBody = shownBody(ex);
     const leaves = { total: 0, same: 0 };
     diffValues(exBody, reqBody, 'body', differences, leaves);
     total += leaves.total;

@@ -21,3 +21,17 @@ export function tapeFile(dir: string, name: string): string {
 export function sideDir(tapePath: string): string {
   return tapePath.slice(0, -TAPE_EXT.length) + '.files';
 }
+
+/**
+ * The absolute path of a side file named on a tape (`<tape>.files/<name>`), or TAPE_CORRUPT when the name would
+ * leave the tape's own `.files/` folder (`..`, an absolute path, another tape's folder). A tape is input: a
+ * tampered one must not make tapedeck read (and serve) any other file.
+ */
+export function resolveSideFile(tapePath: string, rel: string): string {
+  const dir = path.resolve(sideDir(tapePath));
+  const full = path.resolve(path.dirname(tapePath), rel);
+  if (path.dirname(full) !== dir || rel.includes('\\') || rel.includes('\0')) {
+    throw new TapedeckError('TAPE_CORRUPT', `side file path "${rel}" is outside the tape's folder ${path.basename(dir)}/`, { status: 500 });
+  }
+  return full;
+}

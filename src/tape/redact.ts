@@ -1,4 +1,5 @@
 import type { Exchange, HeaderMap } from './schema.js';
+import { createSecretDetector, type SecretDetector, type SecretsOptions } from './secrets.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -21,7 +22,7 @@ export const SECRET_HEADERS = [
 /** Query parameters that carry secrets. */
 export const SECRET_QUERY = ['key', 'api_key', 'apikey', 'access_token', 'token', 'sig', 'signature'];
 
-export interface RedactOptions {
+export interface RedactOptions extends SecretsOptions {
   /** Extra header names to redact (case-insensitive). */
   headers?: readonly string[];
   /** Extra query parameter names to redact. */
@@ -29,14 +30,18 @@ export interface RedactOptions {
 }
 
 export interface Redactor {
+  /** Headers, query parameters and upstream URL credentials (always; cheap). Bodies: see `secrets`. */
   exchange(ex: Exchange): Exchange;
+  /** Secrets inside bodies, events, meanings (field names and value rules), configured by the same options. */
+  readonly secrets: SecretDetector;
   headers(h: HeaderMap): HeaderMap;
   url(url: string): string;
 }
 
 /**
  * Redaction happens at write time (like go-vcr's BeforeSave): the live request keeps its key, the tape never sees it.
- * Both sides are covered: request and response headers, query strings, and credentials in upstream URLs.
+ * Both sides are covered: request and response headers, query strings, and credentials in upstream URLs; secrets
+ * inside bodies and stream events are found by `secrets` (see `secrets.ts`), which the tape writer applies.
  */
 export function createRedactor(opts: RedactOptions = {}): Redactor {
   const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? []).map((h) => h.toLowerCase())]);
@@ -91,6 +96,7 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
   return {
     headers,
     url,
+    secrets: createSecretDetector(opts),
     exchange(ex) {
       // Copy only what changes: this runs for every line written, and most exchanges carry no secret.
       const reqHeaders = headers(ex.request.headers);

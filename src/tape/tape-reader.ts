@@ -1,8 +1,10 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TapedeckError } from '../errors.js';
-import { sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import { ExchangeSchema, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { VERSION } from '../version.js';
+import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
+import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 
 /** A line the reader could not use: reported, skipped, never fatal. */
 export interface TapeProblem {
@@ -56,6 +58,7 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
       continue;
     }
     if (header === undefined) {
+      checkFormat(file, value);
       const h = TapeHeaderSchema.safeParse(value);
       if (!h.success)
         throw new TapedeckError(
@@ -78,8 +81,8 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     exchanges.push(ex.data);
   }
   if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${file}: empty tape (no header line)`, { status: 500 });
-  if (opts.resolveFiles !== false) await resolveSideFiles(file, exchanges, problems);
-  return { path: file, name: header.name, header, exchanges, problems };
+  const usable = opts.resolveFiles !== false ? await resolveSideFiles(file, exchanges, problems) : exchanges;
+  return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
 export async function loadTape(dir: string, name: string, opts?: ReadTapeOptions): Promise<LoadedTape> {
@@ -111,22 +114,59 @@ export async function tapeModifiedAt(file: string): Promise<Date> {
   return (await stat(file)).mtime;
 }
 
-async function resolveSideFiles(file: string, exchanges: Exchange[], problems: TapeProblem[]): Promise<void> {
-  const base = path.dirname(sideDir(file));
-  const resolve = async (body: Body | undefined, ex: Exchange): Promise<Body | undefined> => {
+/**
+ * A header from another format version says so, and which tapedeck wrote it, instead of failing schema validation
+ * ("line 1 is not a tape header").
+ */
+function checkFormat(file: string, value: unknown): void {
+  if (value === null || typeof value !== 'object') return;
+  const h = value as Record<string, unknown>;
+  if (h.type !== 'header' || !('format' in h) || h.format === TAPE_FORMAT_VERSION) return;
+  const writer = typeof h.tapedeck === 'string' ? `tapedeck ${h.tapedeck}` : 'an unknown tapedeck';
+  const newer = typeof h.format === 'number' && h.format > TAPE_FORMAT_VERSION;
+  throw new TapedeckError(
+    'TAPE_FORMAT_UNSUPPORTED',
+    `tape ${file} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
+      `${TAPE_FORMAT_VERSION}${newer ? ': upgrade tapedeck' : ''}`,
+    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMAT_VERSION } },
+  );
+}
+
+/**
+ * Load side-file bodies. A side file must resolve inside the tape's own `.files/` folder and match its recorded
+ * size and sha256; otherwise (missing, tampered, a path such as `x.files/../../etc/passwd`) the exchange is
+ * reported in `problems` and left out, so its body is never served.
+ */
+async function resolveSideFiles(file: string, exchanges: Exchange[], problems: TapeProblem[]): Promise<Exchange[]> {
+  const resolve = async (body: Body | undefined): Promise<Body | undefined> => {
     if (body?.kind !== 'file') return body;
-    try {
-      const bytes = await readFile(path.join(base, body.file));
-      if (body.encoding === 'base64') return { kind: 'base64', base64: bytes.toString('base64') };
-      const text = bytes.toString('utf8');
-      return body.encoding === 'json' ? { kind: 'json', json: JSON.parse(text) as unknown } : { kind: 'text', text };
-    } catch (err) {
-      problems.push({ line: 0, message: `exchange ${ex.id}: side file ${body.file} unreadable (${(err as Error).message})` });
-      return body;
-    }
+    const full = resolveSideFile(file, body.file);
+    // A symbolic link (git stores them) could point anywhere: the file itself must live in the folder.
+    if (path.dirname(await realpath(full)) !== (await realpath(sideDir(file))))
+      throw new TapedeckError('TAPE_CORRUPT', 'a link to a file outside the folder');
+    const bytes = await readFile(full);
+    if (bytes.byteLength !== body.bytes) throw new TapedeckError('TAPE_CORRUPT', `size ${bytes.byteLength} bytes, recorded ${body.bytes}`);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    if (sha256 !== body.sha256)
+      throw new TapedeckError('TAPE_CORRUPT', `sha256 ${sha256.slice(0, 12)}..., recorded ${body.sha256.slice(0, 12)}...`);
+    if (body.encoding === 'base64') return { kind: 'base64', base64: bytes.toString('base64') };
+    const text = bytes.toString('utf8');
+    return body.encoding === 'json' ? { kind: 'json', json: JSON.parse(text) as unknown } : { kind: 'text', text };
   };
+  const kept: Exchange[] = [];
   for (const ex of exchanges) {
-    if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body, ex)) ?? { kind: 'empty' };
-    if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body, ex);
+    try {
+      if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
+      if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      kept.push(ex);
+    } catch (err) {
+      const which =
+        ex.request.body.kind === 'file' ? ex.request.body.file : ex.response?.body?.kind === 'file' ? ex.response.body.file : '?';
+      problems.push({
+        line: 0,
+        message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,
+      });
+    }
   }
+  return kept;
 }

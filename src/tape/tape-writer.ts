@@ -1,10 +1,24 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { sideDir, tapeFile } from './paths.js';
+import { acquireTapeLock, type TapeLock } from './lock.js';
 import { createRedactor, type RedactOptions } from './redact.js';
+import { createMarkerReplacer, highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
 import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { serializeExchange } from './serialize.js';
@@ -22,6 +36,16 @@ export interface TapeWriterOptions {
   redact?: RedactOptions;
   /** Bodies above this size (bytes of their JSON text) go to a side file. Default 1 MiB. */
   largeBodyBytes?: number;
+  /** Called once, at the first failed write (disk full, I/O error); from then on every append rejects with it. */
+  onFailure?: (err: TapedeckError) => void;
+  /** File-system seam for tests: the writes that put lines on disk. Default: node:fs. */
+  fs?: Partial<WriterFs>;
+}
+
+/** The few file operations the writer's line path uses (a seam so tests can make a write fail half-way). */
+export interface WriterFs {
+  writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
+  ftruncateSync(fd: number, len: number): void;
 }
 
 export interface TapeWriter {
@@ -32,8 +56,11 @@ export interface TapeWriter {
   now(): number;
   /** Append one exchange; resolves once its line is written. Lines are written in call order, never interleaved. */
   append(ex: NewExchange): Promise<Exchange>;
-  /** Number of exchanges written so far (including ones from an appended-to tape). */
+  /** Number of exchanges on disk: written completely (including ones from an appended-to tape); never a line that failed. */
   readonly count: number;
+  /** The first write failure (`TAPE_WRITE_FAILED`, the OS error as `cause`), once the tape can no longer be written. */
+  readonly failure: TapedeckError | undefined;
+  /** Flush, sync, close the file and release the tape's lock. Never throws for a failed tape: see `failure`. */
   close(): Promise<void>;
 }
 
@@ -47,42 +74,105 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   const ifExists = opts.ifExists ?? 'fail';
   const redactor = createRedactor(opts.redact);
   const largeBodyBytes = opts.largeBodyBytes ?? 1024 * 1024;
+  const fs: WriterFs = { writeSync, ftruncateSync, ...opts.fs };
   await mkdir(path.dirname(file), { recursive: true });
 
-  let header: TapeHeader;
-  let seq = 0;
-  let startMs: number;
+  // Refuse before touching anything: another writer may be appending to this very file.
   const exists = existsSync(file);
   if (exists && ifExists === 'fail') {
     throw new TapedeckError('TAPE_EXISTS', `tape "${opts.name}" already exists in ${opts.dir}`, {
       details: { tape: opts.name, dir: opts.dir },
     });
   }
-  if (exists && ifExists === 'append') {
-    const existing = await readTape(file);
-    header = existing.header;
-    seq = existing.exchanges.reduce((max, ex) => Math.max(max, ex.seq + 1), 0);
-    startMs = Date.parse(header.createdAt);
-  } else {
-    if (exists) rmSync(sideDir(file), { recursive: true, force: true });
-    const createdAt = new Date();
-    startMs = createdAt.getTime();
-    header = TapeHeaderSchema.parse({
-      type: 'header',
-      format: TAPE_FORMAT_VERSION,
-      tapedeck: VERSION,
-      name: opts.name,
-      createdAt: createdAt.toISOString(),
-      ...opts.header,
-      routes: opts.header.routes.map((r) => ({ prefix: r.prefix, upstream: redactor.url(r.upstream) })),
-    });
+  const lock = acquireTapeLock(file, opts.name);
+  let fd: number | undefined;
+  try {
+    const opened = await openTape(file, opts, exists && ifExists === 'append', redactor.url);
+    fd = opened.fd;
+    return startWriter(opts, file, fd, lock, opened, redactor, largeBodyBytes, fs);
+  } catch (err) {
+    if (fd !== undefined) closeSync(fd);
+    lock.release();
+    throw err;
   }
+}
 
-  const fd = openSync(file, exists && ifExists === 'append' ? 'a' : 'w');
-  if (!(exists && ifExists === 'append')) writeAllSync(fd, JSON.stringify(header) + '\n');
+interface OpenedTape {
+  fd: number;
+  header: TapeHeader;
+  seq: number;
+  onDisk: number;
+  startMs: number;
+  /** Bytes of whole lines in the file. */
+  offset: number;
+  /** The first marker number this session may use (after the highest one already on an appended-to tape). */
+  firstMarker: number;
+}
+
+async function openTape(file: string, opts: TapeWriterOptions, append: boolean, redactUrl: (u: string) => string): Promise<OpenedTape> {
+  if (append) {
+    const existing = await readTape(file);
+    const header = existing.header;
+    const fd = openSync(file, 'a+');
+    let offset = fstatSync(fd).size;
+    // A torn last line (a crash mid-write) must not swallow the first line appended after it.
+    if (offset > 0 && !endsWithNewline(fd, offset)) offset += writeAllSync(fd, '\n', { writeSync, ftruncateSync });
+    return {
+      fd,
+      header,
+      seq: existing.exchanges.reduce((max, ex) => Math.max(max, ex.seq + 1), 0),
+      onDisk: existing.exchanges.length,
+      startMs: Date.parse(header.createdAt),
+      offset,
+      firstMarker: highestMarker(readFileSync(file, 'utf8')) + 1,
+    };
+  }
+  if (existsSync(file)) rmSync(sideDir(file), { recursive: true, force: true });
+  const createdAt = new Date();
+  const header = TapeHeaderSchema.parse({
+    type: 'header',
+    format: TAPE_FORMAT_VERSION,
+    tapedeck: VERSION,
+    name: opts.name,
+    createdAt: createdAt.toISOString(),
+    ...opts.header,
+    routes: opts.header.routes.map((r) => ({ prefix: r.prefix, upstream: redactUrl(r.upstream) })),
+  });
+  const fd = openSync(file, 'w');
+  try {
+    const offset = writeAllSync(fd, JSON.stringify(header) + '\n', { writeSync, ftruncateSync });
+    return { fd, header, seq: 0, onDisk: 0, startMs: createdAt.getTime(), offset, firstMarker: 1 };
+  } catch (err) {
+    closeSync(fd);
+    throw writeFailed(opts.name, file, (err as { cause?: unknown }).cause ?? err, 0);
+  }
+}
+
+function startWriter(
+  opts: TapeWriterOptions,
+  file: string,
+  fd: number,
+  lock: TapeLock,
+  opened: OpenedTape,
+  redactor: ReturnType<typeof createRedactor>,
+  largeBodyBytes: number,
+  fs: WriterFs,
+): TapeWriter {
+  const { header, startMs } = opened;
+  let { seq, onDisk, offset } = opened;
+  const markers = createMarkerReplacer(opened.firstMarker);
   const perfStart = performance.now() - (Date.now() - startMs);
 
   let closed = false;
+  let failure: TapedeckError | undefined;
+  const fail = (err: unknown): TapedeckError => {
+    if (failure === undefined) {
+      failure = writeFailed(opts.name, file, err, onDisk);
+      opts.onFailure?.(failure);
+    }
+    return failure;
+  };
+
   // Group commit: the lines of one event-loop turn go out together in one write, after the turn (setImmediate).
   // Each line is complete before it is queued, so a crash can tear at most the last line.
   // The write is synchronous on purpose: appending a few KiB to the page cache costs ~1.5 µs of CPU, less than the
@@ -93,16 +183,48 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   const flush = (): void => {
     scheduled = undefined;
     if (batch.length === 0) return;
-    const lines = batch.join('');
+    const lines = batch;
     const waiters = batchWaiters;
     batch = [];
     batchWaiters = [];
-    try {
-      writeAllSync(fd, lines);
-    } catch (err) {
-      for (const w of waiters) w.reject(err);
+    if (failure !== undefined) {
+      for (const w of waiters) w.reject(failure);
       return;
     }
+    const bytes = Buffer.from(lines.length === 1 ? (lines[0] as string) : lines.join(''), 'utf8');
+    let written = 0;
+    try {
+      written = writeBytes(fd, bytes, fs);
+    } catch (err) {
+      // Disk full or an I/O error, maybe after part of the batch: keep the lines that are whole on disk, cut the
+      // torn one off so the file ends on a line boundary, and stop writing.
+      const partial = err as TapedeckError;
+      written = (partial.details?.written as number | undefined) ?? 0;
+      let whole = 0;
+      let end = 0;
+      for (const line of lines) {
+        const n = Buffer.byteLength(line, 'utf8');
+        if (end + n > written) break;
+        end += n;
+        whole++;
+      }
+      let truncated = true;
+      if (written > end) {
+        try {
+          fs.ftruncateSync(fd, offset + end);
+        } catch {
+          truncated = false;
+        }
+      }
+      offset += end;
+      onDisk += whole;
+      const error = fail(partial.cause ?? err);
+      if (!truncated) error.message += `; the last line on disk is torn (truncating it failed too)`;
+      waiters.forEach((w, i) => (i < whole ? w.resolve() : w.reject(error)));
+      return;
+    }
+    offset += written;
+    onDisk += waiters.length;
     for (const w of waiters) w.resolve();
   };
   const enqueueLine = (line: string): Promise<void> =>
@@ -131,23 +253,36 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
     return { kind: 'file', file: `${path.basename(dir)}/${name}`, encoding, bytes: bytes.byteLength, sha256 };
   };
 
-  const writer: TapeWriter = {
+  return {
     path: file,
     name: opts.name,
     header,
     get count() {
-      return seq;
+      return onDisk;
+    },
+    get failure() {
+      return failure;
     },
     now: () => performance.now() - perfStart,
     async append(input) {
+      if (failure !== undefined) throw failure;
       if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
       const mine = seq++;
       let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
       let line = serializeExchange(ex);
+      // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
+      if (redactor.secrets.mayHold(line)) {
+        ex = redactor.secrets.redact(ex, markers);
+        line = serializeExchange(ex);
+      }
       if (line.length > largeBodyBytes) {
-        // Something in it is large: bodies above the limit go to side files, whole.
-        ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
-        if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
+        // Something in it is large: bodies above the limit go to side files, whole (already redacted).
+        try {
+          ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
+          if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
+        } catch (err) {
+          throw fail(err);
+        }
         line = serializeExchange(ex);
       }
       await enqueueLine(line + '\n');
@@ -164,14 +299,42 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
         // a pipe or a filesystem without fsync: the data is written all the same
       }
       closeSync(fd);
+      lock.release();
     },
   };
-  return writer;
 }
 
-/** Write a whole string to a file descriptor (a regular file takes it in one call; the loop covers short writes). */
-function writeAllSync(fd: number, text: string): void {
-  const bytes = Buffer.from(text, 'utf8');
+function writeFailed(name: string, file: string, err: unknown, onDisk: number): TapedeckError {
+  const os = err as NodeJS.ErrnoException;
+  const why =
+    os.code !== undefined ? `${os.code}: ${os.message.replace(/^\w+: /, '').split(',')[0] ?? os.message}` : String(os.message ?? err);
+  return new TapedeckError(
+    'TAPE_WRITE_FAILED',
+    `cannot write tape "${name}" (${file}): ${why}. It holds the ${onDisk} exchange(s) written before this; nothing more will be written`,
+    { status: 503, cause: err, details: { errno: os.code, tape: name, onDisk } },
+  );
+}
+
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] === 0x0a;
+}
+
+/** Write a whole string; returns its byte length (a regular file takes it in one call; the loop covers short writes). */
+function writeAllSync(fd: number, text: string, fs: WriterFs): number {
+  return writeBytes(fd, Buffer.from(text, 'utf8'), fs);
+}
+
+/** Write all of `bytes`. On an error, throws TAPE_WRITE_FAILED with `details.written`: the bytes that reached the file before it. */
+function writeBytes(fd: number, bytes: Buffer, fs: WriterFs): number {
   let off = 0;
-  while (off < bytes.byteLength) off += writeSync(fd, bytes, off);
+  while (off < bytes.byteLength) {
+    try {
+      off += fs.writeSync(fd, bytes, off, bytes.byteLength - off);
+    } catch (err) {
+      throw new TapedeckError('TAPE_WRITE_FAILED', `write failed after ${off} bytes`, { cause: err, details: { written: off } });
+    }
+  }
+  return off;
 }

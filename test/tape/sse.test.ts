@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseSplitter, sseEventText, toSseEvent } from '../../src/tape/sse.js';
+import { SseSplitter, serializeSseFields, sseEventText, toSseEvent } from '../../src/tape/sse.js';
 
 describe('SseSplitter', () => {
   it('splits events across arbitrary chunk boundaries and keeps their exact bytes', () => {
@@ -36,5 +36,43 @@ describe('SseSplitter', () => {
     const s = new SseSplitter();
     expect(s.push('data: x\r\n\r')).toEqual([]);
     expect(s.push('\n').map((b) => b.raw)).toEqual(['data: x\r\n\r\n']);
+  });
+
+  it('splits one 20 MB event fed in 64 KiB chunks, and the next event after it', () => {
+    const big = 'x'.repeat(20 * 1024 * 1024);
+    const wire = `data: ${big}\n\ndata: after\n\n`;
+    const s = new SseSplitter();
+    const blocks = [];
+    for (let i = 0; i < wire.length; i += 64 * 1024) blocks.push(...s.push(wire.slice(i, i + 64 * 1024)));
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]!.data.length).toBe(big.length);
+    expect(blocks[0]!.raw.length).toBe(big.length + 8);
+    expect(blocks[1]!.data).toBe('after');
+    expect(s.rest()).toBe('');
+  });
+
+  it('finds the same blocks as a whole-text split for every way of cutting mixed line endings', () => {
+    const pieces = ['data: a', '\n', '\r', '\r\n', 'event: e', ':c', 'id: 1', 'data:b', 'retry: 5', 'retry: 05', 'x: y'];
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 300; round++) {
+      let wire = '';
+      for (let i = 0; i < 30; i++) wire += pieces[rand(pieces.length)];
+      const whole = new SseSplitter();
+      const wholeBlocks = whole.push(wire);
+      const expected = wholeBlocks.map((b) => b.raw);
+      // The parser's own verdict on canonical form agrees with writing the event out and comparing.
+      for (const b of wholeBlocks) expect(b.canonical).toBe(serializeSseFields(b) === b.raw);
+      const cut = new SseSplitter();
+      const got: string[] = [];
+      for (let i = 0; i < wire.length;) {
+        const n = 1 + rand(5);
+        got.push(...cut.push(wire.slice(i, i + n)).map((b) => b.raw));
+        i += n;
+      }
+      expect(got).toEqual(expected);
+      expect(got.join('') + cut.rest()).toBe(wire);
+      expect(cut.rest()).toBe(whole.rest());
+    }
   });
 });

@@ -1,0 +1,126 @@
+import { readFile } from 'node:fs/promises';
+import { resolveSideFile } from './paths.js';
+import { REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
+
+/** One credential-looking value left on a tape. Never carries the value itself. */
+export interface SecretFinding {
+  /** The tape file. */
+  file: string;
+  /** 1-based line of the tape. */
+  line: number;
+  /** The exchange's id, when the line is an exchange. */
+  exchange?: string;
+  /** Where in the line (or side file): `request.body.json.api_key`, `response.events[3].data`, ... */
+  path: string;
+  /** A value rule's id (gitleaks ids), `field` (a secret-named field), `secret-header` or `secret-query`. */
+  rule: string;
+  /** The first characters (the rule's own prefix) and the length; nothing of a field-name match. */
+  preview: string;
+}
+
+export interface ScanResult {
+  findings: SecretFinding[];
+  /** Side files that could not be scanned (missing, or named outside the tape's folder). */
+  problems: string[];
+}
+
+/**
+ * Report every credential-looking value on a tape: what the writer's redaction would have replaced (field names,
+ * value rules, secret headers and query parameters) and did not, because the tape was written by an older
+ * tapedeck, edited by hand, or recorded with rules that have grown since. Side files are scanned too.
+ */
+export async function scanTapeFile(file: string, opts: RedactOptions & { secrets?: SecretDetector } = {}): Promise<ScanResult> {
+  const secrets = opts.secrets ?? createSecretDetector(opts);
+  const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
+  const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
+  const findings: SecretFinding[] = [];
+  const problems: string[] = [];
+  const text = await readFile(file, 'utf8');
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i] ?? '';
+    if (raw.trim() === '') continue;
+    const seen = new Set<string>();
+    let exchange: string | undefined;
+    const report: SecretReplacer = (secret, rule, path) => {
+      // One finding per value and place: a value rule and a field name can both see the same secret.
+      const key = `${path.replace(/\([^)]*\)$/, '')}\u0000${secret}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        findings.push({
+          file,
+          line: i + 1,
+          ...(exchange !== undefined ? { exchange } : {}),
+          path,
+          rule,
+          preview: secretPreview(secret, rule),
+        });
+      }
+      return secret;
+    };
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      if (secrets.mayHold(raw)) secrets.redact(raw, report, '(unparsable line)');
+      continue;
+    }
+    const rec = value as Record<string, unknown> | null;
+    if (rec !== null && typeof rec === 'object' && typeof rec.id === 'string') exchange = rec.id;
+    if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') {
+      if (secrets.mayHold(raw)) secrets.redact(value, report);
+      continue;
+    }
+    const request = rec.request as Record<string, unknown> | undefined;
+    const response = rec.response as Record<string, unknown> | undefined;
+    // Names first (they say what the value is), then the walk over everything, then side files.
+    if (Array.isArray(request?.query)) {
+      for (const pair of request.query as unknown[]) {
+        if (!Array.isArray(pair)) continue;
+        const [k, v] = pair as unknown[];
+        if (typeof k === 'string' && typeof v === 'string' && queryNames.has(k.toLowerCase()) && v !== '' && v !== REDACTED)
+          report(v, 'secret-query', `request.query.${k}`);
+      }
+    }
+    for (const [side, part] of [
+      ['request', request],
+      ['response', response],
+    ] as const) {
+      const headers = part?.headers;
+      if (headers === null || typeof headers !== 'object') continue;
+      for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
+        if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
+          report(v, 'secret-header', `${side}.headers.${name}`);
+      }
+    }
+    if (secrets.mayHold(raw)) secrets.redact(value, report);
+    for (const [side, part] of [
+      ['request', request],
+      ['response', response],
+    ] as const) {
+      const body = part?.body as Record<string, unknown> | undefined;
+      if (body?.kind === 'file' && typeof body.file === 'string' && body.encoding !== 'base64') {
+        const where = `${side}.body(side file ${body.file})`;
+        let content: string;
+        try {
+          content = await readFile(resolveSideFile(file, body.file), 'utf8');
+        } catch (err) {
+          problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
+          continue;
+        }
+        if (!secrets.mayHold(content)) continue;
+        let parsed: unknown = content;
+        if (body.encoding === 'json') {
+          try {
+            parsed = JSON.parse(content);
+          } catch {
+            // scan it as text
+          }
+        }
+        secrets.redact(parsed, report, where);
+      }
+    }
+  }
+  return { findings, problems };
+}
