@@ -11,7 +11,11 @@ export type ErrorCode =
   | 'NO_ROUTE'
   | 'UPSTREAM_ERROR'
   | 'BAD_REQUEST'
-  | 'EMBEDDINGS_FAILED';
+  | 'EMBEDDINGS_FAILED'
+  /** The viewer refused a request: a Host or Origin that is not its own (DNS rebinding, cross-site). */
+  | 'FORBIDDEN'
+  /** An export could not be written or pushed (OTLP endpoint unreachable or refusing). */
+  | 'EXPORT_FAILED';
 
 export class TapedeckError extends Error {
   readonly code: ErrorCode;

@@ -8,6 +8,7 @@ import { showCommand } from './show.js';
 import { diffCommand } from './diff.js';
 import { rmCommand } from './rm.js';
 import { pruneCommand } from './prune.js';
+import { viewCommand } from './view.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -20,4 +21,5 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   rmCommand,
   pruneCommand,
+  viewCommand,
 ];
