@@ -4,6 +4,7 @@
  * file alone. Steps are read through `index` and `exchange` only; everything else is computed from the exchange.
  */
 import type { Config } from '../config/config.js';
+import { conversationOf, type ConversationMessage } from '../inspect/conversation.js';
 import { createCostFn, priceTable } from '../inspect/cost.js';
 import { debrief, type Debrief } from '../inspect/debrief.js';
 import { diffRuns, runOf, type Run, type RunDiff } from '../inspect/diff.js';
@@ -16,7 +17,7 @@ import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 
 export type { Debrief, Run, RunDiff, Step, StepState, TapeSummary, CostFn, TimelineRow };
-export type { ConversationMessage } from '../inspect/conversation.js';
+export type { ConversationMessage };
 export type { ToolCallEntry, ToolEdit } from '../inspect/tool-sequence.js';
 
 /** The cost function for the configured price table (built-in prices merged with the config's). */
@@ -57,4 +58,9 @@ export function compareRuns(a: LoadedTape, b: LoadedTape, costOf: CostFn): { a: 
   const ra = runOf(a);
   const rb = runOf(b);
   return { a: ra, b: rb, diff: diffRuns(ra, rb, { costOf }) };
+}
+
+/** The conversation an LLM request body carries (any provider's shape), as one flat list of messages. */
+export function conversationIn(body: unknown): ConversationMessage[] {
+  return conversationOf(body);
 }
