@@ -36,14 +36,16 @@ export const exportCommand: Command = {
     if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', usage);
     validateTapeName(name);
     const format = stringValue(ctx.values, 'format');
-    if (format !== 'har' && format !== 'otlp') throw new TapedeckError('BAD_ARGS', `--format must be har or otlp (got ${format === undefined ? 'nothing' : `"${format}"`})`);
+    if (format !== 'har' && format !== 'otlp')
+      throw new TapedeckError('BAD_ARGS', `--format must be har or otlp (got ${format === undefined ? 'nothing' : `"${format}"`})`);
     const out = stringValue(ctx.values, 'out');
     const endpoint = stringValue(ctx.values, 'otlp-endpoint');
     if (endpoint !== undefined && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--otlp-endpoint goes with --format otlp');
     if (ctx.values['no-content'] === true && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--no-content goes with --format otlp');
     if (endpoint !== undefined) tracesUrl(endpoint); // a bad URL is a bad flag: say so before reading anything
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    if (!existsSync(tapeFile(config.dir, name))) throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
+    if (!existsSync(tapeFile(config.dir, name)))
+      throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
     const tape = await loadTape(config.dir, name);
     for (const p of tape.problems) ctx.stderr.write(`tapedeck export: ${name}: line ${p.line}: ${p.message}\n`);
 
@@ -56,7 +58,9 @@ export const exportCommand: Command = {
     const spans = tapeSpans({ ...tape, name }, { content: ctx.values['no-content'] !== true });
     if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
     if (endpoint !== undefined) await pushOtlp(spans, endpoint);
-    ctx.stderr.write(`tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${tracesUrl(endpoint)}` : ''}\n`);
+    ctx.stderr.write(
+      `tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${tracesUrl(endpoint)}` : ''}\n`,
+    );
     return 0;
   },
 };

@@ -32,11 +32,13 @@ export const viewCommand: Command = {
     if (extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck view [NAME] [--dir DIR] [--port N] [--no-open]');
     const portText = stringValue(ctx.values, 'port') ?? '0';
     const port = Number(portText);
-    if (!/^\d+$/.test(portText) || port > 65535) throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
+    if (!/^\d+$/.test(portText) || port > 65535)
+      throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
     if (name !== undefined) {
       validateTapeName(name);
-      if (!existsSync(tapeFile(config.dir, name))) throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
+      if (!existsSync(tapeFile(config.dir, name)))
+        throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
     }
     const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
     const viewer = await startViewer({ dir: config.dir, port, costOf: costFnFor(config.prices), log });
@@ -61,7 +63,11 @@ export const viewCommand: Command = {
 /** Start the desktop's browser on `url` (xdg-open, open, start); say so when there is none, never fail. */
 function openBrowser(url: string, warn: (msg: string) => void): void {
   const [cmd, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   try {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
     child.once('error', () => warn(`could not start a browser (${cmd}); open ${url} yourself`));

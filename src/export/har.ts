@@ -134,7 +134,8 @@ function responseOf(ex: Exchange): HarEntry['response'] {
       bodySize: -1,
       ...(error ? { _error: error } : {}),
     };
-  const mimeType = header(r.headers, 'content-type') ?? (r.events ? 'text/event-stream' : r.body?.kind === 'json' ? 'application/json' : 'x-unknown');
+  const mimeType =
+    header(r.headers, 'content-type') ?? (r.events ? 'text/event-stream' : r.body?.kind === 'json' ? 'application/json' : 'x-unknown');
   let content: HarEntry['response']['content'];
   if (r.events) {
     const text = r.events.map(sseEventText).join('') + (r.tail ?? '');

@@ -104,7 +104,10 @@ function llmShape(ex: Exchange, llm: LlmMeaning, content: boolean): SpanShape {
     if (input.length > 0) a['gen_ai.input.messages'] = JSON.stringify(input);
     a['gen_ai.output.messages'] = JSON.stringify([outputMessage(llm)]);
   }
-  const error = llm.errorType !== undefined ? { type: llm.errorType, message: `${llm.errorType}${ex.response ? ` (HTTP ${ex.response.status})` : ''}` } : transportError(ex);
+  const error =
+    llm.errorType !== undefined
+      ? { type: llm.errorType, message: `${llm.errorType}${ex.response ? ` (HTTP ${ex.response.status})` : ''}` }
+      : transportError(ex);
   return { name: `${operation} ${llm.model ?? llm.api}`, attributes: a, ...(error ? { error } : {}) };
 }
 
@@ -170,7 +173,8 @@ function httpShape(ex: Exchange): SpanShape {
 function transportError(ex: Exchange): SpanShape['error'] {
   if (ex.match?.kind === 'blocked') return { type: 'tapedeck.blocked', message: ex.match.reason ?? 'blocked side effect' };
   if (ex.match?.kind === 'miss') return { type: 'tapedeck.miss', message: ex.match.reason ?? 'not on the tape' };
-  if (ex.error && !(ex.mcp?.method === STREAM_METHOD && ex.error.code === 'CLIENT_CLOSED')) return { type: ex.error.code, message: ex.error.message };
+  if (ex.error && !(ex.mcp?.method === STREAM_METHOD && ex.error.code === 'CLIENT_CLOSED'))
+    return { type: ex.error.code, message: ex.error.message };
   if (ex.response && ex.response.status >= 400) return { type: String(ex.response.status), message: `HTTP ${ex.response.status}` };
   return undefined;
 }

@@ -164,18 +164,25 @@ export function tracesUrl(endpoint: string): string {
   } catch {
     throw new TapedeckError('BAD_ARGS', `--otlp-endpoint needs a URL like http://127.0.0.1:4318, got "${endpoint}"`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TapedeckError('BAD_ARGS', `--otlp-endpoint must be http(s), got "${endpoint}"`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new TapedeckError('BAD_ARGS', `--otlp-endpoint must be http(s), got "${endpoint}"`);
   if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/traces';
   return u.toString();
 }
 
 /** Push the spans to an OTLP/HTTP endpoint with the official exporter (JSON encoding), in batches. */
-export async function pushOtlp(spans: ReadableSpan[], endpoint: string, opts: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<void> {
+export async function pushOtlp(
+  spans: ReadableSpan[],
+  endpoint: string,
+  opts: { headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<void> {
   const url = tracesUrl(endpoint);
   const exporter = new OTLPTraceExporter({ url, headers: opts.headers ?? {}, timeoutMillis: opts.timeoutMs ?? 10_000 });
   try {
     for (let i = 0; i < spans.length; i += BATCH) {
-      const result = await new Promise<{ code: ExportResultCode; error?: Error }>((resolve) => exporter.export(spans.slice(i, i + BATCH), resolve));
+      const result = await new Promise<{ code: ExportResultCode; error?: Error }>((resolve) =>
+        exporter.export(spans.slice(i, i + BATCH), resolve),
+      );
       if (result.code !== ExportResultCode.SUCCESS)
         throw new TapedeckError('EXPORT_FAILED', `could not push spans to ${url}: ${result.error?.message ?? 'the exporter failed'}`, {
           cause: result.error,

@@ -30,7 +30,8 @@ export interface OpenTape {
 }
 
 /** A row of the tapes list: the summary `tapedeck list` prints, or why the tape could not be read. */
-export type TapeListItem = (TapeSummary & { ok: true; modifiedAt: string }) | { ok: false; name: string; error: string; modifiedAt: string };
+export type TapeListItem =
+  (TapeSummary & { ok: true; modifiedAt: string }) | { ok: false; name: string; error: string; modifiedAt: string };
 
 export interface TapeStore {
   readonly dir: string;

@@ -174,15 +174,21 @@ function parse<T>(schema: z.ZodType<T>, c: Context): T {
   const r = schema.safeParse(c.req.query());
   if (r.success) return r.data;
   const issue = r.error.issues[0];
-  throw new TapedeckError('BAD_ARGS', `bad query parameter ${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`, { status: 400 });
+  throw new TapedeckError('BAD_ARGS', `bad query parameter ${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`, {
+    status: 400,
+  });
 }
 
 /** A step by timeline position or by exchange id. */
 function stepIndex(t: OpenTape, i: number | undefined, id: string | undefined): number {
   const index = id !== undefined ? t.byId.get(id) : i;
   if (index === undefined || index >= t.items.length)
-    throw new TapedeckError('BAD_ARGS', `no step ${id !== undefined ? `with id ${id}` : (i ?? '(none given)')} on "${t.name}" (${t.items.length} steps)`, {
-      status: 404,
-    });
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `no step ${id !== undefined ? `with id ${id}` : (i ?? '(none given)')} on "${t.name}" (${t.items.length} steps)`,
+      {
+        status: 404,
+      },
+    );
   return index;
 }

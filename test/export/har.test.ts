@@ -49,7 +49,9 @@ function expectEntryIsExchange(entry: Har['log']['entries'][number], ex: Exchang
   if (ex.timing.ttfbMs !== undefined) expect(entry.timings.wait).toBeCloseTo(ex.timing.ttfbMs, 2);
   expect(Object.fromEntries(entry.request.headers.map((h) => [h.name, h.value]))).toEqual(ex.request.headers);
   expect(entry.request.queryString.map((q) => [q.name, q.value])).toEqual(ex.request.query);
-  const sent = entry.request.postData ? Buffer.from(entry.request.postData.text, entry.request.postData._encoding === 'base64' ? 'base64' : 'utf8') : Buffer.alloc(0);
+  const sent = entry.request.postData
+    ? Buffer.from(entry.request.postData.text, entry.request.postData._encoding === 'base64' ? 'base64' : 'utf8')
+    : Buffer.alloc(0);
   expect(sent.equals(decodeBody(ex.request.body))).toBe(true);
   expect(entry.response.status).toBe(ex.response?.status ?? 0);
   if (ex.response?.events) {
@@ -67,7 +69,13 @@ function expectEntryIsExchange(entry: Har['log']['entries'][number], ex: Exchang
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-har-'));
   await recordAgentTapes(dir);
-  await writeTape(dir, 'edge', [llmCall(0, { events: 3 }), binaryCall(10), toolCall(20, { isError: true }), toolCall(30, { transport: 'stdio' }), llmCall(40, { status: 400 })]);
+  await writeTape(dir, 'edge', [
+    llmCall(0, { events: 3 }),
+    binaryCall(10),
+    toolCall(20, { isError: true }),
+    toolCall(30, { transport: 'stdio' }),
+    llmCall(40, { status: 400 }),
+  ]);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -37,16 +37,30 @@ interface OtlpSpan {
   status: { code?: number; message?: string };
 }
 interface OtlpRequest {
-  resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] }; schemaUrl?: string; scopeSpans: { scope: { name: string }; schemaUrl?: string; spans: OtlpSpan[] }[] }[];
+  resourceSpans: {
+    resource: { attributes: { key: string; value: OtlpValue }[] };
+    schemaUrl?: string;
+    scopeSpans: { scope: { name: string }; schemaUrl?: string; spans: OtlpSpan[] }[];
+  }[];
 }
 
 const value = (v: OtlpValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values.map(value);
-const attrs = (list: { key: string; value: OtlpValue }[]): Record<string, unknown> => Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
-const spansOf = (reqs: OtlpRequest[]): OtlpSpan[] => reqs.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
+  v.stringValue ??
+  (v.intValue !== undefined ? Number(v.intValue) : undefined) ??
+  v.doubleValue ??
+  v.boolValue ??
+  v.arrayValue?.values.map(value);
+const attrs = (list: { key: string; value: OtlpValue }[]): Record<string, unknown> =>
+  Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
+const spansOf = (reqs: OtlpRequest[]): OtlpSpan[] =>
+  reqs.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
 
 /** A local OTLP/HTTP traces endpoint: records each request's headers and decoded JSON body. */
-async function startCollector(): Promise<{ url: string; requests: { headers: IncomingHttpHeaders; body: OtlpRequest }[]; close: () => Promise<void> }> {
+async function startCollector(): Promise<{
+  url: string;
+  requests: { headers: IncomingHttpHeaders; body: OtlpRequest }[];
+  close: () => Promise<void>;
+}> {
   const requests: { headers: IncomingHttpHeaders; body: OtlpRequest }[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -75,7 +89,12 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-otlp-'));
   collector = await startCollector();
   await recordRunAndModifiedReplay(dir);
-  await writeTape(dir, 'edge', [llmCall(0, { status: 400 }), toolCall(10, { isError: true }), toolCall(20, { rpcError: true, tool: 'missing' }), toolCall(30, { transport: 'stdio' })]);
+  await writeTape(dir, 'edge', [
+    llmCall(0, { status: 400 }),
+    toolCall(10, { isError: true }),
+    toolCall(20, { rpcError: true, tool: 'missing' }),
+    toolCall(30, { transport: 'stdio' }),
+  ]);
 }, 60_000);
 afterAll(async () => {
   await collector?.close();
@@ -139,11 +158,20 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     expect(JSON.parse(first['gen_ai.system_instructions'] as string)).toEqual([{ type: 'text', content: SYSTEM }]);
     expect(JSON.parse(first['gen_ai.input.messages'] as string)).toEqual([{ role: 'user', parts: [{ type: 'text', content: ASK }] }]);
     expect(JSON.parse(first['gen_ai.output.messages'] as string)).toEqual([
-      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'echo', arguments: { message: 'hello' } }], finish_reason: 'tool_calls' },
+      {
+        role: 'assistant',
+        parts: [{ type: 'tool_call', id: 'call_1', name: 'echo', arguments: { message: 'hello' } }],
+        finish_reason: 'tool_calls',
+      },
     ]);
     // The second, streamed: stream flag, time to first chunk, the tool result in its input.
     const second = attrs(byId.get(llms[1]!.id)!.attributes);
-    expect(second).toMatchObject({ 'gen_ai.request.stream': true, 'gen_ai.response.model': 'gpt-4o-mini', 'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 30 });
+    expect(second).toMatchObject({
+      'gen_ai.request.stream': true,
+      'gen_ai.response.model': 'gpt-4o-mini',
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.usage.input_tokens': 30,
+    });
     expect(second['gen_ai.response.time_to_first_chunk']).toBeCloseTo(llms[1]!.timing.ttfbMs! / 1000, 6);
     const input = JSON.parse(second['gen_ai.input.messages'] as string) as { role: string; parts: { type: string; result?: string }[] }[];
     expect(input.at(-1)).toEqual({ role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', result: 'Echo: hello' }] });
@@ -175,7 +203,17 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
 
   it('marks the blocked side effect of a modified replay as a tool error, and leaves content out with --no-content', async () => {
     const before = collector.requests.length;
-    const r = await runCli(['export', 'run-live', '--format', 'otlp', '--otlp-endpoint', `${collector.url}/v1/traces`, '--no-content', '--dir', dir]);
+    const r = await runCli([
+      'export',
+      'run-live',
+      '--format',
+      'otlp',
+      '--otlp-endpoint',
+      `${collector.url}/v1/traces`,
+      '--no-content',
+      '--dir',
+      dir,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const spans = spansOf(collector.requests.slice(before).map((q) => q.body));
     const blocked = spans.find((s) => attrs(s.attributes)['tapedeck.match.kind'] === 'blocked')!;
@@ -184,7 +222,9 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     expect(blocked.status.code).toBe(2); // ERROR
     const llm = spans.find((s) => s.name === 'chat gpt-4.1')!;
     expect(attrs(llm.attributes)).toMatchObject({ 'gen_ai.request.model': 'gpt-4.1', 'tapedeck.match.kind': 'live' });
-    for (const s of spans) for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments']) expect(attrs(s.attributes)).not.toHaveProperty(key);
+    for (const s of spans)
+      for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments'])
+        expect(attrs(s.attributes)).not.toHaveProperty(key);
   });
 
   it('fails with one line when the endpoint refuses, and exit 2 on a bad URL', async () => {
@@ -219,7 +259,11 @@ describe('OTLP/JSON to a file and edge cases', () => {
     expect(by(api).status.code).toBe(2);
     expect(attrs(by(toolErr).attributes)['error.type']).toBe('tool_error');
     expect(attrs(by(toolErr).attributes)).not.toHaveProperty('gen_ai.tool.call.result'); // only on success
-    expect(attrs(by(rpcErr).attributes)).toMatchObject({ 'error.type': '-32602', 'rpc.response.status_code': '-32602', 'gen_ai.tool.name': 'missing' });
+    expect(attrs(by(rpcErr).attributes)).toMatchObject({
+      'error.type': '-32602',
+      'rpc.response.status_code': '-32602',
+      'gen_ai.tool.name': 'missing',
+    });
     expect(by(rpcErr).status.message).toBe('Tool missing not found');
     expect(attrs(by(stdio).attributes)).toMatchObject({ 'network.transport': 'pipe', 'mcp.method.name': 'tools/call' });
     expect(attrs(by(stdio).attributes)).not.toHaveProperty('network.protocol.name');

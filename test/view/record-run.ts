@@ -33,7 +33,10 @@ export async function runAgent(url: string): Promise<string | null> {
     const first = await openai.chat.completions.create({ model: 'gpt-4o-mini', temperature: 0.2, messages });
     const call = first.choices[0]!.message.tool_calls![0]!;
     if (call.type !== 'function') throw new Error('expected a function call');
-    const result = await client.callTool({ name: call.function.name, arguments: JSON.parse(call.function.arguments) as Record<string, unknown> });
+    const result = await client.callTool({
+      name: call.function.name,
+      arguments: JSON.parse(call.function.arguments) as Record<string, unknown>,
+    });
     const tool = (result.content as { text: string }[])[0]!.text;
     messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: tool });
     const stream = await openai.chat.completions.create({

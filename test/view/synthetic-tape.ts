@@ -12,7 +12,11 @@ export async function writeTape(
     dir,
     name,
     ifExists: 'overwrite',
-    header: { mode: header.mode ?? 'record', routes: [{ prefix: '/openai', upstream: 'https://api.openai.com' }], ...(header.replayOf ? { replayOf: header.replayOf } : {}) },
+    header: {
+      mode: header.mode ?? 'record',
+      routes: [{ prefix: '/openai', upstream: 'https://api.openai.com' }],
+      ...(header.replayOf ? { replayOf: header.replayOf } : {}),
+    },
   });
   for (const ex of exchanges) void writer.append(ex);
   await writer.close();
@@ -21,7 +25,10 @@ export async function writeTape(
 const T0 = Date.parse('2026-11-20T10:00:00.000Z');
 
 /** An LLM call (OpenAI chat), streamed when `events` is given. */
-export function llmCall(offsetMs: number, opts: { question?: string; answer?: string; events?: number; status?: number } = {}): NewExchange {
+export function llmCall(
+  offsetMs: number,
+  opts: { question?: string; answer?: string; events?: number; status?: number } = {},
+): NewExchange {
   const question = opts.question ?? `question ${offsetMs}`;
   const answer = opts.answer ?? `answer ${offsetMs}`;
   const streamed = opts.events !== undefined;
@@ -36,7 +43,10 @@ export function llmCall(offsetMs: number, opts: { question?: string; answer?: st
       path: '/v1/chat/completions',
       query: [],
       headers: { authorization: 'Bearer sk-live-secret', 'content-type': 'application/json' },
-      body: { kind: 'json', json: { model: 'gpt-4o-mini', temperature: 0, stream: streamed, messages: [{ role: 'user', content: question }] } },
+      body: {
+        kind: 'json',
+        json: { model: 'gpt-4o-mini', temperature: 0, stream: streamed, messages: [{ role: 'user', content: question }] },
+      },
     },
     response: streamed
       ? {
@@ -45,7 +55,11 @@ export function llmCall(offsetMs: number, opts: { question?: string; answer?: st
           events: [
             ...Array.from({ length: opts.events ?? 0 }, (_, k) => ({
               offsetMs: 5 + k,
-              data: JSON.stringify({ id: 'chatcmpl-1', model: 'gpt-4o-mini-2024-07-18', choices: [{ index: 0, delta: { content: `${k} ` } }] }),
+              data: JSON.stringify({
+                id: 'chatcmpl-1',
+                model: 'gpt-4o-mini-2024-07-18',
+                choices: [{ index: 0, delta: { content: `${k} ` } }],
+              }),
             })),
             { offsetMs: 6 + (opts.events ?? 0), data: '[DONE]' },
           ],
@@ -58,7 +72,11 @@ export function llmCall(offsetMs: number, opts: { question?: string; answer?: st
             json:
               (opts.status ?? 200) >= 400
                 ? { error: { type: 'invalid_request_error', message: 'bad' } }
-                : { id: 'chatcmpl-1', model: 'gpt-4o-mini-2024-07-18', choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }] },
+                : {
+                    id: 'chatcmpl-1',
+                    model: 'gpt-4o-mini-2024-07-18',
+                    choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+                  },
           },
         },
     timing: { ttfbMs: 4, durationMs: streamed ? 8 + (opts.events ?? 0) : 6 },
@@ -78,9 +96,15 @@ export function llmCall(offsetMs: number, opts: { question?: string; answer?: st
 }
 
 /** An MCP tools/call over HTTP. */
-export function toolCall(offsetMs: number, opts: { tool?: string; isError?: boolean; rpcError?: boolean; transport?: 'http' | 'stdio' } = {}): NewExchange {
+export function toolCall(
+  offsetMs: number,
+  opts: { tool?: string; isError?: boolean; rpcError?: boolean; transport?: 'http' | 'stdio' } = {},
+): NewExchange {
   const tool = opts.tool ?? 'echo';
-  const result = { content: [{ type: 'text', text: opts.isError ? 'it failed' : `Echo: ${offsetMs}` }], ...(opts.isError ? { isError: true } : {}) };
+  const result = {
+    content: [{ type: 'text', text: opts.isError ? 'it failed' : `Echo: ${offsetMs}` }],
+    ...(opts.isError ? { isError: true } : {}),
+  };
   const error = { code: -32602, message: `Tool ${tool} not found` };
   const stdio = opts.transport === 'stdio';
   return {
@@ -124,7 +148,16 @@ export function binaryCall(offsetMs: number): NewExchange {
     transport: 'http',
     route: '/files',
     upstream: 'http://127.0.0.1:9000/base?v=1',
-    request: { method: 'GET', path: '/img.png', query: [['size', 'large'], ['key', '[REDACTED]']], headers: {}, body: { kind: 'empty' } },
+    request: {
+      method: 'GET',
+      path: '/img.png',
+      query: [
+        ['size', 'large'],
+        ['key', '[REDACTED]'],
+      ],
+      headers: {},
+      body: { kind: 'empty' },
+    },
     response: {
       status: 200,
       headers: { 'content-type': 'image/png' },

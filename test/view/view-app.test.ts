@@ -22,6 +22,7 @@ const HOST = `127.0.0.1:${PORT}`;
 let dir: string;
 let view: ViewApp;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON answers, read field by field in the assertions
 async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await view.app.request(url, { headers: { host: HOST, ...headers } });
   const text = await res.text();
@@ -38,10 +39,17 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-view-'));
   await recordAgentTapes(dir);
   const big = [];
-  for (let i = 0; i < 1200; i++) big.push(i % 3 === 2 ? toolCall(i * 10, { isError: i % 9 === 8 }) : llmCall(i * 10, { events: i % 2 ? 60 : undefined }));
+  for (let i = 0; i < 1200; i++)
+    big.push(i % 3 === 2 ? toolCall(i * 10, { isError: i % 9 === 8 }) : llmCall(i * 10, { events: i % 2 ? 60 : undefined }));
   await writeTape(dir, 'big', big);
   const costOf = costFnFor(undefined);
-  view = createViewApp({ store: createTapeStore({ dir, costOf }), costOf, log: createLogger('silent'), port: () => PORT, boundAddress: '127.0.0.1' });
+  view = createViewApp({
+    store: createTapeStore({ dir, costOf }),
+    costOf,
+    log: createLogger('silent'),
+    port: () => PORT,
+    boundAddress: '127.0.0.1',
+  });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -57,7 +65,8 @@ describe('loopback guard', () => {
   });
 
   it('accepts the loopback names with its port', async () => {
-    for (const host of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `[::1]:${PORT}`]) expect((await get('/api/tapes', { host })).status, host).toBe(200);
+    for (const host of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `[::1]:${PORT}`])
+      expect((await get('/api/tapes', { host })).status, host).toBe(200);
   });
 
   it('refuses another Origin and cross-site fetches, accepts its own origin', async () => {

@@ -1,4 +1,4 @@
-/* global fetch */
+/* global URLSearchParams */
 // The viewer's JSON API. Every call says what failed in the server's own words.
 
 export async function getJson(path, params = {}) {

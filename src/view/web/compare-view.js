@@ -10,7 +10,13 @@ const MARK_TEXT = { '-': 'only in A', '+': 'only in B', '~': 'moved' };
 export async function compareView(main, params) {
   const { tapes } = await api.tapes();
   const names = tapes.filter((t) => t.ok).map((t) => t.name);
-  const pick = (id, value) => h('select', { id }, h('option', { value: '' }, '— pick a tape —'), names.map((n) => h('option', { value: n, selected: n === value }, n)));
+  const pick = (id, value) =>
+    h(
+      'select',
+      { id },
+      h('option', { value: '' }, '— pick a tape —'),
+      names.map((n) => h('option', { value: n, selected: n === value }, n)),
+    );
   const a = pick('pick-a', params.a);
   const b = pick('pick-b', params.b);
   const go = h('button', { type: 'submit', class: 'button' }, 'compare');
@@ -26,7 +32,7 @@ export async function compareView(main, params) {
   }
   const c = await api.compare(params.a, params.b);
   main.append(result(c));
-  document.querySelector('.divergent')?.scrollIntoView({ block: 'center' });
+  document.querySelector('.divergent')?.scrollIntoView({ block: 'nearest' });
   return () => undefined;
 }
 
@@ -34,7 +40,8 @@ function result(c) {
   const d = c.diff;
   const A = c.a.name;
   const B = c.b.name;
-  const stepLink = (name, cell) => (cell && cell.i !== null ? h('a', { href: hashOf('tape', { name, step: cell.id }) }, cell.label) : cell ? cell.label : '');
+  const stepLink = (name, cell) =>
+    cell && cell.i !== null ? h('a', { href: hashOf('tape', { name, step: cell.id }) }, cell.label) : cell ? cell.label : '';
   return h(
     'div',
     { class: 'compare', id: 'compare' },
@@ -46,14 +53,32 @@ function result(c) {
       h('span', { class: 'muted' }, ` ${A} → ${B}`),
     ),
     d.firstDivergence
-      ? h('p', { class: 'divergence-banner', id: 'first-divergence' }, h('b', {}, `First divergence at step ${d.firstDivergence.step}: `), d.firstDivergence.reason)
+      ? h(
+          'p',
+          { class: 'divergence-banner', id: 'first-divergence' },
+          h('b', {}, `First divergence at step ${d.firstDivergence.step}: `),
+          d.firstDivergence.reason,
+        )
       : h('p', { class: 'muted', id: 'first-divergence' }, 'No divergence: the runs match step for step.'),
     d.configChanges.length
       ? h(
           'section',
           { class: 'card' },
           h('h2', {}, 'Configuration'),
-          h('table', { class: 'headers' }, d.configChanges.map((ch) => h('tr', {}, h('th', {}, ch.field), h('td', {}, JSON.stringify(ch.original)), h('td', {}, '→'), h('td', {}, JSON.stringify(ch.replay))))),
+          h(
+            'table',
+            { class: 'headers' },
+            d.configChanges.map((ch) =>
+              h(
+                'tr',
+                {},
+                h('th', {}, ch.field),
+                h('td', {}, JSON.stringify(ch.original)),
+                h('td', {}, '→'),
+                h('td', {}, JSON.stringify(ch.replay)),
+              ),
+            ),
+          ),
         )
       : null,
     h(
@@ -104,7 +129,9 @@ function result(c) {
             h('td', { class: 'num' }, r.delta.durationMs === null ? '' : fmtSigned(r.delta.durationMs, fmtMs)),
             h('td', { class: 'num' }, r.delta.tokens === null ? '' : fmtSigned(r.delta.tokens)),
           ),
-          r.divergent ? h('tr', { class: 'divergent-reason' }, h('td', {}), h('td', { colspan: 4 }, `first divergence: ${d.firstDivergence.reason}`)) : null,
+          r.divergent
+            ? h('tr', { class: 'divergent-reason' }, h('td', {}), h('td', { colspan: 4 }, `first divergence: ${d.firstDivergence.reason}`))
+            : null,
         ]),
       ),
     ),
@@ -112,7 +139,12 @@ function result(c) {
       'section',
       { class: 'card' },
       h('h2', {}, `Final output: ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`),
-      h('div', { class: 'outputs' }, h('div', {}, h('div', { class: 'label' }, A), h('pre', { class: 'text' }, d.outputDiff.original ?? '(none)')), h('div', {}, h('div', { class: 'label' }, B), h('pre', { class: 'text' }, d.outputDiff.replay ?? '(none)'))),
+      h(
+        'div',
+        { class: 'outputs' },
+        h('div', {}, h('div', { class: 'label' }, A), h('pre', { class: 'text' }, d.outputDiff.original ?? '(none)')),
+        h('div', {}, h('div', { class: 'label' }, B), h('pre', { class: 'text' }, d.outputDiff.replay ?? '(none)')),
+      ),
     ),
     h(
       'section',
@@ -131,7 +163,10 @@ function toolTd(cell) {
   if (!cell) return h('td', {});
   return h(
     'td',
-    { class: cell.mark ? `mark mark-${{ '-': 'removed', '+': 'added', '~': 'moved' }[cell.mark]}` : '', title: cell.mark ? MARK_TEXT[cell.mark] : '' },
+    {
+      class: cell.mark ? `mark mark-${{ '-': 'removed', '+': 'added', '~': 'moved' }[cell.mark]}` : '',
+      title: cell.mark ? MARK_TEXT[cell.mark] : '',
+    },
     h('span', { class: 'mark-sign' }, cell.mark ?? ' '),
     ' ',
     h('span', { class: 'tool-name' }, cell.toolName),

@@ -13,8 +13,18 @@ export async function debriefView(main, params) {
   const step = (i) => h('a', { href: hashOf('tape', { name }), onclick: (e) => (e.preventDefault(), openStep(name, i)) }, `step ${i}`);
   const t = d.totals;
   main.append(
-    h('div', { class: 'run-head' }, h('h1', {}, `Debrief · ${name}`), h('p', { class: 'links' }, h('a', { href: hashOf('tape', { name }) }, 'timeline'))),
-    h('section', { class: 'card', id: 'goal' }, h('h2', {}, 'Goal'), d.goal ? h('pre', { class: 'text' }, d.goal) : h('p', { class: 'muted' }, 'no user message on this tape')),
+    h(
+      'div',
+      { class: 'run-head' },
+      h('h1', {}, `Debrief · ${name}`),
+      h('p', { class: 'links' }, h('a', { href: hashOf('tape', { name }) }, 'timeline')),
+    ),
+    h(
+      'section',
+      { class: 'card', id: 'goal' },
+      h('h2', {}, 'Goal'),
+      d.goal ? h('pre', { class: 'text' }, d.goal) : h('p', { class: 'muted' }, 'no user message on this tape'),
+    ),
     h(
       'section',
       { class: 'card', id: 'path' },
@@ -28,17 +38,33 @@ export async function debriefView(main, params) {
               h(
                 'li',
                 { class: 'decision' },
-                h('div', {}, h('span', { class: 'tool-name' }, dec.tool), ' · ', step(dec.step), dec.toolCallId ? h('span', { class: 'muted' }, ` · ${dec.toolCallId}`) : null),
+                h(
+                  'div',
+                  {},
+                  h('span', { class: 'tool-name' }, dec.tool),
+                  ' · ',
+                  step(dec.step),
+                  dec.toolCallId ? h('span', { class: 'muted' }, ` · ${dec.toolCallId}`) : null,
+                ),
                 jsonView(dec.arguments),
                 dec.reasons.length === 0
                   ? h('p', { class: 'muted' }, 'the model stated no reason')
-                  : dec.reasons.map((r) => h('blockquote', { class: `reason reason-${r.source}` }, h('span', { class: 'label' }, SOURCES[r.source] ?? r.source), h('pre', { class: 'text' }, r.text))),
+                  : dec.reasons.map((r) =>
+                      h(
+                        'blockquote',
+                        { class: `reason reason-${r.source}` },
+                        h('span', { class: 'label' }, SOURCES[r.source] ?? r.source),
+                        h('pre', { class: 'text' }, r.text),
+                      ),
+                    ),
                 dec.result
                   ? h(
                       'div',
                       { class: dec.result.isError ? 'tool-result err' : 'tool-result' },
                       h('span', { class: 'label' }, `result (`, step(dec.result.step), `)${dec.result.isError ? ' · ERROR' : ''}`),
-                      typeof dec.result.value === 'string' ? h('pre', { class: 'text' }, dec.result.value) : jsonView(dec.result.value, { open: false }),
+                      typeof dec.result.value === 'string'
+                        ? h('pre', { class: 'text' }, dec.result.value)
+                        : jsonView(dec.result.value, { open: false }),
                     )
                   : null,
               ),
@@ -49,7 +75,13 @@ export async function debriefView(main, params) {
       'section',
       { class: 'card', id: 'assumptions' },
       h('h2', {}, 'Assumptions the model stated'),
-      d.assumptions.length === 0 ? h('p', { class: 'muted' }, 'none stated') : h('ul', {}, d.assumptions.map((a) => h('li', {}, step(a.step), ': ', a.text))),
+      d.assumptions.length === 0
+        ? h('p', { class: 'muted' }, 'none stated')
+        : h(
+            'ul',
+            {},
+            d.assumptions.map((a) => h('li', {}, step(a.step), ': ', a.text)),
+          ),
     ),
     h(
       'section',
@@ -63,7 +95,11 @@ export async function debriefView(main, params) {
       'section',
       { class: 'card', id: 'totals' },
       h('h2', {}, 'Totals'),
-      h('p', {}, `${t.steps} steps · ${t.llmCalls} LLM calls · ${t.toolCalls} tool calls · ${t.inputTokens}→${t.outputTokens} tokens · ${fmtMs(t.durationMs)} · ${t.errors} failing`),
+      h(
+        'p',
+        {},
+        `${t.steps} steps · ${t.llmCalls} LLM calls · ${t.toolCalls} tool calls · ${t.inputTokens}→${t.outputTokens} tokens · ${fmtMs(t.durationMs)} · ${t.errors} failing`,
+      ),
     ),
   );
   return () => undefined;

@@ -46,7 +46,16 @@ export function renderDetail(panel, detail, name, state) {
     h(
       'div',
       { class: 'detail-head' },
-      h('h2', {}, `Step ${it.i}`, h('span', { class: 'muted small' }, ` (0-based, of ${detail.total})`), ' ', h('span', { class: `kind kind-${it.kind}` }, it.kind), ' ', it.target),
+      h(
+        'h2',
+        {},
+        `Step ${it.i}`,
+        h('span', { class: 'muted small' }, ` (0-based, of ${detail.total})`),
+        ' ',
+        h('span', { class: `kind kind-${it.kind}` }, it.kind),
+        ' ',
+        it.target,
+      ),
       h(
         'p',
         { class: 'facts' },
@@ -93,7 +102,15 @@ function message(m) {
     h('div', { class: 'msg-role' }, m.role, m.toolCallId ? h('span', { class: 'muted' }, ` · answers ${m.toolCallId}`) : null),
     m.thinking ? h('details', { class: 'thinking' }, h('summary', {}, 'thinking'), h('pre', { class: 'text' }, m.thinking)) : null,
     m.text ? h('pre', { class: 'text' }, m.text) : null,
-    (m.toolCalls ?? []).map((c) => h('div', { class: 'tool-call' }, h('span', { class: 'tool-name' }, `→ ${c.name}`), c.id ? h('span', { class: 'muted' }, ` ${c.id}`) : null, jsonView(c.arguments))),
+    (m.toolCalls ?? []).map((c) =>
+      h(
+        'div',
+        { class: 'tool-call' },
+        h('span', { class: 'tool-name' }, `→ ${c.name}`),
+        c.id ? h('span', { class: 'muted' }, ` ${c.id}`) : null,
+        jsonView(c.arguments),
+      ),
+    ),
   );
 }
 
@@ -101,13 +118,35 @@ function tools(d) {
   const ex = d.exchange;
   const out = [];
   if (ex.llm?.toolCalls?.length)
-    out.push(h('h3', {}, 'Tool calls the model asked for here'), ...ex.llm.toolCalls.map((c) => h('div', { class: 'tool-call' }, h('span', { class: 'tool-name' }, `→ ${c.name}`), jsonView(c.arguments))));
+    out.push(
+      h('h3', {}, 'Tool calls the model asked for here'),
+      ...ex.llm.toolCalls.map((c) =>
+        h('div', { class: 'tool-call' }, h('span', { class: 'tool-name' }, `→ ${c.name}`), jsonView(c.arguments)),
+      ),
+    );
   if (ex.mcp)
     out.push(
-      h('h3', {}, `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` · ${ex.mcp.toolName}` : ''}`, ex.mcp.isError ? h('span', { class: 'err' }, ' · tool error') : null),
+      h(
+        'h3',
+        {},
+        `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` · ${ex.mcp.toolName}` : ''}`,
+        ex.mcp.isError ? h('span', { class: 'err' }, ' · tool error') : null,
+      ),
       ex.mcp.arguments !== undefined ? h('div', {}, h('div', { class: 'label' }, 'arguments'), jsonView(ex.mcp.arguments)) : null,
-      h('div', {}, h('div', { class: 'label' }, ex.mcp.error !== undefined ? 'error' : 'result'), jsonView(ex.mcp.error ?? ex.mcp.result ?? null)),
-      ex.mcp.notifications?.length ? h('div', {}, h('div', { class: 'label' }, `${ex.mcp.notifications.length} notification(s) before the answer`), jsonView(ex.mcp.notifications, { open: false })) : null,
+      h(
+        'div',
+        {},
+        h('div', { class: 'label' }, ex.mcp.error !== undefined ? 'error' : 'result'),
+        jsonView(ex.mcp.error ?? ex.mcp.result ?? null),
+      ),
+      ex.mcp.notifications?.length
+        ? h(
+            'div',
+            {},
+            h('div', { class: 'label' }, `${ex.mcp.notifications.length} notification(s) before the answer`),
+            jsonView(ex.mcp.notifications, { open: false }),
+          )
+        : null,
     );
   out.push(h('h3', {}, `Tool results so far (${d.toolResults.length})`));
   if (d.toolResults.length === 0) out.push(h('p', { class: 'muted' }, 'none'));
@@ -116,7 +155,11 @@ function tools(d) {
       h(
         'div',
         { class: r.isError ? 'tool-result err' : 'tool-result' },
-        h('div', { class: 'label' }, `step ${r.step} · ${r.source} · ${r.name ?? '?'}${r.toolCallId ? ` (${r.toolCallId})` : ''}${r.isError ? ' · ERROR' : ''}`),
+        h(
+          'div',
+          { class: 'label' },
+          `step ${r.step} · ${r.source} · ${r.name ?? '?'}${r.toolCallId ? ` (${r.toolCallId})` : ''}${r.isError ? ' · ERROR' : ''}`,
+        ),
         typeof r.result === 'string' ? h('pre', { class: 'text' }, r.result) : jsonView(r.result, { open: false }),
       ),
     );
@@ -136,7 +179,12 @@ function headersTable(headers) {
 function request(ex) {
   const q = ex.request.query.length ? `?${ex.request.query.map(([k, v]) => `${k}=${v}`).join('&')}` : '';
   return [
-    h('p', { class: 'mono' }, `${ex.request.method} ${ex.route}${ex.request.path}${q}`, ex.upstream ? h('span', { class: 'muted' }, `  → ${ex.upstream}`) : null),
+    h(
+      'p',
+      { class: 'mono' },
+      `${ex.request.method} ${ex.route}${ex.request.path}${q}`,
+      ex.upstream ? h('span', { class: 'muted' }, `  → ${ex.upstream}`) : null,
+    ),
     h('h3', {}, 'Headers'),
     headersTable(ex.request.headers),
     h('h3', {}, 'Body'),
@@ -156,10 +204,13 @@ function response(ex) {
         'table',
         { class: 'events' },
         h('tr', {}, h('th', {}, '+ms'), h('th', {}, 'event'), h('th', {}, 'data')),
-        ex.response.events.map((e) => h('tr', {}, h('td', { class: 'num' }, e.offsetMs.toFixed(1)), h('td', {}, e.event ?? 'message'), h('td', {}, eventData(e.data)))),
+        ex.response.events.map((e) =>
+          h('tr', {}, h('td', { class: 'num' }, e.offsetMs.toFixed(1)), h('td', {}, e.event ?? 'message'), h('td', {}, eventData(e.data))),
+        ),
       ),
     );
-    if (ex.response.tail) out.push(h('p', { class: 'muted' }, 'bytes after the last event:'), h('pre', { class: 'text' }, ex.response.tail));
+    if (ex.response.tail)
+      out.push(h('p', { class: 'muted' }, 'bytes after the last event:'), h('pre', { class: 'text' }, ex.response.tail));
   } else {
     out.push(h('h3', {}, 'Body'), bodyView(ex.response.body));
   }
@@ -184,9 +235,21 @@ function match(d, name) {
     ['why', m.reason ?? '—'],
   ];
   return [
-    h('table', { class: 'headers', id: 'match' }, rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)))),
+    h(
+      'table',
+      { class: 'headers', id: 'match' },
+      rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v))),
+    ),
     m.served && m.tape
-      ? h('p', {}, h('a', { href: hashOf('tape', { name: m.tape, step: m.served.id }) }, `open the recorded step ${m.served.i} (${m.served.target}) in ${m.tape}`))
+      ? h(
+          'p',
+          {},
+          h(
+            'a',
+            { href: hashOf('tape', { name: m.tape, step: m.served.id }) },
+            `open the recorded step ${m.served.i} (${m.served.target}) in ${m.tape}`,
+          ),
+        )
       : null,
     d.notes ? [h('h3', {}, 'Notes'), jsonView(d.notes)] : null,
     h('p', { class: 'muted small' }, `replay tape ${name}`),

@@ -1,4 +1,4 @@
-/* global document, Node */
+/* global document, Node, URLSearchParams */
 // Small DOM and formatting helpers shared by the views. No framework: elements are built with h() and replaced whole.
 
 /**

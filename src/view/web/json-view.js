@@ -23,7 +23,12 @@ function node(value, open, depth) {
   const details = h(
     'details',
     { class: 'j-node' },
-    h('summary', {}, h('span', { class: 'j-punct' }, isArray ? `[ ${entries.length} items` : `{ ${entries.length} keys`), size > OPEN_BELOW ? h('span', { class: 'j-size' }, ` · ${humanSize(size)}`) : null),
+    h(
+      'summary',
+      {},
+      h('span', { class: 'j-punct' }, isArray ? `[ ${entries.length} items` : `{ ${entries.length} keys`),
+      size > OPEN_BELOW ? h('span', { class: 'j-size' }, ` · ${humanSize(size)}`) : null,
+    ),
   );
   let built = false;
   const build = () => {
@@ -31,7 +36,9 @@ function node(value, open, depth) {
     built = true;
     const list = h('div', { class: 'j-children' });
     for (const [k, v] of entries)
-      list.append(h('div', { class: 'j-entry' }, isArray ? null : h('span', { class: 'j-key' }, `${JSON.stringify(k)}: `), node(v, false, depth + 1)));
+      list.append(
+        h('div', { class: 'j-entry' }, isArray ? null : h('span', { class: 'j-key' }, `${JSON.stringify(k)}: `), node(v, false, depth + 1)),
+      );
     details.append(list);
   };
   if (open && (depth === 0 || size <= OPEN_BELOW)) {
@@ -61,7 +68,11 @@ function approxSize(value, budget = 200_000) {
     if (n > budget) return;
     if (typeof v === 'string') n += v.length + 2;
     else if (v === null || typeof v !== 'object') n += String(v).length;
-    else for (const [k, x] of Object.entries(v)) (n += k.length + 4), walk(x);
+    else
+      for (const [k, x] of Object.entries(v)) {
+        n += k.length + 4;
+        walk(x);
+      }
   };
   walk(value);
   return n;
@@ -76,7 +87,8 @@ export function bodyView(body) {
   if (!body || body.kind === 'empty') return h('p', { class: 'muted' }, '(no body)');
   if (body.kind === 'json') return jsonView(body.json);
   if (body.kind === 'text') return h('pre', { class: 'text' }, body.text);
-  if (body.kind === 'base64') return h('p', { class: 'muted' }, `binary body, ${Math.round((body.base64.length * 3) / 4)} bytes (base64 on the tape)`);
+  if (body.kind === 'base64')
+    return h('p', { class: 'muted' }, `binary body, ${Math.round((body.base64.length * 3) / 4)} bytes (base64 on the tape)`);
   if (body.kind === 'file') return h('p', { class: 'muted' }, `side file ${body.file} (${body.bytes} bytes, not readable)`);
   return jsonView(body);
 }

@@ -9,12 +9,27 @@ export async function listView(main) {
   const table = h(
     'table',
     { class: 'tapes' },
-    h('thead', {}, h('tr', {}, ...['tape', 'created', 'steps', 'LLM', 'tools', 'tokens', 'cost', 'duration', 'errors', 'replay', ''].map((t) => h('th', {}, t)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...['tape', 'created', 'steps', 'LLM', 'tools', 'tokens', 'cost', 'duration', 'errors', 'replay', ''].map((t) => h('th', {}, t)),
+      ),
+    ),
     body,
   );
   const empty = h('p', { class: 'muted' }, `no tapes in ${data.dir}: record one with tapedeck record`);
   main.append(
-    h('div', { class: 'toolbar' }, h('h1', {}, 'Tapes'), h('span', { class: 'muted' }, data.dir), search, h('a', { href: hashOf('compare'), class: 'button' }, 'compare two tapes')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h1', {}, 'Tapes'),
+      h('span', { class: 'muted' }, data.dir),
+      search,
+      h('a', { href: hashOf('compare'), class: 'button' }, 'compare two tapes'),
+    ),
     data.tapes.length === 0 ? empty : table,
   );
 
@@ -23,7 +38,9 @@ export async function listView(main) {
     const q = search.value.trim().toLowerCase();
     body.replaceChildren();
     for (const g of groups) {
-      const hits = [g.tape, ...g.replays].filter((t) => q === '' || t.name.toLowerCase().includes(q) || (t.replayOf?.tape ?? '').toLowerCase().includes(q));
+      const hits = [g.tape, ...g.replays].filter(
+        (t) => q === '' || t.name.toLowerCase().includes(q) || (t.replayOf?.tape ?? '').toLowerCase().includes(q),
+      );
       if (hits.length === 0) continue;
       body.append(row(g.tape, false, g.replays.length));
       for (const r of g.replays) if (hits.includes(r) || hits.includes(g.tape)) body.append(row(r, true, 0));

@@ -14,7 +14,19 @@ const GLYPH = { e: '!', b: '⊘', m: '?', s: '≈', '.': '' };
 
 export async function runView(main, params) {
   const name = params.name;
-  const state = { name, meta: null, pages: new Map(), loading: new Set(), selected: null, selectedId: params.step ?? null, tab: 'conversation', zoom: 'run', scale: null, version: 0, seq: 0 };
+  const state = {
+    name,
+    meta: null,
+    pages: new Map(),
+    loading: new Set(),
+    selected: null,
+    selectedId: params.step ?? null,
+    tab: 'conversation',
+    zoom: 'run',
+    scale: null,
+    version: 0,
+    seq: 0,
+  };
   const [meta, first] = await Promise.all([api.tape(name), api.rows(name, 0, PAGE)]);
   state.meta = meta;
   state.version = meta.version;
@@ -27,7 +39,7 @@ export async function runView(main, params) {
   const panel = h('section', { class: 'detail', id: 'detail' }, h('p', { class: 'muted' }, 'Click a step (or press → ) to open it.'));
   const zoom = h('button', { type: 'button', class: 'button small', id: 'zoom' }, 'time axis: whole run');
   const live = h('span', { class: 'live-badge', id: 'live-badge', hidden: true }, '● live');
-  head.append(h('div', { class: 'head-actions' }, zoom, live));
+  head.querySelector('.links').append(h('span', { class: 'head-actions' }, live, zoom));
   main.append(head, canvas, h('div', { class: 'split' }, h('div', { class: 'left' }, ruler, listBox), panel));
 
   const item = (i) => state.pages.get(Math.floor(i / PAGE))?.[i % PAGE] ?? null;
@@ -77,7 +89,12 @@ export async function runView(main, params) {
     const title = `step ${it.i} · ${it.kind} ${it.target} · start +${fmtMs(it.start)} · first byte ${fmtMs(it.ttfb)} · ${fmtMs(it.dur)}${it.events ? ` · ${it.events} events` : ''}${it.error ? ` · ${it.error}` : ''}`;
     return h(
       'div',
-      { class: `row lane-${it.lane} mark-${mark === '.' ? 'ok' : mark}${i === state.selected ? ' selected' : ''}`, dataset: { i, id: it.id }, title, onclick: () => select(i) },
+      {
+        class: `row lane-${it.lane} mark-${mark === '.' ? 'ok' : mark}${i === state.selected ? ' selected' : ''}`,
+        dataset: { i, id: it.id },
+        title,
+        onclick: () => select(i),
+      },
       h('span', { class: 'c-i' }, h('span', { class: 'glyph' }, GLYPH[mark]), i),
       h('span', { class: `kind kind-${it.kind}` }, it.kind),
       h('span', { class: 'c-what' }, h('b', {}, it.target), ' ', h('span', { class: 'muted' }, summary(it))),
@@ -85,7 +102,13 @@ export async function runView(main, params) {
       h('span', { class: 'c-dur' }, fmtMs(it.dur)),
     );
   };
-  const placeholder = (i) => h('div', { class: 'row placeholder', dataset: { i, placeholder: '1' } }, h('span', { class: 'c-i' }, i), h('span', { class: 'muted' }, '…'));
+  const placeholder = (i) =>
+    h(
+      'div',
+      { class: 'row placeholder', dataset: { i, placeholder: '1' } },
+      h('span', { class: 'c-i' }, i),
+      h('span', { class: 'muted' }, '…'),
+    );
 
   let overview = null;
   const onRange = (first, last) => {
@@ -231,7 +254,16 @@ function header(meta) {
       orig ? [' · ', h('a', { href: hashOf('tape', { name: orig }) }, `open ${orig}`)] : null,
       ' · ',
       h('span', { class: 'muted small' }, 'keys: ← → step · Home/End'),
-      h('span', { class: 'legend' }, h('span', { class: 'lg lg-llm' }, 'LLM'), h('span', { class: 'lg lg-tool' }, 'MCP/HTTP'), h('span', { class: 'lg lg-wait' }, 'waiting for first byte'), h('span', { class: 'lg lg-e' }, '! error'), h('span', { class: 'lg lg-b' }, '⊘ blocked'), h('span', { class: 'lg lg-s' }, '≈ semantic match')),
+      h(
+        'span',
+        { class: 'legend' },
+        h('span', { class: 'lg lg-llm' }, 'LLM'),
+        h('span', { class: 'lg lg-tool' }, 'MCP/HTTP'),
+        h('span', { class: 'lg lg-wait' }, 'waiting for first byte'),
+        h('span', { class: 'lg lg-e' }, '! error'),
+        h('span', { class: 'lg lg-b' }, '⊘ blocked'),
+        h('span', { class: 'lg lg-s' }, '≈ semantic match'),
+      ),
     ),
   );
 }
@@ -239,12 +271,18 @@ function header(meta) {
 /** Time marks over the bar column (the ruler has the rows' columns, so its bar column lines up with theirs). */
 function drawRuler(ruler, { t0, t1 }) {
   const bar = h('span', { class: 'c-bar' });
-  for (let k = 0; k <= 4; k++) {
-    const mark = h('span', { class: 'ruler-mark' }, fmtMs(t0 + ((t1 - t0) * k) / 4));
-    mark.style.left = `${k * 25}%`;
+  for (let k = 0; k <= 3; k++) {
+    const mark = h('span', { class: 'ruler-mark' }, fmtMs(t0 + ((t1 - t0) * k) / 3));
+    mark.style.left = `${(k * 100) / 3}%`;
     bar.append(mark);
   }
-  clear(ruler).append(h('span', { class: 'c-i' }, '#'), h('span', { class: 'kind' }), h('span', { class: 'c-what' }, 'step'), bar, h('span', { class: 'c-dur' }, 'time'));
+  clear(ruler).append(
+    h('span', { class: 'c-i' }, '#'),
+    h('span', { class: 'kind' }),
+    h('span', { class: 'c-what' }, 'step'),
+    bar,
+    h('span', { class: 'c-dur' }, 'time'),
+  );
 }
 
 function banner(main, err) {

@@ -66,7 +66,8 @@ export function virtualList({ container, rowHeight, total, render, placeholder, 
     scrollTo(i) {
       const top = i * rowHeight;
       if (top < container.scrollTop) container.scrollTop = top;
-      else if (top + rowHeight > container.scrollTop + container.clientHeight) container.scrollTop = top + rowHeight - container.clientHeight;
+      else if (top + rowHeight > container.scrollTop + container.clientHeight)
+        container.scrollTop = top + rowHeight - container.clientHeight;
       draw();
     },
     atEnd() {
