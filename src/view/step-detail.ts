@@ -10,6 +10,8 @@ import type { TimelineItem } from './timeline-items.js';
 
 /** Strings longer than this are clipped in a step's detail (64 KiB of text is already more than anyone reads in a panel). */
 export const CLIP_CHARS = 64 * 1024;
+/** Tool results so far shown with a step: the latest ones (a long run has thousands; the step's own is always among them). */
+export const MAX_TOOL_RESULTS = 100;
 
 export interface MatchExplanation extends MatchInfo {
   /** The tape this replay answered from. */
@@ -24,7 +26,9 @@ export interface StepDetail {
   /** Timeline position of the LLM call whose request is the conversation shown; null when none came at or before. */
   conversationFrom: number | null;
   conversation: ConversationMessage[];
+  /** The latest tool results at this step (at most MAX_TOOL_RESULTS), and how many there were in all. */
   toolResults: { source: string; step: number; name?: string; toolCallId?: string; result: unknown; isError?: boolean }[];
+  toolResultsTotal: number;
   exchange: unknown;
   /** True when some string in the exchange or conversation was clipped (the raw exchange is whole). */
   clipped: boolean;
@@ -41,7 +45,8 @@ export function stepDetail(open: OpenTape, index: number, original?: OpenTape): 
     total: open.items.length,
     conversationFrom: state.conversationFrom,
     conversation: clip.value(state.conversation) as ConversationMessage[],
-    toolResults: clip.value(state.toolResults) as StepDetail['toolResults'],
+    toolResults: clip.value(state.toolResults.slice(-MAX_TOOL_RESULTS)) as StepDetail['toolResults'],
+    toolResultsTotal: state.toolResults.length,
     exchange: clip.value(ex),
     clipped: clip.clipped(),
     match: ex.match ? explainMatch(ex, open, original) : null,

@@ -6,7 +6,7 @@ import { bodyView, jsonView } from './json-view.js';
 
 const TABS = [
   ['conversation', 'Conversation'],
-  ['tools', 'Tool calls & results'],
+  ['tools', 'Tools'],
   ['request', 'Request'],
   ['response', 'Response'],
   ['match', 'Match'],
@@ -148,7 +148,7 @@ function tools(d) {
           )
         : null,
     );
-  out.push(h('h3', {}, `Tool results so far (${d.toolResults.length})`));
+  out.push(h('h3', {}, `Tool results so far (${d.toolResultsTotal}${d.toolResultsTotal > d.toolResults.length ? `; the latest ${d.toolResults.length} shown` : ''})`));
   if (d.toolResults.length === 0) out.push(h('p', { class: 'muted' }, 'none'));
   for (const r of d.toolResults)
     out.push(

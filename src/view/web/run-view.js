@@ -140,18 +140,23 @@ export async function runView(main, params) {
     drawRuler(ruler, scaleOf());
   });
 
-  async function select(i, opts = {}) {
-    if (i < 0 || i >= state.meta.total) return;
+  const mark = (i) => {
     state.selected = i;
     for (const el of listBox.querySelectorAll('.row.selected')) el.classList.remove('selected');
     listBox.querySelector(`.row[data-i="${i}"]`)?.classList.add('selected');
     list.scrollTo(i);
+  };
+
+  /** Open step `i` (or the step with exchange id `opts.id`, whose position is known once the server answers). */
+  async function select(i, opts = {}) {
+    if (opts.id === undefined && (i < 0 || i >= state.meta.total)) return;
+    if (opts.id === undefined) mark(i);
     const seq = ++state.seq;
     panel.classList.add('loading');
     try {
       const d = await api.step(name, opts.id !== undefined ? { id: opts.id } : { i });
       if (seq !== state.seq) return;
-      state.selected = d.item.i;
+      if (d.item.i !== state.selected) mark(d.item.i);
       state.selectedId = d.item.id;
       history.replaceState(null, '', hashOf('tape', { name, step: d.item.id }));
       renderDetail(panel, d, name, state);
