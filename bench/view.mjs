@@ -9,7 +9,16 @@ import path from 'node:path';
 
 const SIZE = Number(process.env.BENCH_VIEW_SIZE ?? 10_000);
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const BUDGET_MS = 2000;
 
 const SYSTEM = 'You are the support assistant of Acme. Answer in two sentences, cite the ticket, never invent order data.';
@@ -17,9 +26,19 @@ const SYSTEM = 'You are the support assistant of Acme. Answer in two sentences, 
 function llm(i, t) {
   const streamed = i % 4 === 0;
   const history = [];
-  for (let k = Math.max(0, i - 6); k < i; k += 2) history.push({ role: 'user', content: `Earlier question ${k} about order ${k * 7}` }, { role: 'assistant', content: `Earlier answer ${k}: the order ${k * 7} shipped on time.` });
+  for (let k = Math.max(0, i - 6); k < i; k += 2)
+    history.push(
+      { role: 'user', content: `Earlier question ${k} about order ${k * 7}` },
+      { role: 'assistant', content: `Earlier answer ${k}: the order ${k * 7} shipped on time.` },
+    );
   const answer = `Ticket ${i}: the refund for order ${i * 7} was issued; it reaches the card in 3 to 5 days.`;
-  const chunk = (k) => JSON.stringify({ id: `chatcmpl-${i}`, object: 'chat.completion.chunk', model: 'gpt-4o-mini-2024-07-18', choices: [{ index: 0, delta: { content: `${answer.slice(k * 5, k * 5 + 5)}` }, finish_reason: null }] });
+  const chunk = (k) =>
+    JSON.stringify({
+      id: `chatcmpl-${i}`,
+      object: 'chat.completion.chunk',
+      model: 'gpt-4o-mini-2024-07-18',
+      choices: [{ index: 0, delta: { content: `${answer.slice(k * 5, k * 5 + 5)}` }, finish_reason: null }],
+    });
   return {
     startedAt: new Date(Date.parse('2026-11-01T09:00:00Z') + t).toISOString(),
     offsetMs: t,
@@ -31,13 +50,51 @@ function llm(i, t) {
       path: '/v1/chat/completions',
       query: [],
       headers: { authorization: 'Bearer sk-bench', 'content-type': 'application/json' },
-      body: { kind: 'json', json: { model: 'gpt-4o-mini', temperature: 0, stream: streamed, messages: [{ role: 'system', content: SYSTEM }, ...history, { role: 'user', content: `What happened to the refund of order ${i * 7}?` }] } },
+      body: {
+        kind: 'json',
+        json: {
+          model: 'gpt-4o-mini',
+          temperature: 0,
+          stream: streamed,
+          messages: [
+            { role: 'system', content: SYSTEM },
+            ...history,
+            { role: 'user', content: `What happened to the refund of order ${i * 7}?` },
+          ],
+        },
+      },
     },
     response: streamed
-      ? { status: 200, headers: { 'content-type': 'text/event-stream' }, events: [...Array.from({ length: 19 }, (_, k) => ({ offsetMs: 40 + k * 3, data: chunk(k) })), { offsetMs: 100, data: '[DONE]' }] }
-      : { status: 200, headers: { 'content-type': 'application/json' }, body: { kind: 'json', json: { id: `chatcmpl-${i}`, model: 'gpt-4o-mini-2024-07-18', choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }], usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 } } } },
+      ? {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          events: [...Array.from({ length: 19 }, (_, k) => ({ offsetMs: 40 + k * 3, data: chunk(k) })), { offsetMs: 100, data: '[DONE]' }],
+        }
+      : {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: {
+            kind: 'json',
+            json: {
+              id: `chatcmpl-${i}`,
+              model: 'gpt-4o-mini-2024-07-18',
+              choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+              usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 },
+            },
+          },
+        },
     timing: { ttfbMs: 40, durationMs: streamed ? 101 : 60 },
-    llm: { provider: 'openai', api: 'chat.completions', model: 'gpt-4o-mini', params: { temperature: 0 }, streamed, usage: { inputTokens: 120, outputTokens: 30, totalTokens: 150 }, toolCalls: [], outputText: answer, stopReason: 'stop' },
+    llm: {
+      provider: 'openai',
+      api: 'chat.completions',
+      model: 'gpt-4o-mini',
+      params: { temperature: 0 },
+      streamed,
+      usage: { inputTokens: 120, outputTokens: 30, totalTokens: 150 },
+      toolCalls: [],
+      outputText: answer,
+      stopReason: 'stop',
+    },
   };
 }
 
@@ -49,16 +106,45 @@ function tool(i, t) {
     transport: 'http',
     route: '/mcp',
     upstream: 'http://127.0.0.1:3001/mcp',
-    request: { method: 'POST', path: '/', query: [], headers: { 'content-type': 'application/json', 'mcp-session-id': 'bench' }, body: { kind: 'json', json: { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_order', arguments: { id: i * 7 } } } } },
-    response: { status: 200, headers: { 'content-type': 'application/json' }, body: { kind: 'json', json: { jsonrpc: '2.0', id: i, result } } },
+    request: {
+      method: 'POST',
+      path: '/',
+      query: [],
+      headers: { 'content-type': 'application/json', 'mcp-session-id': 'bench' },
+      body: {
+        kind: 'json',
+        json: { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_order', arguments: { id: i * 7 } } },
+      },
+    },
+    response: {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: { kind: 'json', json: { jsonrpc: '2.0', id: i, result } },
+    },
     timing: { ttfbMs: 5, durationMs: 6 },
-    mcp: { direction: 'client-to-server', method: 'tools/call', jsonrpcId: i, toolName: 'get_order', arguments: { id: i * 7 }, result, isError: i % 97 === 0, notifications: [], sessionId: 'bench', transport: 'streamable-http' },
+    mcp: {
+      direction: 'client-to-server',
+      method: 'tools/call',
+      jsonrpcId: i,
+      toolName: 'get_order',
+      arguments: { id: i * 7 },
+      result,
+      isError: i % 97 === 0,
+      notifications: [],
+      sessionId: 'bench',
+      transport: 'streamable-http',
+    },
   };
 }
 
 async function writeBigTape(dir) {
   const { createTapeWriter } = await import('../dist/tape/tape-writer.js');
-  const writer = await createTapeWriter({ dir, name: 'big', ifExists: 'overwrite', header: { mode: 'record', routes: [{ prefix: '/openai', upstream: 'https://api.openai.com' }] } });
+  const writer = await createTapeWriter({
+    dir,
+    name: 'big',
+    ifExists: 'overwrite',
+    header: { mode: 'record', routes: [{ prefix: '/openai', upstream: 'https://api.openai.com' }] },
+  });
   let t = 0;
   for (let i = 0; i < SIZE; i++) {
     void writer.append(i % 2 === 0 ? llm(i, t) : tool(i, t));
@@ -107,7 +193,12 @@ async function browser(dir) {
   if (!existsSync(CHROMIUM)) return { skipped: `no ${CHROMIUM} (apt-get install chromium)` };
   const profile = mkdtempSync(path.join(tmpdir(), 'tapedeck-bench-chromium-'));
   const viewer = await startViewer(dir); // a fresh server: the first open reads the tape
-  const ctx = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 800 } });
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+  });
   try {
     const measureOpen = async () => {
       const page = await ctx.newPage();
@@ -146,7 +237,9 @@ export async function run() {
     const t0 = performance.now();
     const file = await writeBigTape(dir);
     const mb = statSync(file).size / 1e6;
-    console.log(`\n## viewer: a ${SIZE.toLocaleString('en-US')}-exchange tape (${mb.toFixed(0)} MB, written in ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+    console.log(
+      `\n## viewer: a ${SIZE.toLocaleString('en-US')}-exchange tape (${mb.toFixed(0)} MB, written in ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+    );
     const viewer = await startViewer(dir);
     let a;
     try {

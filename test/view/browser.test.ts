@@ -13,7 +13,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diffTapes } from '../../src/inspect/diff.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
-import { spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { ASK, SYSTEM, recordRunAndModifiedReplay } from './record-run.js';
 
@@ -155,6 +155,35 @@ describe.skipIf(!hasChromium)('the viewer in Chromium', () => {
     expect(box !== null && box.y >= 0 && box.y < 760).toBe(true); // scrolled into view
     await shot(page, 'viewer-compare.png');
     await page.close();
+  });
+
+  it('exports a HAR that a real HAR consumer replays: Playwright serves the recorded answers to the page from it', async () => {
+    const harFile = path.join(dir, 'run.har');
+    const r = await runCli(['export', 'run', '--format', 'har', '--out', harFile, '--dir', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const tape = await loadTape(dir, 'run');
+    const llm = tape.exchanges.find((e) => e.llm && !e.llm.streamed)!;
+    const origin = new URL(llm.upstream!).origin; // the scripted upstream: stopped long ago, so only the HAR can answer
+    const harProfile = mkdtempSync(path.join(tmpdir(), 'tapedeck-chromium-har-'));
+    const ctx = await chromium.launchPersistentContext(harProfile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+    try {
+      await ctx.routeFromHAR(harFile, { url: `${origin}/v1/**`, notFound: 'abort' });
+      await ctx.route(`${origin}/`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>har</title>' }));
+      const page = await ctx.newPage();
+      await page.goto(`${origin}/`);
+      const answer = await page.evaluate(
+        async ([body]) => {
+          const res = await fetch('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          return { status: res.status, text: await res.text() };
+        },
+        [JSON.stringify((llm.request.body as { json: unknown }).json)],
+      );
+      expect(answer.status).toBe(llm.response!.status);
+      expect(JSON.parse(answer.text)).toEqual((llm.response!.body as { json: unknown }).json);
+    } finally {
+      await ctx.close();
+      rmSync(harProfile, { recursive: true, force: true });
+    }
   });
 
   it('shows the debrief', async () => {

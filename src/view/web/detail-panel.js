@@ -148,7 +148,13 @@ function tools(d) {
           )
         : null,
     );
-  out.push(h('h3', {}, `Tool results so far (${d.toolResultsTotal}${d.toolResultsTotal > d.toolResults.length ? `; the latest ${d.toolResults.length} shown` : ''})`));
+  out.push(
+    h(
+      'h3',
+      {},
+      `Tool results so far (${d.toolResultsTotal}${d.toolResultsTotal > d.toolResults.length ? `; the latest ${d.toolResults.length} shown` : ''})`,
+    ),
+  );
   if (d.toolResults.length === 0) out.push(h('p', { class: 'muted' }, 'none'));
   for (const r of d.toolResults)
     out.push(
