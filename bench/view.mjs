@@ -1,3 +1,4 @@
+/* global document */ // (in page.waitForFunction callbacks, which run in the browser)
 // The viewer on a large tape: a 10,000-exchange tape (half LLM calls, half of them streamed with 20 events,
 // half MCP tool calls; about 25 MB) opened in `tapedeck view`. Measures the API (cold: the first request reads the
 // tape; warm: it is kept) and, where Debian's Chromium is installed, the page in a real browser: from navigation
