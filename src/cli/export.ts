@@ -10,7 +10,7 @@ import { stringValue, type Command } from './command.js';
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write a tape as HAR 1.2 (devtools, HAR viewers) or as an OpenTelemetry trace (OTLP/JSON, or pushed over OTLP/HTTP)',
+  summary: 'write a tape as HAR 1.2 or as an OpenTelemetry trace (OTLP/JSON, or pushed to an OTLP/HTTP endpoint)',
   usage: [
     'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL] [--no-content] [--dir DIR] [--config FILE]',
     '',

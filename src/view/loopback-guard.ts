@@ -19,7 +19,12 @@ const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 export function loopbackGuard(opts: LoopbackGuardOptions): MiddlewareHandler {
   const names = new Set(LOOPBACK_NAMES);
   if (opts.boundAddress !== undefined) names.add(opts.boundAddress.includes(':') ? `[${opts.boundAddress}]` : opts.boundAddress);
-  const allowed = (): Set<string> => new Set([...names].map((n) => `${n}:${opts.port()}`));
+  let cached: { port: number; hosts: Set<string> } | undefined;
+  const allowed = (): Set<string> => {
+    const port = opts.port();
+    if (cached?.port !== port) cached = { port, hosts: new Set([...names].map((n) => `${n}:${port}`)) };
+    return cached.hosts;
+  };
 
   return async (c, next) => {
     const why = refusal(allowed(), c.req.header('host'), c.req.header('origin'), c.req.header('sec-fetch-site'));
