@@ -17,22 +17,26 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('tapedeck view', () => {
   it('prints the URL of the tape it opens, serves it on 127.0.0.1, and stops cleanly on SIGINT', async () => {
     const child = spawnCli(['view', 'one', '--dir', dir, '--no-open', '--port', '0']);
-    const url = await waitForListening(child);
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/tape\?name=one$/);
-    const base = url.replace(/#.*$/, '');
-    const tape = (await (await fetch(`${base}api/tape?name=one`)).json()) as { total: number };
-    expect(tape.total).toBe(1);
-    // A request that names another host (DNS rebinding) is refused even on the right socket.
-    const port = new URL(base).port;
-    const refused = await new Promise<number | undefined>((resolve, reject) =>
-      get(
-        { host: '127.0.0.1', port, path: '/api/tapes', headers: { host: `rebind.example:${port}` } },
-        (res) => (res.resume(), resolve(res.statusCode)),
-      ).on('error', reject),
-    );
-    expect(refused).toBe(403);
-    const code = await new Promise<number | null>((resolve) => (child.once('exit', resolve), child.kill('SIGINT')));
-    expect(code).toBe(0);
+    try {
+      const url = await waitForListening(child);
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/tape\?name=one$/);
+      const base = url.replace(/#.*$/, '');
+      const tape = (await (await fetch(`${base}api/tape?name=one`)).json()) as { total: number };
+      expect(tape.total).toBe(1);
+      // A request that names another host (DNS rebinding) is refused even on the right socket.
+      const port = new URL(base).port;
+      const refused = await new Promise<number | undefined>((resolve, reject) =>
+        get(
+          { host: '127.0.0.1', port, path: '/api/tapes', headers: { host: `rebind.example:${port}` } },
+          (res) => (res.resume(), resolve(res.statusCode)),
+        ).on('error', reject),
+      );
+      expect(refused).toBe(403);
+      const code = await new Promise<number | null>((resolve) => (child.once('exit', resolve), child.kill('SIGINT')));
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('refuses bad input with one line and exit 2', async () => {
