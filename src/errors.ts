@@ -57,6 +57,10 @@ const CODES = {
   /** The port to listen on is taken. */
   PORT_IN_USE: { status: 500, type: 'tapedeck_port_in_use', rpc: RPC.internal },
   EMBEDDINGS_FAILED: { status: 502, type: 'tapedeck_embeddings_failed', rpc: RPC.internal },
+  /** A request the viewer refuses (a Host or Origin that is not its own: DNS rebinding). */
+  FORBIDDEN: { status: 403, type: 'tapedeck_forbidden', rpc: RPC.internal },
+  /** An export that could not be written or pushed. */
+  EXPORT_FAILED: { status: 502, type: 'tapedeck_export_failed', rpc: RPC.internal },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

@@ -121,3 +121,10 @@ export { textSimilarity } from './inspect/similarity.js';
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
+
+// --- view and export: the browser viewer, HAR 1.2, OpenTelemetry
+export { startViewer, type ViewerOptions, type RunningViewer } from './view/viewer.js';
+export { createViewApp, type ViewAppOptions, type ViewApp } from './view/view-app.js';
+export { createTapeStore, type TapeStore, type OpenTape, type TapeListItem } from './view/tape-store.js';
+export { toHar, type Har, type HarEntry } from './export/har.js';
+export { tapeSpans, otlpJson, pushOtlp, SCHEMA_URL, type TraceOptions } from './export/otlp.js';

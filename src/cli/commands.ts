@@ -9,6 +9,8 @@ import { diffCommand } from './diff.js';
 import { rmCommand } from './rm.js';
 import { pruneCommand } from './prune.js';
 import { scanCommand } from './scan.js';
+import { viewCommand } from './view.js';
+import { exportCommand } from './export.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -22,4 +24,6 @@ export const COMMANDS: readonly Command[] = [
   rmCommand,
   pruneCommand,
   scanCommand,
+  viewCommand,
+  exportCommand,
 ];

@@ -1,7 +1,7 @@
 /** `tapedeck diff` for people: verdict and score, configuration changes, the tool sequences side by side, edits, first divergence, output, deltas. */
 import type { Run, RunDiff } from './diff.js';
 import { fit, formatCost, formatMs, oneLine, shorten, type Style } from './format.js';
-import type { ToolCallEntry } from './tool-sequence.js';
+import { editMarks, type ToolCallEntry } from './tool-sequence.js';
 
 /** The diff for people: verdict and score, configuration changes, the two tool sequences side by side, edits, first divergence, output, deltas. */
 export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Style): string[] {
@@ -16,7 +16,7 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   out.push('', style.bold('tool calls'));
   if (a.tools.length === 0 && b.tools.length === 0) out.push('  (none in either run)');
   else {
-    const marks = editMarks(d);
+    const marks = editMarks(d.toolSequenceDiff);
     const col = Math.max(16, Math.floor((width - 8) / 2));
     out.push(style.dim(`  ${'#'.padEnd(3)} ${fit(a.tape.name, col).padEnd(col)} ${fit(b.tape.name, col)}`));
     for (let i = 0; i < Math.max(a.tools.length, b.tools.length); i++) {
@@ -55,20 +55,6 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
     ),
   );
   return out;
-}
-
-function editMarks(d: RunDiff): { a: Map<number, string>; b: Map<number, string> } {
-  const a = new Map<number, string>();
-  const b = new Map<number, string>();
-  for (const e of d.toolSequenceDiff) {
-    if (e.kind === 'added') b.set(e.atIndex, '+');
-    else if (e.kind === 'removed') a.set(e.atIndex, '-');
-    else {
-      a.set(e.from, '~');
-      b.set(e.to, '~');
-    }
-  }
-  return { a, b };
 }
 
 function cell(entry: ToolCallEntry | undefined, mark: string | undefined, width: number): string {

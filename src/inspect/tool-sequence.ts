@@ -142,3 +142,21 @@ export function editScript(a: readonly Keyed[], b: readonly Keyed[]): { edits: T
 }
 
 const rank = (e: ToolEdit): number => (e.kind === 'removed' ? 0 : e.kind === 'reordered' ? 1 : 2);
+
+/** How an edit marks a position: `-` only in the original, `+` only in the replay, `~` moved. */
+export type EditMark = '-' | '+' | '~';
+
+/** The edit script as marks by position in each sequence (what the two columns of a diff show). */
+export function editMarks(edits: readonly ToolEdit[]): { a: Map<number, EditMark>; b: Map<number, EditMark> } {
+  const a = new Map<number, EditMark>();
+  const b = new Map<number, EditMark>();
+  for (const e of edits) {
+    if (e.kind === 'added') b.set(e.atIndex, '+');
+    else if (e.kind === 'removed') a.set(e.atIndex, '-');
+    else {
+      a.set(e.from, '~');
+      b.set(e.to, '~');
+    }
+  }
+  return { a, b };
+}

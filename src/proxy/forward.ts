@@ -8,7 +8,7 @@ import { SseSplitter, toSseEvent, round } from '../tape/sse.js';
 import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import { headerMapOf, isEventStream, tapeHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
-import { upstreamUrl } from './routes.js';
+import { upstreamUrl } from '../tape/routes.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
 

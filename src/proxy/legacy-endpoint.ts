@@ -5,7 +5,7 @@
  * A sink wrapper: only a GET answered with an event stream is looked at, and only its first event.
  */
 import type { ResponseSink } from './sink.js';
-import { upstreamUrl } from './routes.js';
+import { upstreamUrl } from '../tape/routes.js';
 import type { ProxyRequest } from './types.js';
 import type { Route } from '../tape/schema.js';
 import { SseSplitter, serializeSseFields } from '../tape/sse.js';

@@ -8,7 +8,7 @@
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { toIncoming } from '../replayer.js';
-import { upstreamUrl } from '../routes.js';
+import { upstreamUrl } from '../../tape/routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
 import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../../replay/side-effects.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';

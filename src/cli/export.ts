@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { loadConfig } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { toHar } from '../export/har.js';
+import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
+import { tapeFile, validateTapeName } from '../tape/paths.js';
+import { loadTape } from '../tape/tape-reader.js';
+import { stringValue, type Command } from './command.js';
+
+export const exportCommand: Command = {
+  name: 'export',
+  summary: 'write a tape as HAR 1.2 or as an OpenTelemetry trace (OTLP/JSON, or pushed to an OTLP/HTTP endpoint)',
+  usage: [
+    'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL] [--no-content] [--dir DIR] [--config FILE]',
+    '',
+    '  --format har          HAR 1.2: one entry per exchange, timings, headers and bodies (redacted as on the tape),',
+    '                        SSE events in _eventSourceMessages',
+    '  --format otlp         one trace per tape, one span per exchange (GenAI and MCP semantic conventions)',
+    '  --out FILE            write there (default: stdout, unless --otlp-endpoint is given)',
+    '  --otlp-endpoint URL   push the trace over OTLP/HTTP (JSON), e.g. http://127.0.0.1:4318 (/v1/traces is added)',
+    '  --no-content          otlp: leave out prompts, answers, tool arguments and results (opt-in attributes)',
+  ].join('\n'),
+  options: {
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    format: { type: 'string', short: 'f' },
+    out: { type: 'string', short: 'o' },
+    'otlp-endpoint': { type: 'string' },
+    'no-content': { type: 'boolean' },
+  },
+  allowPositionals: true,
+  async run(ctx) {
+    const [name, ...extra] = ctx.positionals;
+    const usage = 'usage: tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL]';
+    if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', usage);
+    validateTapeName(name);
+    const format = stringValue(ctx.values, 'format');
+    if (format !== 'har' && format !== 'otlp')
+      throw new TapedeckError('BAD_ARGS', `--format must be har or otlp (got ${format === undefined ? 'nothing' : `"${format}"`})`);
+    const out = stringValue(ctx.values, 'out');
+    const endpoint = stringValue(ctx.values, 'otlp-endpoint');
+    if (endpoint !== undefined && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--otlp-endpoint goes with --format otlp');
+    if (ctx.values['no-content'] === true && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--no-content goes with --format otlp');
+    if (endpoint !== undefined) tracesUrl(endpoint); // a bad URL is a bad flag: say so before reading anything
+    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    if (!existsSync(tapeFile(config.dir, name)))
+      throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
+    const tape = await loadTape(config.dir, name);
+    for (const p of tape.problems) ctx.stderr.write(`tapedeck export: ${name}: line ${p.line}: ${p.message}\n`);
+
+    if (format === 'har') {
+      const har = toHar({ ...tape, name });
+      await emit(JSON.stringify(har, null, 2) + '\n', out, ctx.stdout);
+      ctx.stderr.write(`tapedeck export: ${har.log.entries.length} HAR entries${out ? ` -> ${out}` : ''}\n`);
+      return 0;
+    }
+    const spans = tapeSpans({ ...tape, name }, { content: ctx.values['no-content'] !== true });
+    if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
+    if (endpoint !== undefined) await pushOtlp(spans, endpoint);
+    ctx.stderr.write(
+      `tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${tracesUrl(endpoint)}` : ''}\n`,
+    );
+    return 0;
+  },
+};
+
+async function emit(text: string, out: string | undefined, stdout: NodeJS.WritableStream): Promise<void> {
+  if (out === undefined) {
+    await new Promise<void>((resolve, reject) => stdout.write(text, (err) => (err ? reject(err) : resolve())));
+    return;
+  }
+  try {
+    await writeFile(out, text);
+  } catch (err) {
+    throw new TapedeckError('EXPORT_FAILED', `cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}

@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { loadConfig } from '../config/config.js';
+import { TapedeckError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { tapeFile, validateTapeName } from '../tape/paths.js';
+import { costFnFor } from '../view/model.js';
+import { startViewer } from '../view/viewer.js';
+import { stringValue, type Command } from './command.js';
+
+export const viewCommand: Command = {
+  name: 'view',
+  summary: 'open the tapes in a browser: timeline waterfall, step detail, debrief, compare two runs, live updates',
+  usage: [
+    'tapedeck view [NAME] [--dir DIR] [--port N] [--no-open] [--config FILE]',
+    '',
+    '  NAME        open this tape (default: the list of tapes)',
+    '  --port N    port on 127.0.0.1 (default 0: any free port); the URL is printed on stdout',
+    '  --no-open   do not start a browser (xdg-open / open)',
+    '  --verbose   structured logs on stderr',
+  ].join('\n'),
+  options: {
+    dir: { type: 'string' },
+    config: { type: 'string' },
+    port: { type: 'string', short: 'p' },
+    'no-open': { type: 'boolean' },
+    verbose: { type: 'boolean' },
+  },
+  allowPositionals: true,
+  async run(ctx) {
+    const [name, ...extra] = ctx.positionals;
+    if (extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck view [NAME] [--dir DIR] [--port N] [--no-open]');
+    const portText = stringValue(ctx.values, 'port') ?? '0';
+    const port = Number(portText);
+    if (!/^\d+$/.test(portText) || port > 65535)
+      throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
+    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    if (name !== undefined) {
+      validateTapeName(name);
+      if (!existsSync(tapeFile(config.dir, name)))
+        throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
+    }
+    const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
+    const viewer = await startViewer({ dir: config.dir, port, costOf: costFnFor(config.prices), log });
+    const url = name === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(name)}`;
+    ctx.stdout.write(`listening on ${url}\n`);
+    if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    await viewer.close();
+    log.flush();
+    return 0;
+  },
+};
+
+/** Start the desktop's browser on `url` (xdg-open, open, start); say so when there is none, never fail. */
+function openBrowser(url: string, warn: (msg: string) => void): void {
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
+  try {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.once('error', () => warn(`could not start a browser (${cmd}); open ${url} yourself`));
+    child.unref();
+  } catch {
+    warn(`could not start a browser (${cmd}); open ${url} yourself`);
+  }
+}

@@ -1,0 +1,175 @@
+/* global document, location */
+// Two runs side by side (typically a recording and its replay): verdict and score, configuration changes, the two
+// tool sequences with the edit script highlighted, the compared steps with per-step deltas and the first
+// divergence highlighted, the final outputs, and the total deltas (B − A).
+import { api } from './api.js';
+import { fmtCost, fmtMs, fmtSigned, h, hashOf } from './dom.js';
+
+const MARK_TEXT = { '-': 'only in A', '+': 'only in B', '~': 'moved' };
+
+export async function compareView(main, params) {
+  const { tapes } = await api.tapes();
+  const names = tapes.filter((t) => t.ok).map((t) => t.name);
+  const pick = (id, value) =>
+    h(
+      'select',
+      { id },
+      h('option', { value: '' }, '— pick a tape —'),
+      names.map((n) => h('option', { value: n, selected: n === value }, n)),
+    );
+  const a = pick('pick-a', params.a);
+  const b = pick('pick-b', params.b);
+  const go = h('button', { type: 'submit', class: 'button' }, 'compare');
+  const form = h('form', { class: 'toolbar', id: 'compare-form' }, h('h1', {}, 'Compare'), 'A ', a, ' B ', b, go);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (a.value && b.value) location.hash = hashOf('compare', { a: a.value, b: b.value });
+  });
+  main.append(form);
+  if (!params.a || !params.b) {
+    main.append(h('p', { class: 'muted' }, 'Pick two tapes: typically a recording (A) and a replay of it (B).'));
+    return () => undefined;
+  }
+  const c = await api.compare(params.a, params.b);
+  main.append(result(c));
+  document.querySelector('.divergent')?.scrollIntoView({ block: 'nearest' });
+  return () => undefined;
+}
+
+function result(c) {
+  const d = c.diff;
+  const A = c.a.name;
+  const B = c.b.name;
+  const stepLink = (name, cell) =>
+    cell && cell.i !== null ? h('a', { href: hashOf('tape', { name, step: cell.id }) }, cell.label) : cell ? cell.label : '';
+  return h(
+    'div',
+    { class: 'compare', id: 'compare' },
+    h(
+      'div',
+      { class: 'verdict' },
+      h('span', { class: d.identical ? 'pill ok' : 'pill differs', id: 'verdict' }, d.identical ? 'identical' : 'differs'),
+      h('span', { class: 'score', id: 'score' }, `score ${d.score.toFixed(2)}`),
+      h('span', { class: 'muted' }, ` ${A} → ${B}`),
+    ),
+    d.firstDivergence
+      ? h(
+          'p',
+          { class: 'divergence-banner', id: 'first-divergence' },
+          h('b', {}, `First divergence at step ${d.firstDivergence.step}: `),
+          d.firstDivergence.reason,
+        )
+      : h('p', { class: 'muted', id: 'first-divergence' }, 'No divergence: the runs match step for step.'),
+    d.configChanges.length
+      ? h(
+          'section',
+          { class: 'card' },
+          h('h2', {}, 'Configuration'),
+          h(
+            'table',
+            { class: 'headers' },
+            d.configChanges.map((ch) =>
+              h(
+                'tr',
+                {},
+                h('th', {}, ch.field),
+                h('td', {}, JSON.stringify(ch.original)),
+                h('td', {}, '→'),
+                h('td', {}, JSON.stringify(ch.replay)),
+              ),
+            ),
+          ),
+        )
+      : null,
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Tool calls'),
+      c.tools.length === 0
+        ? h('p', { class: 'muted' }, 'Neither run called a tool.')
+        : h(
+            'table',
+            { class: 'side', id: 'tool-table' },
+            h('tr', {}, h('th', {}, '#'), h('th', {}, `A · ${A}`), h('th', {}, `B · ${B}`)),
+            c.tools.map((r, i) => h('tr', {}, h('td', { class: 'num' }, i), toolTd(r.a), toolTd(r.b))),
+          ),
+      d.toolSequenceDiff.length === 0
+        ? h('p', { class: 'muted' }, 'same calls, same order, same arguments')
+        : h(
+            'ul',
+            { class: 'edits', id: 'edits' },
+            d.toolSequenceDiff.map((e) =>
+              h(
+                'li',
+                { class: `edit edit-${e.kind}` },
+                e.kind === 'added'
+                  ? `+ added ${e.toolName} (args ${e.argsHash}) at ${e.atIndex} in B`
+                  : e.kind === 'removed'
+                    ? `− removed ${e.toolName} (args ${e.argsHash}) at ${e.atIndex} in A`
+                    : `~ moved ${e.toolName} (args ${e.argsHash}): ${e.from} → ${e.to}`,
+              ),
+            ),
+          ),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Steps (LLM calls and MCP requests, by position)'),
+      h(
+        'table',
+        { class: 'side', id: 'step-table' },
+        h('tr', {}, h('th', {}, '#'), h('th', {}, `A · ${A}`), h('th', {}, `B · ${B}`), h('th', {}, 'Δ time'), h('th', {}, 'Δ tokens')),
+        c.steps.map((r, i) => [
+          h(
+            'tr',
+            { class: r.divergent ? 'divergent' : '', dataset: { step: i } },
+            h('td', { class: 'num' }, i),
+            h('td', { class: r.a?.error ? 'err' : '' }, stepLink(A, r.a)),
+            h('td', { class: r.b?.error ? 'err' : '' }, stepLink(B, r.b)),
+            h('td', { class: 'num' }, r.delta.durationMs === null ? '' : fmtSigned(r.delta.durationMs, fmtMs)),
+            h('td', { class: 'num' }, r.delta.tokens === null ? '' : fmtSigned(r.delta.tokens)),
+          ),
+          r.divergent
+            ? h('tr', { class: 'divergent-reason' }, h('td', {}), h('td', { colspan: 4 }, `first divergence: ${d.firstDivergence.reason}`))
+            : null,
+        ]),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, `Final output: ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)})`}`),
+      h(
+        'div',
+        { class: 'outputs' },
+        h('div', {}, h('div', { class: 'label' }, A), h('pre', { class: 'text' }, d.outputDiff.original ?? '(none)')),
+        h('div', {}, h('div', { class: 'label' }, B), h('pre', { class: 'text' }, d.outputDiff.replay ?? '(none)')),
+      ),
+    ),
+    h(
+      'section',
+      { class: 'card', id: 'deltas' },
+      h('h2', {}, 'Totals (B − A)'),
+      h(
+        'p',
+        {},
+        `LLM calls ${fmtSigned(d.iterationsDelta)} · tokens ${fmtSigned(d.tokensDelta.total)} (in ${fmtSigned(d.tokensDelta.input)}, out ${fmtSigned(d.tokensDelta.output)}) · cost ${d.costDelta === null ? '? (a model has no price)' : fmtSigned(d.costDelta, fmtCost)} · duration ${fmtSigned(d.durationDeltaMs, fmtMs)}`,
+      ),
+    ),
+  );
+}
+
+function toolTd(cell) {
+  if (!cell) return h('td', {});
+  return h(
+    'td',
+    {
+      class: cell.mark ? `mark mark-${{ '-': 'removed', '+': 'added', '~': 'moved' }[cell.mark]}` : '',
+      title: cell.mark ? MARK_TEXT[cell.mark] : '',
+    },
+    h('span', { class: 'mark-sign' }, cell.mark ?? ' '),
+    ' ',
+    h('span', { class: 'tool-name' }, cell.toolName),
+    h('span', { class: 'mono small' }, `(${cell.args})`),
+  );
+}
