@@ -10,6 +10,8 @@
 //   actually sees through tapedeck.
 // The proxy's CPU time per request is read from /proc (Linux); elsewhere that column shows "-".
 // BENCH_PROFILE=zero or BENCH_PROFILE=model runs one upstream only; BENCH_DURATION_MS sets each throughput run.
+// BENCH_BASELINE=DIR adds `record (base)` and `replay (base)` rows from another tapedeck checkout with its dist/ built
+// (e.g. `git worktree add /tmp/base <ref> && cd /tmp/base && npm ci`): before and after, measured side by side in one run.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE, 'dist/cli/main.js') : undefined;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 4000);
 const PROMPTS = 50; // distinct requests, cycled: replay answers each from its own recording
 
@@ -132,21 +135,25 @@ async function workload(profile, cli, dir, upstream, stream) {
     await bare.stop();
   }
   const tape = `bench-${profile.floor ? 'zero' : 'model'}-${stream ? 'sse' : 'json'}`;
-  const rec = await start([cli, 'record', '--tape', tape, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
-  rows.push(await measure(profile, 'record', rec, '/llm'));
-  await rec.stop();
-  const rep = await start([cli, 'replay', '--tape', tape, '--dir', dir, '--port', '0', '--save-as', `${tape}-replay`]);
-  rows.push(await measure(profile, 'replay', rep, '/llm'));
-  await rep.stop();
+  const both = async (label, main, name) => {
+    const rec = await start([main, 'record', '--tape', name, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
+    rows.push(await measure(profile, `record${label}`, rec, '/llm'));
+    await rec.stop();
+    const rep = await start([main, 'replay', '--tape', name, '--dir', dir, '--port', '0', '--save-as', `${name}-replay`]);
+    rows.push(await measure(profile, `replay${label}`, rep, '/llm'));
+    await rep.stop();
+  };
+  if (BASELINE) await both(' (base)', BASELINE, `${tape}-base`);
+  await both('', cli, tape);
 
   console.log(`\n${profile.name}, ${stream ? 'streamed (SSE, ~17 events per answer)' : 'non-streamed JSON'} chat completions`);
   console.log(`${profile.concurrency} connections for ${DURATION_MS} ms; ${profile.latencySamples} sequential requests for latency`);
-  console.log('mode          req/s   vs straight   p50 ms   p99 ms   added p50 ms   proxy CPU us/req');
+  console.log('mode              req/s   vs straight   p50 ms   p99 ms   added p50 ms   proxy CPU us/req');
   const straight = rows[0];
   for (const r of rows) {
     const cpu = r.name === 'straight' || r.cpuUs === undefined ? '-' : r.cpuUs.toFixed(0);
     console.log(
-      `${r.name.padEnd(11)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(9)}x   ` +
+      `${r.name.padEnd(15)} ${r.rps.toFixed(0).padStart(7)}   ${(r.rps / straight.rps).toFixed(2).padStart(9)}x   ` +
         `${r.lat.p50.toFixed(3).padStart(6)}   ${r.lat.p99.toFixed(3).padStart(6)}   ${(r.lat.p50 - straight.lat.p50).toFixed(3).padStart(12)}   ${cpu.padStart(16)}`,
     );
   }

@@ -4,7 +4,7 @@
  * still in flight (writes, long-lived streams) so that shutdown can wait for all of it before closing the tape.
  */
 import type { Logger } from '../log.js';
-import { describeExchange } from './describe-exchange.js';
+import { describeExchange } from '../providers/describe.js';
 import type { Exchange } from '../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
 

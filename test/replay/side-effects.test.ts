@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTapedeckError } from '../../src/errors.js';
-import { describeExchange } from '../../src/proxy/describe-exchange.js';
+import { describeExchange } from '../../src/providers/describe.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects, policyForTape } from '../../src/replay/side-effects.js';
 import { renderSideEffectsFile, suggestSideEffects, suggestTool } from '../../src/replay/side-effects-init.js';
 import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
