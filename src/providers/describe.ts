@@ -49,9 +49,15 @@ export function requestSideLlm(route: string, request: RequestRecord, upstream?:
   Object.assign(params, side.params);
   const tools = toolNames(b.tools);
   if (tools.length > 0) params.tools = tools;
-  const meaning: LlmMeaning = { provider: found.provider, api: found.adapter.api, params, streamed: side.streamed, toolCalls: [] };
-  if (side.model !== undefined) meaning.model = side.model;
-  return meaning;
+  // Built in the schema's key order, so the tape line needs no reordering copy.
+  return {
+    provider: found.provider,
+    api: found.adapter.api,
+    ...(side.model !== undefined ? { model: side.model } : {}),
+    params,
+    streamed: side.streamed,
+    toolCalls: [],
+  };
 }
 
 /** The names of the tools a request offers the model, sorted (OpenAI, Anthropic and Gemini shapes). */
@@ -95,14 +101,21 @@ export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }
       else adapter.describeBody(answer, body);
     }
   }
-  if (answer.text !== '') meaning.outputText = answer.text;
-  if (answer.thinking !== '') meaning.thinking = answer.thinking;
-  meaning.toolCalls = answer.tools.filter((t): t is PendingTool => t !== undefined).map(finishTool);
-  if (answer.usage) meaning.usage = answer.usage;
-  if (answer.stop) meaning.stopReason = answer.stop;
-  if (answer.error) meaning.errorType = answer.error;
-  if (answer.model && meaning.model === undefined) meaning.model = answer.model;
-  return meaning;
+  // In the schema's key order (see requestSideLlm).
+  const model = meaning.model ?? (answer.model || undefined);
+  return {
+    provider: meaning.provider,
+    api: meaning.api,
+    ...(model !== undefined ? { model } : {}),
+    params: meaning.params,
+    streamed: meaning.streamed,
+    ...(answer.usage ? { usage: answer.usage } : {}),
+    toolCalls: answer.tools.filter((t): t is PendingTool => t !== undefined).map(finishTool),
+    ...(answer.text !== '' ? { outputText: answer.text } : {}),
+    ...(answer.thinking !== '' ? { thinking: answer.thinking } : {}),
+    ...(answer.stop ? { stopReason: answer.stop } : {}),
+    ...(answer.error ? { errorType: answer.error } : {}),
+  };
 }
 
 /**

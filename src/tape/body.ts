@@ -38,7 +38,8 @@ export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
   return { kind: 'text', text };
 }
 
-const decoded = new WeakMap<Body, Buffer>();
+/** A decoded body: its bytes, and for JSON the text they are (which the replay tape's line reuses). */
+const decoded = new WeakMap<Body, { bytes: Buffer; json?: string }>();
 
 /**
  * The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original).
@@ -46,20 +47,31 @@ const decoded = new WeakMap<Body, Buffer>();
  */
 export function decodeBody(body: Body | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
-  let bytes = decoded.get(body);
-  if (bytes === undefined) {
-    bytes = decodeUncached(body);
-    decoded.set(body, bytes);
+  let entry = decoded.get(body);
+  if (entry === undefined) {
+    entry = decodeUncached(body);
+    decoded.set(body, entry);
   }
-  return bytes;
+  return entry.bytes;
 }
 
-function decodeUncached(body: Body): Buffer {
+/** The JSON text of a JSON body that was decoded (served) already, so serialising it again can be skipped. */
+export function decodedJsonText(body: Body): string | undefined {
+  return decoded.get(body)?.json;
+}
+
+function decodeUncached(body: Body): { bytes: Buffer; json?: string } {
+  if (body.kind === 'json') {
+    const json = JSON.stringify(body.json);
+    return { bytes: Buffer.from(json, 'utf8'), json };
+  }
+  return { bytes: decodeBytes(body) };
+}
+
+function decodeBytes(body: Exclude<Body, { kind: 'json' }>): Buffer {
   switch (body.kind) {
     case 'empty':
       return Buffer.alloc(0);
-    case 'json':
-      return Buffer.from(JSON.stringify(body.json), 'utf8');
     case 'text':
       return Buffer.from(body.text, 'utf8');
     case 'base64':

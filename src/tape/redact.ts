@@ -98,17 +98,19 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
     url,
     secrets: createSecretDetector(opts),
     exchange(ex) {
-      // Copy only what changes: this runs for every line written, and most exchanges carry no secret.
+      // Copy only what changes (the exchange itself only when something does): this runs for every line written,
+      // and most exchanges carry no secret in their headers, query or upstream URL.
       const reqHeaders = headers(ex.request.headers);
       const reqQuery = query(ex.request.query);
+      const upstream = ex.upstream === undefined ? undefined : url(ex.upstream);
+      const resHeaders = ex.response === undefined ? undefined : headers(ex.response.headers);
+      const requestChanged = reqHeaders !== ex.request.headers || reqQuery !== ex.request.query;
+      const responseChanged = ex.response !== undefined && resHeaders !== ex.response.headers;
+      if (!requestChanged && !responseChanged && upstream === ex.upstream) return ex;
       const out: Exchange = { ...ex };
-      if (reqHeaders !== ex.request.headers || reqQuery !== ex.request.query)
-        out.request = { ...ex.request, headers: reqHeaders, query: reqQuery };
-      if (ex.upstream !== undefined) out.upstream = url(ex.upstream);
-      if (ex.response !== undefined) {
-        const resHeaders = headers(ex.response.headers);
-        if (resHeaders !== ex.response.headers) out.response = { ...ex.response, headers: resHeaders };
-      }
+      if (requestChanged) out.request = { ...ex.request, headers: reqHeaders, query: reqQuery };
+      if (upstream !== undefined) out.upstream = upstream;
+      if (responseChanged && ex.response !== undefined && resHeaders !== undefined) out.response = { ...ex.response, headers: resHeaders };
       return out;
     },
   };
