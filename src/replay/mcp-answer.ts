@@ -89,8 +89,11 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
     return { kind: 'answer', messages, match, source };
   }
 
-  if (sideEffect && tool) {
-    const reason = `${tool.verdict.reason}; the tape has no recording of this call, and replay never executes a side effect`;
+  // A tool call the tape cannot answer runs for real only when misses go live and a reviewed file says it is safe.
+  const run = tool !== undefined && opts.onMiss === 'live' ? opts.policy.liveTool(tool.tool) : undefined;
+  if (tool !== undefined && (sideEffect || run?.sideEffect === true)) {
+    const why = sideEffect ? tool.verdict.reason : (run?.reason ?? tool.verdict.reason);
+    const reason = `${why}; the tape has no recording of this call, and replay never executes a side effect`;
     const blocked = new TapedeckError('SIDE_EFFECT_BLOCKED', `tapedeck blocked the call to tool "${tool.tool}": ${reason}.`);
     return {
       kind: 'answer',
@@ -101,7 +104,7 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
   if (opts.onMiss === 'live') {
     return {
       kind: 'live',
-      match: { kind: 'live', reason: `${match.reason ?? 'miss'}; forwarded to the real server${tool ? ` (${tool.verdict.reason})` : ''}` },
+      match: { kind: 'live', reason: `${match.reason ?? 'miss'}; forwarded to the real server${run ? ` (${run.reason})` : ''}` },
     };
   }
   const reason = match.reason ?? 'miss';

@@ -45,6 +45,11 @@ export interface SideEffectPolicy {
   isSideEffect(toolName: string, annotations?: ToolAnnotations): boolean;
   /** The verdict on a tool with its reason. Annotations default to what the tape recorded for the tool. */
   classifyTool(toolName: string, annotations?: ToolAnnotations): Verdict;
+  /**
+   * Whether a tool the tape cannot answer may run for real (misses going live). Only a reviewed side-effects file
+   * that marks the tool safe allows it: annotations recorded on a tape are claims anyone editing the tape can make.
+   */
+  liveTool(toolName: string): Verdict;
   /** Whether a plain-HTTP call is a side effect (only routes the file names are). */
   httpSideEffect(route: string, method: string, path: string): Verdict;
 }
@@ -88,6 +93,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Build the policy from a reviewed file (optional) and the annotations the tape recorded (`tools/list` answers).
  * Decision order for a tool: the file's entry, then annotations (`readOnlyHint: true` is safe), else a side effect.
+ * That verdict decides how a tool call is *matched* (a side effect exactly or not at all); whether a call the tape
+ * cannot answer may *run* is `liveTool`, which trusts the reviewed file alone.
  */
 export function createSideEffectPolicy(
   opts: { file?: SideEffectsFile; recordedAnnotations?: ReadonlyMap<string, ToolAnnotations> } = {},
@@ -113,6 +120,16 @@ export function createSideEffectPolicy(
     file,
     classifyTool,
     isSideEffect: (name, annotations) => classifyTool(name, annotations).sideEffect,
+    liveTool(name) {
+      const entry = file?.tools[name];
+      if (entry === true) return { sideEffect: false, reason: `the side-effects file marks "${name}" safe` };
+      if (entry === false) return { sideEffect: true, reason: `the side-effects file marks "${name}" as a side effect` };
+      const why = file ? 'the side-effects file does not name it' : 'no reviewed side-effects file marks it safe';
+      return {
+        sideEffect: true,
+        reason: `"${name}" never runs for real in replay: ${why} (annotations on a tape are not trusted to run a tool)`,
+      };
+    },
     httpSideEffect(route, method, path) {
       const m = method.toUpperCase();
       for (const rule of file?.http ?? []) {

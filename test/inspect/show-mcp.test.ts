@@ -65,7 +65,8 @@ beforeAll(async () => {
     routes,
     onMiss: 'live',
     saveAs: 'mcp-replay',
-    responders: [createMcpResponder()],
+    // get-sum is marked safe by a reviewed side-effects file, so it goes live; the other call is blocked.
+    responders: [createMcpResponder({ sideEffects: { tools: { 'get-sum': true }, http: [], done: true } })],
     log,
   });
   const c2 = new Client({ name: 'agent', version: '1' });

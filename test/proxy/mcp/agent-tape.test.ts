@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -105,7 +105,7 @@ describe('side effects over Streamable HTTP with --on-miss live', () => {
   });
   afterAll(async () => server?.stop());
 
-  it('forwards an unrecorded read-only tool to the real server, blocks an unrecorded side-effect tool', async () => {
+  it('forwards an unrecorded tool the reviewed file marks safe to the real server, blocks an unrecorded side-effect tool', async () => {
     const routes = [{ prefix: '/ev', upstream: `${server.url}/mcp` }];
     const rec = await startProxy({ mode: 'record', tape: 'fx', dir, port: 0, routes, log });
     const c1 = new Client({ name: 'fx', version: '1' });
@@ -122,16 +122,16 @@ describe('side effects over Streamable HTTP with --on-miss live', () => {
       routes,
       onMiss: 'live',
       saveAs: 'fx-replay',
-      responders: [createMcpResponder()],
+      responders: [createMcpResponder({ sideEffects: { tools: { 'get-sum': true }, http: [], done: true } })],
       log,
     });
     const client = new Client({ name: 'fx', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/ev`)));
-    // get-sum is annotated readOnlyHint: true: safe, so the live server answers it.
+    // The reviewed file marks get-sum safe, so the live server answers it.
     expect(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } })).toMatchObject({
       content: [{ type: 'text', text: expect.stringContaining('5') }],
     });
-    // toggle-simulated-logging is readOnlyHint: false: a side effect, never forwarded.
+    // toggle-simulated-logging is not marked safe (and annotated readOnlyHint: false): a side effect, never forwarded.
     const blocked = await client.callTool({ name: 'toggle-simulated-logging', arguments: {} });
     expect(blocked.isError).toBe(true);
     expect((blocked.content as { text: string }[])[0]!.text).toMatch(/blocked the call to tool "toggle-simulated-logging".*side effect/);
@@ -144,5 +144,42 @@ describe('side effects over Streamable HTTP with --on-miss live', () => {
       ['get-sum', 'live'],
       ['toggle-simulated-logging', 'blocked'],
     ]);
+  });
+
+  it('never runs a tool live because the tape says readOnlyHint: true (a tape can be edited); only a reviewed file can', async () => {
+    const routes = [{ prefix: '/ev', upstream: `${server.url}/mcp` }];
+    const rec = await startProxy({ mode: 'record', tape: 'claims', dir, port: 0, routes, log });
+    const c1 = new Client({ name: 'fx', version: '1' });
+    await c1.connect(new StreamableHTTPClientTransport(new URL(`${rec.url}/ev`)));
+    await c1.listTools();
+    await c1.close();
+    await rec.close();
+    // Tamper: every tool on the tape now claims to be read-only.
+    const file = path.join(dir, 'claims.jsonl');
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll('"readOnlyHint":false', '"readOnlyHint":true'));
+    expect(readFileSync(file, 'utf8')).toContain('"toggle-simulated-logging"');
+
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'claims',
+      dir,
+      port: 0,
+      routes,
+      onMiss: 'live',
+      saveAs: 'claims-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
+    const client = new Client({ name: 'fx', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/ev`)));
+    const refused = await client.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect((refused.content as { text: string }[])[0]!.text).toMatch(/no reviewed side-effects file marks it safe/);
+    const sum = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
+    expect(sum.isError).toBe(true);
+    await client.close();
+    await proxy.close();
+    const out = await loadTape(dir, 'claims-replay');
+    expect(out.exchanges.filter((ex) => ex.mcp?.method === 'tools/call').map((ex) => ex.match?.kind)).toEqual(['blocked', 'blocked']);
   });
 }, 60_000);

@@ -86,8 +86,12 @@ describe('mcp-stdio against the real filesystem server', () => {
     expect(replay.exchanges.filter((ex) => ex.mcp?.method === 'tools/call').map((ex) => ex.match?.kind)).toEqual(['exact', 'exact']);
   });
 
-  it('with --on-miss live: an unrecorded write_file is blocked (isError naming the tool), a safe read goes live', async () => {
+  it('with --on-miss live: an unrecorded write_file is blocked (isError naming the tool), a read the reviewed file marks safe goes live', async () => {
+    const reviewed = path.join(tapes, 'fs-side-effects.yaml');
+    writeFileSync(reviewed, 'tools:\n  read_text_file: true\n  write_file: false\ndone: true\n');
     const { client } = await connect([
+      '--side-effects',
+      reviewed,
       '--tape',
       'fs',
       '--dir',
