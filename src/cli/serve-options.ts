@@ -15,6 +15,7 @@ export const SERVE_OPTIONS: OptionsConfig = {
   route: { type: 'string', multiple: true },
   config: { type: 'string' },
   verbose: { type: 'boolean' },
+  'allow-host': { type: 'string', multiple: true },
 };
 
 export interface ServeSettings {
@@ -41,7 +42,13 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
   for (const spec of flags) asFlag(() => parseRouteSpec(spec));
   const config = loadConfig(
     file,
-    { dir: stringValue(ctx.values, 'dir'), host: stringValue(ctx.values, 'host'), port, routes: flags },
+    {
+      dir: stringValue(ctx.values, 'dir'),
+      host: stringValue(ctx.values, 'host'),
+      port,
+      routes: flags,
+      allowHosts: stringList(ctx.values, 'allow-host'),
+    },
     ctx.env,
   );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
@@ -59,14 +66,25 @@ export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'c
   routes: ReturnType<typeof routesOf>;
   redact: Config['redact'];
   log: Logger;
+  allowHosts: readonly string[];
 } {
-  return { tape, dir: config.dir, host: config.host, port: config.port, routes: routesOf(config), redact: config.redact, log };
+  return {
+    tape,
+    dir: config.dir,
+    host: config.host,
+    port: config.port,
+    routes: routesOf(config),
+    redact: config.redact,
+    log,
+    allowHosts: config.allowHosts,
+  };
 }
 
 /** Serve until SIGINT / SIGTERM, then finish writing and resolve 0. */
 export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext, log: Logger): Promise<number> {
-  ctx.stdout.write(`listening on ${proxy.url}\n`);
-  await new Promise<void>((resolve) => {
+  // Handlers before the line: whoever waits for it may signal at once (a pipe write is synchronous on Linux), and a
+  // signal before them would kill the process with the tape unfinished and locked.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals): void => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -76,6 +94,8 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  ctx.stdout.write(`listening on ${proxy.url}\n`);
+  await stopped;
   await proxy.close();
   ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
   log.flush();

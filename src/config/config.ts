@@ -64,6 +64,8 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Host names requests may address tapedeck by, besides loopback names and the bound address (`*`: any). */
+    allowHosts: z.array(z.string().min(1)).default([]),
     /** Path to the side-effects file used by replay. */
     sideEffects: z.string().optional(),
     /** Prices merged over `config/prices.yaml`: a price file's path, or an inline map of model -> price. */
@@ -77,6 +79,7 @@ export interface ConfigOverrides {
   dir?: string | undefined;
   host?: string | undefined;
   port?: number | undefined;
+  allowHosts?: readonly string[] | undefined;
   /** Routes as `PREFIX=URL`. */
   routes?: readonly string[] | undefined;
 }
@@ -101,6 +104,7 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   if (overrides.dir !== undefined) config.dir = overrides.dir;
   if (overrides.host !== undefined) config.host = overrides.host;
   if (overrides.port !== undefined) config.port = overrides.port;
+  if (overrides.allowHosts !== undefined) config.allowHosts = [...config.allowHosts, ...overrides.allowHosts];
   for (const r of overrides.routes ?? []) {
     const { prefix, upstream } = parseRouteSpec(r);
     config.routes[prefix] = upstream;

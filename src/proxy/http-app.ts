@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
+import type { OwnHosts } from '../own-hosts.js';
+import { hostRefusal } from './host-guard.js';
 import type { Logger } from '../log.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import { createRouteTable } from './routes.js';
@@ -15,6 +17,8 @@ export interface ProxyAppOptions {
   /** Offset of "now" on the tape's timeline. */
   clock: () => number;
   log: Logger;
+  /** The names requests must address the proxy by (DNS rebinding protection). */
+  own: OwnHosts;
 }
 
 /**
@@ -40,6 +44,13 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     const offsetMs = opts.clock();
     const startedAt = new Date();
     const url = incoming.url ?? '/';
+    const refused = hostRefusal(opts.own, incoming.headers as HeaderMap);
+    if (refused !== undefined) {
+      incoming.resume();
+      opts.log.warn({ host: incoming.headers.host, origin: incoming.headers.origin }, 'refused a request not addressed to tapedeck');
+      fail(res, refused, incoming.method ?? 'GET', url);
+      return;
+    }
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
     const resolved = table.resolve(pathname);

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { createLogger, type Logger } from '../log.js';
+import { ownHosts } from '../own-hosts.js';
 import { createMatcher, type Matcher } from '../replay/matcher.js';
 import type { RedactOptions } from '../tape/redact.js';
 import type { Route } from '../tape/schema.js';
@@ -23,6 +24,8 @@ interface CommonOptions {
   routes: readonly Route[];
   redact?: RedactOptions;
   log?: Logger;
+  /** Host names requests may address the proxy by besides loopback names and the bound address; `*` turns the check off. */
+  allowHosts?: readonly string[];
 }
 
 export interface RecordOptions extends CommonOptions {
@@ -127,8 +130,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     drain = replayer.drain;
   }
 
-  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log });
   const host = opts.host ?? '127.0.0.1';
+  const own = ownHosts({ bound: host, allow: opts.allowHosts });
+  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
