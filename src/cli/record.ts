@@ -29,6 +29,7 @@ export const recordCommand: Command = {
     const proxy = await startProxy({
       ...proxyBase(settings),
       mode: 'record',
+      whenTapeFails: settings.config.whenTapeFails,
       ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
     });
     ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);

@@ -24,6 +24,8 @@ export interface ServeSettings {
   log: Logger;
   /** Built-in default routes, and the ones the user chose (config file, --route), for replay's precedence. */
   routeSources: { defaults: Route[]; chosen: Route[] };
+  /** Says, once and plainly, that the tape can no longer be written. */
+  onTapeFailure: (err: TapedeckError) => void;
 }
 
 export function serveSettings(ctx: CommandContext): ServeSettings {
@@ -52,13 +54,17 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
     ctx.env,
   );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-  return { tape, config, log, routeSources: routeSources(file, flags) };
+  const onTapeFailure = (err: TapedeckError): void =>
+    void ctx.stderr.write(
+      `tapedeck: ${err.message}; nothing more will reach the tape (record answers 503 from now on, unless whenTapeFails: serve)\n`,
+    );
+  return { tape, config, log, routeSources: routeSources(file, flags), onTapeFailure };
 }
 
 export { routesOf };
 
 /** The startProxy options every serving command shares, from the resolved settings. */
-export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'config' | 'log'>): {
+export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettings, 'tape' | 'config' | 'log' | 'onTapeFailure'>): {
   tape: string;
   dir: string;
   host: string;
@@ -67,6 +73,7 @@ export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'c
   redact: Config['redact'];
   log: Logger;
   allowHosts: readonly string[];
+  onTapeFailure: (err: TapedeckError) => void;
 } {
   return {
     tape,
@@ -77,6 +84,7 @@ export function proxyBase({ tape, config, log }: Pick<ServeSettings, 'tape' | 'c
     redact: config.redact,
     log,
     allowHosts: config.allowHosts,
+    onTapeFailure,
   };
 }
 
@@ -97,9 +105,13 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
   ctx.stdout.write(`listening on ${proxy.url}\n`);
   await stopped;
   await proxy.close();
+  // The count is what is on disk: a line that could not be written is not counted.
   ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
   log.flush();
-  return 0;
+  const failed = proxy.writer.failure;
+  if (failed === undefined) return 0;
+  ctx.stderr.write(`tapedeck: the tape is incomplete: ${failed.message}\n`);
+  return 1;
 }
 
 /** Run `check`; a BAD_ARGS it throws about a value (`route must be ...`) is reported as the flag's (`--route must be ...`). */

@@ -66,6 +66,8 @@ export const ConfigSchema = z
       .prefault({}),
     /** Host names requests may address tapedeck by, besides loopback names and the bound address (`*`: any). */
     allowHosts: z.array(z.string().min(1)).default([]),
+    /** Once the tape being recorded cannot be written (disk full): refuse further requests with 503, or serve them unrecorded. */
+    whenTapeFails: z.enum(['refuse', 'serve']).default('refuse'),
     /** Path to the side-effects file used by replay. */
     sideEffects: z.string().optional(),
     /** Prices merged over `config/prices.yaml`: a price file's path, or an inline map of model -> price. */

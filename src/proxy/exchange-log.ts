@@ -3,6 +3,7 @@
  * message), append it to the tape, and log a failure rather than lose it silently. It also keeps track of the work
  * still in flight (writes, long-lived streams) so that shutdown can wait for all of it before closing the tape.
  */
+import { isTapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { describeExchange } from '../providers/describe.js';
 import type { Exchange } from '../tape/schema.js';
@@ -16,6 +17,8 @@ export interface ExchangeLog {
    * already on the exchange (an exact replay copies the recorded one).
    */
   write(ex: NewExchange, opts?: { described?: boolean }): void;
+  /** Describe and append `ex`; resolves true once its line is on the tape, false when it could not be written. */
+  commit(ex: NewExchange): Promise<boolean>;
   /** Write the exchange `pending` resolves to, once it does; resolves when it is on the tape (or failed to be). */
   writeWhen(pending: Promise<NewExchange>): Promise<void>;
   /** Work shutdown must wait for that is not a write yet (a stream still open). */
@@ -30,15 +33,19 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
-  const append = async (ex: NewExchange, described: boolean): Promise<void> => {
+  const append = async (ex: NewExchange, described: boolean): Promise<boolean> => {
     let written: Exchange;
     try {
       written = await writer.append(described ? ex : describeExchange(ex, log));
     } catch (err) {
-      log.error({ err: (err as Error).message, tape: writer.name, route: ex.route, path: ex.request.path }, 'could not write exchange');
-      return;
+      // A tape that cannot be written any more was reported once, when it failed (TAPE_WRITE_FAILED): not per exchange.
+      if (!(isTapedeckError(err) && err.code === 'TAPE_WRITE_FAILED' && err === writer.failure)) {
+        log.error({ err: (err as Error).message, tape: writer.name, route: ex.route, path: ex.request.path }, 'could not write exchange');
+      }
+      return false;
     }
     log.debug({ id: written.id, route: written.route, path: written.request.path, status: written.response?.status }, 'exchange written');
+    return true;
   };
 
   return {
@@ -46,9 +53,14 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     write(ex, opts = {}) {
       track(append(ex, opts.described === true));
     },
+    commit(ex) {
+      const done = append(ex, false);
+      track(done);
+      return done;
+    },
     writeWhen(ex) {
       const done = ex.then(
-        (e) => append(e, false),
+        async (e) => void (await append(e, false)),
         (err: unknown) => void log.error({ err: (err as Error).message, tape: writer.name }, 'could not capture exchange'),
       );
       track(done);

@@ -1,4 +1,5 @@
-import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
+import type { Transform } from 'node:stream';
+import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
 import { TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
@@ -18,6 +19,11 @@ export interface ForwardOptions {
   body?: Buffer;
   /** Extra response headers for the client (e.g. `x-tapedeck-match: live`). */
   headers?: HeaderMap;
+  /**
+   * Put the finished exchange on the tape before the client gets the last byte; resolves false when it could not
+   * be written (the client's answer is then cut, never completed).
+   */
+  commit?: (ex: NewExchange) => Promise<boolean>;
 }
 
 /**
@@ -59,15 +65,17 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       headers: { 'x-tapedeck-error': error.code },
     });
     const answer = httpError(unreachable, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
-    sink.head(answer.status, { ...answer.headers, ...opts.headers });
-    sink.write(Buffer.from(JSON.stringify(answer.body)));
-    sink.end();
-    return {
+    const ex: NewExchange = {
       ...base,
       error,
       response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
       timing: { durationMs: elapsed() },
     };
+    sink.head(answer.status, { ...answer.headers, ...opts.headers });
+    sink.write(Buffer.from(JSON.stringify(answer.body)));
+    if (opts.commit && !(await opts.commit(ex))) sink.cut();
+    else sink.end();
+    return ex;
   }
 
   const headers = headerMapOf(upstream.headers);
@@ -79,6 +87,17 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const body = upstream.body;
   let ttfbMs: number | undefined;
   let failure: ExchangeError | undefined;
+  const split = (bytes: Buffer): void => {
+    for (const block of splitter?.push(decoder.decode(bytes, { stream: true })) ?? []) events.push(toSseEvent(block, elapsed()));
+  };
+  // A server may compress its stream whatever accept-encoding said: events are split from the decoded bytes, while
+  // the client gets the bytes as they came.
+  const inflate = splitter ? decompressor(headers['content-encoding']) : undefined;
+  inflate?.on('data', split);
+  // What cannot be decoded (a stream that only claimed to be compressed) stays out of the events; the client has
+  // the bytes either way. The decoder is done when it ends or fails, whichever comes first.
+  inflate?.on('error', () => undefined);
+  const inflated = inflate && new Promise<void>((resolve) => inflate.once('end', resolve).once('error', () => resolve()));
 
   const out = clientHeaderMap(headers);
   // The bytes pass through untouched, so the upstream's length still holds: one write, no chunked encoding.
@@ -89,40 +108,54 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   }
   sink.head(upstream.statusCode, opts.headers ? { ...out, ...opts.headers } : out);
 
-  await new Promise<void>((resolve) => {
+  // With `commit`, the answer is not complete for the client until the exchange is on the tape: a client that has the
+  // whole answer knows it is recorded, even if tapedeck is killed the next instant. A chunked answer (any stream) is
+  // complete only at its last chunk, sent by `end()`, so its events flow at once; an answer with a length is complete
+  // at its last byte, so its latest chunk is held back.
+  const holdLast = opts.commit !== undefined && out['content-length'] !== undefined;
+  let held: Buffer | undefined;
+  const send = (chunk: Buffer): void => {
+    const previous = held;
+    held = holdLast ? chunk : undefined;
+    const now = holdLast ? previous : chunk;
+    if (now !== undefined && !sink.write(now)) {
+      body.pause();
+      sink.onDrain(() => body.resume());
+    }
+  };
+  const ended = await new Promise<boolean>((resolve) => {
     let done = false;
-    const settle = (): void => {
+    const settle = (ok: boolean): void => {
       if (done) return;
       done = true;
-      resolve();
+      resolve(ok);
     };
     sink.onClose(() => {
       failure ??= { code: 'CLIENT_CLOSED', message: 'client went away before the response ended', phase: 'stream' };
       body.destroy();
-      settle();
+      settle(false);
     });
     body.on('data', (chunk: Buffer) => {
       ttfbMs ??= elapsed();
-      if (splitter) {
-        for (const block of splitter.push(decoder.decode(chunk, { stream: true }))) events.push(toSseEvent(block, elapsed()));
-      } else {
-        chunks.push(chunk);
-      }
-      if (!sink.write(chunk)) {
-        body.pause();
-        sink.onDrain(() => body.resume());
-      }
+      if (inflate) {
+        if (!inflate.destroyed) inflate.write(chunk);
+      } else if (splitter) split(chunk);
+      else chunks.push(chunk);
+      send(chunk);
     });
     body.on('end', () => {
-      sink.end();
-      settle();
+      if (inflate === undefined || inflated === undefined) return settle(true);
+      if (!inflate.destroyed) inflate.end();
+      void inflated.then(() => settle(true));
     });
     body.on('error', (err: Error) => {
       if (done) return;
       failure ??= toExchangeError(err, 'stream');
       // Pass the reset on once the client has every byte that arrived before it.
+      if (held !== undefined) sink.write(held);
+      held = undefined;
       sink.cut();
-      settle();
+      settle(false);
     });
   });
 
@@ -137,7 +170,31 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   }
   const ex: NewExchange = { ...base, response, timing: { ttfbMs, durationMs: elapsed() } };
   if (failure) ex.error = failure;
+  const committed = opts.commit ? await opts.commit(ex) : true;
+  if (ended) {
+    if (!committed)
+      sink.cut(); // not on the tape: the client must not take it for a complete answer
+    else {
+      if (held !== undefined) sink.write(held);
+      sink.end();
+    }
+  }
   return ex;
+}
+
+/** A streaming decoder for a compressed event stream, or undefined when it is not compressed (or not in a known way). */
+function decompressor(encoding: string | undefined): Transform | undefined {
+  switch (encoding?.toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      return undefined;
+  }
 }
 
 /** Decode a compressed body for the tape (the client still gets the original bytes). */

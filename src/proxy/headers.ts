@@ -1,7 +1,10 @@
 import type { HeaderMap, MatchInfo } from '../tape/schema.js';
 import { REDACTED } from '../tape/redact.js';
 
-/** Hop-by-hop headers are never forwarded (RFC 9110 7.6.1), nor headers the transport recomputes. */
+/**
+ * Hop-by-hop headers are never forwarded (RFC 9110 7.6.1), nor headers the transport recomputes. `expect` too:
+ * node:http answers a client's `100-continue` itself, and tapedeck has the whole body before it forwards it.
+ */
 const HOP_BY_HOP = new Set([
   'connection',
   'keep-alive',
@@ -14,6 +17,7 @@ const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'host',
   'content-length',
+  'expect',
 ]);
 
 /** Request headers to send upstream: everything but hop-by-hop; `accept-encoding: identity` so streams arrive uncompressed. */

@@ -1,26 +1,52 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { detectLlmApi } from '../providers/detect.js';
+import { httpError } from '../providers/errors.js';
 import { rewriteLegacyEndpoint } from './legacy-endpoint.js';
 import type { ExchangeLog } from './exchange-log.js';
 import { forwardAndCapture } from './forward.js';
 import { nodeSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
+import type { NewExchange } from '../tape/tape-writer.js';
+
+/** What recording does once its tape can no longer be written (disk full): refuse traffic, or serve it unrecorded. */
+export type TapeFailurePolicy = 'refuse' | 'serve';
 
 export interface RecorderOptions {
   out: ExchangeLog;
   dispatcher: Dispatcher;
+  /** Default `refuse`: a 503 saying the tape cannot be written, rather than answers that will not be on it. */
+  onTapeFailure?: TapeFailurePolicy;
 }
 
 export interface Recorder {
   handle(req: ProxyRequest, res: ServerResponse): Promise<void>;
 }
 
-/** Record mode: forward every request, stream the answer back as it arrives, write the exchange when it ends. */
+/**
+ * Record mode: forward every request, stream the answer back as it arrives, and put the exchange on the tape
+ * before the client has the end of the answer (so an answer a client has is on the tape, whatever happens next).
+ */
 export function createRecorder(opts: RecorderOptions): Recorder {
+  const serveUnrecorded = opts.onTapeFailure === 'serve';
+  const commit = async (ex: NewExchange): Promise<boolean> => {
+    const written = await opts.out.commit(ex);
+    // Serving unrecorded: the client gets its answer whether or not it reached the tape.
+    return written || serveUnrecorded;
+  };
   return {
     async handle(req, res) {
+      const failed = opts.out.writer.failure;
+      if (failed !== undefined && !serveUnrecorded) {
+        const answer = httpError(failed, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
+        res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+        return;
+      }
       // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
-      await opts.out.writeWhen(forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), { dispatcher: opts.dispatcher }));
+      const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), { dispatcher: opts.dispatcher, commit });
+      // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
+      opts.out.track(captured);
+      await captured;
     },
   };
 }

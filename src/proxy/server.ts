@@ -11,7 +11,7 @@ import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
-import { createRecorder } from './recorder.js';
+import { createRecorder, type TapeFailurePolicy } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
 
@@ -26,11 +26,15 @@ interface CommonOptions {
   log?: Logger;
   /** Host names requests may address the proxy by besides loopback names and the bound address; `*` turns the check off. */
   allowHosts?: readonly string[];
+  /** Called once, when the tape being written fails (disk full, an I/O error): everything after it is not on the tape. */
+  onTapeFailure?: (err: TapedeckError) => void;
 }
 
 export interface RecordOptions extends CommonOptions {
   mode: 'record';
   ifExists?: 'fail' | 'overwrite' | 'append';
+  /** Once the tape fails: `refuse` (default) answers every request 503; `serve` forwards them unrecorded. */
+  whenTapeFails?: TapeFailurePolicy;
 }
 
 export interface ReplayOptions extends CommonOptions {
@@ -82,9 +86,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ifExists: opts.ifExists ?? 'fail',
       redact: opts.redact,
       header: { mode: 'record', routes },
+      ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
     });
     const out = createExchangeLog(writer, log);
-    handle = createRecorder({ out, dispatcher }).handle;
+    handle = createRecorder({ out, dispatcher, ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}) }).handle;
     drain = out.drain;
   } else {
     const tape = await loadTape(opts.dir, opts.tape);
@@ -112,6 +117,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           ...(opts.overrides ? { overrides: opts.overrides } : {}),
         },
       },
+      ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
     });
     const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
     const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
@@ -145,6 +151,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ),
     );
     server.listen(opts.port ?? 8787, host, () => resolve(server.address() as AddressInfo));
+  }).catch(async (err: unknown) => {
+    // Not listening: give the tape (and its lock) back before reporting why.
+    await writer.close();
+    await dispatcher.close().catch(() => undefined);
+    throw err;
   });
   const port = info.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
