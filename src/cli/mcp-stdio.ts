@@ -11,6 +11,7 @@ import { loadTape } from '../tape/tape-reader.js';
 import { createTapeWriter } from '../tape/tape-writer.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command } from './command.js';
+import { matchingOptions } from './serve-options.js';
 import { parseOnMiss } from './replay.js';
 
 export const mcpStdioCommand: Command = {
@@ -122,8 +123,7 @@ export const mcpStdioCommand: Command = {
       tape: loaded,
       name,
       matcher: createReplayMatcher(loaded.exchanges, {
-        ignoreFields: config.match.ignoreFields,
-        whenExhausted: config.match.whenExhausted,
+        ...matchingOptions(config),
         semantic: config.match.semantic,
       }),
       policy: policyForTape(loaded.exchanges, file),

@@ -10,7 +10,7 @@ import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command, type ParsedValues } from './command.js';
-import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',
@@ -79,8 +79,7 @@ export const replayCommand: Command = {
       matcher: (loaded) =>
         createReplayMatcher(loaded.exchanges, {
           eager: true,
-          ignoreFields: config.match.ignoreFields,
-          whenExhausted: config.match.whenExhausted,
+          ...matchingOptions(config),
           semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
         }),
       // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,

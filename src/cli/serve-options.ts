@@ -4,6 +4,7 @@ import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { RunningProxy } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
+import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
 
 /** Flags shared by `record` and `replay`. */
@@ -122,4 +123,23 @@ function asFlag(check: () => unknown): void {
     if (err instanceof TapedeckError && err.code === 'BAD_ARGS') throw new TapedeckError('BAD_ARGS', `--${err.message}`);
     throw err;
   }
+}
+
+/**
+ * How replay keys requests, from the config: the ignored fields, what an exhausted key does, and the same secret
+ * rules and secret query names the tape writer redacted with (a request carrying the real secret keys like its
+ * recording, and a miss report quotes redacted values only).
+ */
+export function matchingOptions(config: Config): {
+  ignoreFields: readonly string[];
+  whenExhausted: Config['match']['whenExhausted'];
+  secrets: SecretDetector;
+  secretQuery: readonly string[];
+} {
+  return {
+    ignoreFields: config.match.ignoreFields,
+    whenExhausted: config.match.whenExhausted,
+    secrets: createSecretDetector(config.redact),
+    secretQuery: config.redact.query,
+  };
 }

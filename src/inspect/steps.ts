@@ -128,8 +128,9 @@ export function stepOf(ex: Exchange, index: number): Step {
 export function errorOf(ex: Exchange): string | undefined {
   if (ex.match?.kind === 'blocked') return `blocked${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
   if (ex.match?.kind === 'miss') return `miss${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
-  // The client closing a standing MCP server stream is how such a stream ends, not a failure.
-  if (ex.error && !(ex.mcp?.method === STREAM_METHOD && ex.error.code === 'CLIENT_CLOSED')) return `${ex.error.code}: ${ex.error.message}`;
+  // A standing MCP server stream ends when the client closes it, and replay declines one (405): neither is a failure.
+  if (ex.mcp?.method === STREAM_METHOD && (ex.error?.code === 'CLIENT_CLOSED' || ex.response?.status === 405)) return undefined;
+  if (ex.error) return `${ex.error.code}: ${ex.error.message}`;
   if (ex.llm?.errorType) return ex.llm.errorType;
   if (ex.mcp?.error !== undefined) return `json-rpc error ${JSON.stringify(ex.mcp.error)}`;
   if (ex.mcp?.isError === true) return 'tool error';

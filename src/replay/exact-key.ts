@@ -19,6 +19,11 @@ export interface ExactKeyOptions {
   /** Query parameters left out of the key (secrets are always left out: they are redacted on the tape). */
   ignoreQuery?: readonly string[];
   /**
+   * Query parameters the tape writer redacts beyond the built-in ones (config `redact.query`): left out of the key
+   * like the built-in ones, and shown redacted in miss reports.
+   */
+  secretQuery?: readonly string[];
+  /**
    * The secret detector the tape writer used (built from config `redact`). Default: the built-in rules. Secrets and
    * redaction markers become one placeholder on both sides, so a request carrying the real secret has the key of
    * the recording that carries its marker.

@@ -6,7 +6,7 @@
  */
 import type { Exchange } from '../tape/schema.js';
 import { exactKey, type ExactKeyOptions, type KeyedRequest } from './exact-key.js';
-import { explainCandidates, type Candidate } from './explain.js';
+import { explainCandidates, type Candidate, type ExplainOptions } from './explain.js';
 
 /** An incoming request in tape terms, with the request-side meaning (model, tool name) when known. */
 export type IncomingRequest = KeyedRequest & Partial<Pick<Exchange, 'transport' | 'llm' | 'mcp'>>;
@@ -56,7 +56,18 @@ export interface Matcher {
 export function createMatcher(exchanges: readonly Exchange[], options: MatcherOptions = {}): Matcher {
   const whenExhausted = options.whenExhausted ?? 'repeat-last';
   const stages = options.stages ?? [];
-  const key = (req: KeyedRequest): string => exactKey(req, options);
+  // Secret query parameters join the ignored ones once, here, not per request.
+  const keyOptions: ExactKeyOptions =
+    options.secretQuery === undefined ? options : { ...options, ignoreQuery: [...(options.ignoreQuery ?? []), ...options.secretQuery] };
+  const key = (req: KeyedRequest): string => exactKey(req, keyOptions);
+  const explain = explainOptions(options);
+  const closestByPath = (req: IncomingRequest, all: readonly Exchange[]): Candidate[] =>
+    explainCandidates(
+      req,
+      all.filter((ex) => ex.route === req.route),
+      3,
+      explain,
+    );
 
   // Recorded answers per key, in recording order, with a cursor: undici snapshot-agent style call counting.
   const queues = new Map<string, { list: Exchange[]; next: number }>();
@@ -107,13 +118,9 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
   };
 }
 
-/** Default miss explanation: recorded requests on the same route, closest first, with what differed. */
-function closestByPath(req: IncomingRequest, exchanges: readonly Exchange[]): Candidate[] {
-  return explainCandidates(
-    req,
-    exchanges.filter((ex) => ex.route === req.route),
-    3,
-  );
+/** What a miss report needs to quote only redacted values: the same secret rules and secret query names as the key. */
+export function explainOptions(options: ExactKeyOptions): ExplainOptions {
+  return { ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.secretQuery ? { secretQuery: options.secretQuery } : {}) };
 }
 
 export { explainCandidates };

@@ -6,7 +6,7 @@
  *   const outcome = await matcher.match(incoming);   // exact | semantic (stage, score, source) | miss (closest)
  */
 import type { Exchange } from '../tape/schema.js';
-import { createMatcher, explainCandidates, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
+import { createMatcher, explainCandidates, explainOptions, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
 import { normalisedStage, SemanticIndex, similarityStage, type SemanticOptions } from './semantic/stages.js';
 
 /** Recordings a miss report compares at most, for requests outside the semantic index. */
@@ -25,13 +25,17 @@ export function createReplayMatcher(exchanges: readonly Exchange[], opts: Replay
   const settings: SemanticOptions = { ...semantic };
   const index = new SemanticIndex(exchanges, {
     ...(matcherOpts.ignoreFields ? { ignoreFields: matcherOpts.ignoreFields } : {}),
-    ...(matcherOpts.ignoreQuery ? { ignoreQuery: matcherOpts.ignoreQuery } : {}),
+    ...(matcherOpts.ignoreQuery || matcherOpts.secretQuery
+      ? { ignoreQuery: [...(matcherOpts.ignoreQuery ?? []), ...(matcherOpts.secretQuery ?? [])] }
+      : {}),
   });
+  const explain = explainOptions(matcherOpts);
   if (eager === true) index.warm();
   return createMatcher(exchanges, {
     ...matcherOpts,
     stages: [normalisedStage(index), similarityStage(index, settings)],
-    explainMiss: matcherOpts.explainMiss ?? ((req, all) => explainCandidates(req, index.nearest(req) ?? recentOnRoute(req, all), 3)),
+    explainMiss:
+      matcherOpts.explainMiss ?? ((req, all) => explainCandidates(req, index.nearest(req) ?? recentOnRoute(req, all), 3, explain)),
   });
 }
 

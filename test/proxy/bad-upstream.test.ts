@@ -108,3 +108,96 @@ describe('a compressed event stream', () => {
     }
   });
 });
+
+describe('one route carrying an LLM API and an MCP server', () => {
+  it('decides per request: the chat call is replayed as HTTP, the MCP calls as MCP', async () => {
+    const { createTapeWriter } = await import('../../src/tape/tape-writer.js');
+    const { describeExchange } = await import('../../src/providers/describe.js');
+    const { createMcpResponder } = await import('../../src/proxy/mcp/responder.js');
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { default: OpenAI } = await import('openai');
+    const writer = await createTapeWriter({
+      dir,
+      name: 'mixed',
+      header: { mode: 'record', routes: [{ prefix: '/gw', upstream: 'http://127.0.0.1:9' }] },
+    });
+    const at = {
+      startedAt: new Date().toISOString(),
+      offsetMs: 0,
+      transport: 'http' as const,
+      route: '/gw',
+      upstream: 'http://127.0.0.1:9',
+      timing: { durationMs: 1 },
+    };
+    const rpc = (method: string, id: number, result: unknown, params?: unknown) =>
+      describeExchange({
+        ...at,
+        request: {
+          method: 'POST',
+          path: '/mcp',
+          query: [],
+          headers: { 'content-type': 'application/json' },
+          body: { kind: 'json', json: { jsonrpc: '2.0', id, method, params } },
+        },
+        response: {
+          status: 200,
+          headers: { 'content-type': 'application/json', 'mcp-session-id': 's1' },
+          body: { kind: 'json', json: { jsonrpc: '2.0', id, result } },
+        },
+      });
+    await writer.append(
+      rpc(
+        'initialize',
+        0,
+        { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'gw', version: '1' } },
+        {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'c', version: '1' },
+        },
+      ),
+    );
+    await writer.append(rpc('tools/list', 1, { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] }));
+    await writer.append(
+      describeExchange({
+        ...at,
+        request: {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          query: [],
+          headers: {},
+          body: { kind: 'json', json: { model: 'm', messages: [{ role: 'user', content: 'both' }] } },
+        },
+        response: {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: { kind: 'json', json: (openaiChat({ content: 'llm answer' }) as { body: unknown }).body },
+        },
+      }),
+    );
+    await writer.close();
+
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'mixed',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'mixed-replay',
+      responders: [createMcpResponder()],
+      log,
+    });
+    try {
+      const llm = new OpenAI({ apiKey: 'sk-test', baseURL: `${rep.url}/gw/v1`, maxRetries: 0 });
+      const chat = await llm.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'both' }] });
+      expect(chat.choices[0]?.message.content).toBe('llm answer');
+      const client = new Client({ name: 'c', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${rep.url}/gw/mcp`)));
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+      await client.close();
+    } finally {
+      await rep.close();
+    }
+  });
+});

@@ -16,7 +16,7 @@ import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerRequest } from '../../replay/mcp-answer.js';
 import { matchHeaders } from '../headers.js';
 import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
-import { looksLikeRpc, parseRpc, requestId, requestSideMcp, rpcKind, type Message } from '../../providers/mcp.js';
+import { looksLikeRpc, parseRpc, requestId, requestSideMcp, rpcKind, STREAM_METHOD, type Message } from '../../providers/mcp.js';
 import type { MatchInfo } from '../../tape/schema.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
@@ -58,8 +58,9 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       } catch {
         json = undefined;
       }
-      // MCP by content (a JSON-RPC body), or by what the tape recorded on this route.
-      if (route === undefined && !looksLikeRpc(json)) return undefined;
+      // MCP is decided per request: a JSON-RPC body, or any request on a path the tape saw MCP on (GET, DELETE, a
+      // malformed message); a route may carry an LLM API on its other paths.
+      if (!looksLikeRpc(json) && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
       // JSON-RPC batches (2025-03-26 only): served by the generic replay on the exact key (ids are left out of it).
       if (Array.isArray(json) && looksLikeRpc(json)) return undefined;
       if (route?.legacy) {
@@ -68,9 +69,9 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       }
       const write = (ex: NewExchange): void => ctx.out.write(ex);
       // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
-      const refuse = (err: TapedeckError, reason = err.message): Response => {
+      const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): Response => {
         const answer = rpcHttpError(err);
-        write(servedExchange(req, answer, { kind: 'miss', reason }));
+        write({ ...servedExchange(req, answer, { kind: 'miss', reason }), ...extra });
         return jsonResponse(answer.status, answer.body, err.headers);
       };
       const sessionful = route?.sessionful ?? false;
@@ -89,7 +90,19 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         const refused = new TapedeckError('METHOD_NOT_ALLOWED', 'Method not allowed: tapedeck replay offers no standalone SSE stream', {
           headers: { allow: 'POST, DELETE' },
         });
-        return checkSession() ?? refuse(refused, 'GET stream not offered in replay');
+        // A client's standing stream declined as the protocol allows is how replay works, not a miss: a perfect replay
+        // looks perfect on the replay tape.
+        const declined: Partial<NewExchange> = {
+          match: { kind: 'exact', stage: 'mcp-transport', reason: 'no standalone stream in replay: 405, as the MCP transport allows' },
+          mcp: {
+            direction: 'server-to-client',
+            method: STREAM_METHOD,
+            notifications: [],
+            transport: 'streamable-http',
+            ...(sid ? { sessionId: sid } : {}),
+          },
+        };
+        return checkSession() ?? refuse(refused, 'GET stream not offered in replay', declined);
       }
       if (req.method === 'DELETE') {
         const bad = checkSession();

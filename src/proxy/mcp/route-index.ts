@@ -23,6 +23,8 @@ export interface LegacyRoute {
 
 export interface McpRoute {
   sessionful: boolean;
+  /** Paths below the prefix the tape saw MCP on (the route may carry other APIs on other paths). */
+  paths: ReadonlySet<string>;
   legacy?: LegacyRoute;
 }
 
@@ -48,7 +50,7 @@ function index(tape: LoadedTape): Map<string, McpRoute> {
   }
   for (const [prefix, list] of byRoute) {
     const sessionful = list.some((ex) => ex.response?.headers['mcp-session-id'] !== undefined);
-    const route: McpRoute = { sessionful };
+    const route: McpRoute = { sessionful, paths: new Set(list.map((ex) => ex.request.path)) };
     const streams = list.filter((ex) => ex.mcp?.method === STREAM_METHOD && ex.mcp.transport === 'sse');
     const upstream = tape.header.routes.find((r) => r.prefix === prefix)?.upstream ?? list[0]?.upstream ?? 'http://localhost/';
     const first = streams[0];
