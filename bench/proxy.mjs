@@ -136,7 +136,19 @@ async function workload(profile, cli, dir, upstream, stream) {
   }
   const tape = `bench-${profile.floor ? 'zero' : 'model'}-${stream ? 'sse' : 'json'}`;
   const both = async (label, main, name) => {
-    const rec = await start([main, 'record', '--tape', name, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite']);
+    const rec = await start([
+      main,
+      'record',
+      '--tape',
+      name,
+      '--dir',
+      dir,
+      '--port',
+      '0',
+      '--route',
+      `/llm=${upstream.url}`,
+      '--overwrite',
+    ]);
     rows.push(await measure(profile, `record${label}`, rec, '/llm'));
     await rec.stop();
     const rep = await start([main, 'replay', '--tape', name, '--dir', dir, '--port', '0', '--save-as', `${name}-replay`]);
