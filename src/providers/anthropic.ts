@@ -7,9 +7,9 @@ import type { ResponseRecord, SseEvent, Usage } from '../tape/schema.js';
 import { bodyJson } from '../tape/body.js';
 import { answerError, isErrorEvent, pushMessage } from './answer.js';
 import { contentText, isObj, num, str } from './json.js';
-import { setTracked } from './overrides.js';
+import { topLevelOverrides } from './overrides.js';
 import { listView, objectView } from './semantic.js';
-import type { ConversationMessage, Json, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
+import type { ConversationMessage, Json, ProviderAdapter, SemanticBuilder } from './types.js';
 
 export const anthropic: ProviderAdapter = {
   api: 'messages',
@@ -91,17 +91,7 @@ export const anthropic: ProviderAdapter = {
 
   errorBody: (_status, type, message, extra) => ({ type: 'error', error: { type, message }, ...extra }),
 
-  applyOverrides(body, path, o) {
-    const applied: Rewritten['applied'] = {};
-    if (o.model !== undefined) setTracked(applied, body, 'model', 'model', o.model);
-    if (o.temperature !== undefined) setTracked(applied, body, 'temperature', 'temperature', o.temperature);
-    if (o.maxTokens !== undefined) setTracked(applied, body, 'max_tokens', 'max_tokens', o.maxTokens);
-    if (o.systemPrompt !== undefined) {
-      applied.system = { from: body.system, to: o.systemPrompt };
-      body.system = o.systemPrompt;
-    }
-    return { body, path, applied };
-  },
+  applyOverrides: (body, path, o) => topLevelOverrides(body, path, o, { maxTokens: 'max_tokens', system: 'system' }),
 
   semantic(body, b) {
     const out: Json = {};

@@ -6,9 +6,9 @@
 import { answerError, pushMessage } from './answer.js';
 import { contentText, isObj, parseArgs, str } from './json.js';
 import { openaiDetector, openaiErrorBody, openaiUsage } from './openai.js';
-import { setTracked } from './overrides.js';
+import { topLevelOverrides } from './overrides.js';
 import { listView, objectView } from './semantic.js';
-import type { Answer, ConversationMessage, Json, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
+import type { Answer, ConversationMessage, Json, ProviderAdapter, SemanticBuilder } from './types.js';
 
 export const openaiResponses: ProviderAdapter = {
   api: 'responses',
@@ -53,17 +53,7 @@ export const openaiResponses: ProviderAdapter = {
 
   errorBody: openaiErrorBody,
 
-  applyOverrides(body, path, o) {
-    const applied: Rewritten['applied'] = {};
-    if (o.model !== undefined) setTracked(applied, body, 'model', 'model', o.model);
-    if (o.temperature !== undefined) setTracked(applied, body, 'temperature', 'temperature', o.temperature);
-    if (o.maxTokens !== undefined) setTracked(applied, body, 'max_output_tokens', 'max_output_tokens', o.maxTokens);
-    if (o.systemPrompt !== undefined) {
-      applied.instructions = { from: body.instructions, to: o.systemPrompt };
-      body.instructions = o.systemPrompt;
-    }
-    return { body, path, applied };
-  },
+  applyOverrides: (body, path, o) => topLevelOverrides(body, path, o, { maxTokens: 'max_output_tokens', system: 'instructions' }),
 
   semantic(body, b) {
     const out: Json = {};
