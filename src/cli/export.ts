@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { loadConfig } from '../config/config.js';
-import { TapedeckError } from '../errors.js';
+import { isTapedeckError, TapedeckError } from '../errors.js';
 import { toHar } from '../export/har.js';
 import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
 import { tapeFile, validateTapeName } from '../tape/paths.js';
@@ -42,7 +42,14 @@ export const exportCommand: Command = {
     const endpoint = stringValue(ctx.values, 'otlp-endpoint');
     if (endpoint !== undefined && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--otlp-endpoint goes with --format otlp');
     if (ctx.values['no-content'] === true && format !== 'otlp') throw new TapedeckError('BAD_ARGS', '--no-content goes with --format otlp');
-    if (endpoint !== undefined) tracesUrl(endpoint); // a bad URL is a bad flag: say so before reading anything
+    // A bad URL is a bad flag: say so, naming it, before reading anything.
+    if (endpoint !== undefined) {
+      try {
+        tracesUrl(endpoint);
+      } catch (err) {
+        throw isTapedeckError(err) ? new TapedeckError('BAD_ARGS', `--otlp-endpoint: ${err.message}`) : err;
+      }
+    }
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
     if (!existsSync(tapeFile(config.dir, name)))
       throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);

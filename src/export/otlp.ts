@@ -162,10 +162,10 @@ export function tracesUrl(endpoint: string): string {
   try {
     u = new URL(endpoint);
   } catch {
-    throw new TapedeckError('BAD_ARGS', `--otlp-endpoint needs a URL like http://127.0.0.1:4318, got "${endpoint}"`);
+    throw new TapedeckError('BAD_ARGS', `not a URL: "${endpoint}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new TapedeckError('BAD_ARGS', `--otlp-endpoint must be http(s), got "${endpoint}"`);
+    throw new TapedeckError('BAD_ARGS', `not an http(s) URL: "${endpoint}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`);
   if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/traces';
   return u.toString();
 }

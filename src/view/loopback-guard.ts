@@ -8,7 +8,7 @@
 import type { MiddlewareHandler } from 'hono';
 
 export interface LoopbackGuardOptions {
-  /** The listening port (a function: with `--port 0` it is known only once the server listens). */
+  /** The listening port (a function: with port 0 it is known only once the server listens). */
   port: () => number;
   /** The address the server is bound to, allowed as a Host name besides the loopback names. */
   boundAddress?: string;

@@ -44,10 +44,9 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
     s.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new TapedeckError(
-              'BAD_ARGS',
-              `port ${opts.port} on ${VIEW_HOST} is in use: pick another with --port, or --port 0 for any free one`,
-            )
+          ? new TapedeckError('PORT_IN_USE', `port ${opts.port} on ${VIEW_HOST} is in use`, {
+              details: { port: opts.port, host: VIEW_HOST },
+            })
           : err,
       ),
     );

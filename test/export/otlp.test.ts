@@ -234,7 +234,9 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     expect(refused.stderr.trim()).toMatch(/^tapedeck export: could not push spans to http:\/\/127\.0\.0\.1:\d+\/nope: Not Found$/);
     const bad = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', 'not a url', '--dir', dir]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toBe('tapedeck export: --otlp-endpoint needs a URL like http://127.0.0.1:4318, got "not a url"');
+    expect(bad.stderr.trim()).toBe(
+      'tapedeck export: --otlp-endpoint: not a URL: "not a url" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)',
+    );
   });
 });
 
