@@ -75,6 +75,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
   log: Logger;
   allowHosts: readonly string[];
   onTapeFailure: (err: TapedeckError) => void;
+  forwardProxy: { passThrough: readonly string[] };
 } {
   return {
     tape,
@@ -86,6 +87,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
     log,
     allowHosts: config.allowHosts,
     onTapeFailure,
+    forwardProxy: { passThrough: config.passThrough },
   };
 }
 

@@ -11,7 +11,7 @@ export async function runWrapped(
   opts: {
     /** Lines to print once the proxy is up (the replay plan, the tape being written). */
     started?: (proxy: RunningProxy) => string[];
-    extra?: Pick<RunUnderOptions, 'launch' | 'agentEnv'>;
+    extra?: Pick<RunUnderOptions, 'launch' | 'forwardProxy'>;
   } = {},
 ): Promise<number> {
   const [command, ...args] = ctx.rest as [string, ...string[]];
@@ -31,6 +31,10 @@ export async function runWrapped(
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
   ctx.stderr.write(`tapedeck: ${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}\n`);
+  if (result.passedThrough.size > 0) {
+    const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
+    ctx.stderr.write(`tapedeck: passed through untouched, not on the tape: ${hosts}\n`);
+  }
   log.flush();
   if (result.tapeFailure) {
     ctx.stderr.write(`tapedeck: the tape is incomplete: ${result.tapeFailure.message}\n`);

@@ -66,6 +66,8 @@ export const ConfigSchema = z
       .prefault({}),
     /** Host names requests may address tapedeck by, besides loopback names and the bound address (`*`: any). */
     allowHosts: z.array(z.string().min(1)).default([]),
+    /** Hosts (`name` or `name:port`) the forward proxy tunnels untouched: never recorded nor replayed (a local database). */
+    passThrough: z.array(z.string().min(1)).default([]),
     /** Once the tape being recorded cannot be written (disk full): refuse further requests with 503, or serve them unrecorded. */
     whenTapeFails: z.enum(['refuse', 'serve']).default('refuse'),
     /** Path to the side-effects file used by replay. */

@@ -9,6 +9,8 @@ import type { Route } from '../tape/schema.js';
 import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
 import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
+import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
+import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
@@ -26,6 +28,8 @@ interface CommonOptions {
   log?: Logger;
   /** Host names requests may address the proxy by besides loopback names and the bound address; `*` turns the check off. */
   allowHosts?: readonly string[];
+  /** As a forward proxy (HTTP_PROXY / HTTPS_PROXY): the CA for intercepted HTTPS, and hosts passed through untouched. */
+  forwardProxy?: ForwardProxySettings;
   /** Called once, when the tape being written fails (disk full, an I/O error): everything after it is not on the tape. */
   onTapeFailure?: (err: TapedeckError) => void;
 }
@@ -57,6 +61,13 @@ export interface ReplayOptions extends CommonOptions {
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
 
+export interface ForwardProxySettings {
+  /** The CA that signs intercepted hosts' certificates. Default: the one in `defaultCaDir()`, created on first use. */
+  ca?: () => CertificateAuthority;
+  /** Hosts (`name` or `name:port`) tunnelled untouched: never recorded, never replayed (a local database, say). */
+  passThrough?: readonly string[];
+}
+
 export interface RunningProxy {
   url: string;
   host: string;
@@ -65,6 +76,8 @@ export interface RunningProxy {
   writer: TapeWriter;
   /** In replay mode: the tape being replayed. */
   source?: LoadedTape;
+  /** Hosts passed through untouched (`host:port` -> connections or requests), which are not on the tape. */
+  passedThrough: ReadonlyMap<string, number>;
   /** Stop accepting, end open streams, finish writing, close the tape. */
   close(): Promise<void>;
 }
@@ -138,8 +151,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   const host = opts.host ?? '127.0.0.1';
   const own = ownHosts({ bound: host, allow: opts.allowHosts });
-  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own });
+  let boundPort = -1;
+  const forward = createForwardProxy({
+    ca: opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())),
+    passThrough: opts.forwardProxy?.passThrough ?? [],
+    isSelf: isSelfFor(own, () => boundPort),
+    log,
+  });
+  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
+  server.on('connect', forward.onConnect(server));
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -158,6 +179,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     throw err;
   });
   const port = info.port;
+  boundPort = port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
@@ -166,11 +188,13 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     port,
     writer,
     ...(source ? { source } : {}),
+    passedThrough: forward.passedThrough,
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
+        forward.closeAll();
         await closed;
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         let timer: NodeJS.Timeout | undefined;
