@@ -40,7 +40,7 @@ export const replayCommand: Command = {
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --port, --host, --route, --config, --verbose as for record)',
+    '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,

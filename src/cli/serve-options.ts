@@ -2,7 +2,7 @@ import { loadConfig, parseRouteSpec, routeSources, routesOf, type Config } from 
 import type { Route } from '../tape/schema.js';
 import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { RunningProxy } from '../proxy/server.js';
+import type { RunningProxy, Timeouts } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
@@ -17,7 +17,25 @@ export const SERVE_OPTIONS: OptionsConfig = {
   config: { type: 'string' },
   verbose: { type: 'boolean' },
   'allow-host': { type: 'string', multiple: true },
+  'connect-timeout': { type: 'string' },
+  'response-timeout': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
 };
+
+/** The timeout flags (seconds) as config overrides. */
+function timeoutFlags(values: CommandContext['values']): Partial<Record<'connect' | 'response' | 'idle' | 'shutdown', number>> {
+  const out: Partial<Record<'connect' | 'response' | 'idle' | 'shutdown', number>> = {};
+  for (const name of ['connect', 'response', 'idle', 'shutdown'] as const) {
+    const text = stringValue(values, `${name}-timeout`);
+    if (text === undefined) continue;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new TapedeckError('BAD_ARGS', `--${name}-timeout must be a positive number of seconds (got "${text}")`);
+    out[name] = n;
+  }
+  return out;
+}
 
 export interface ServeSettings {
   tape: string;
@@ -51,6 +69,7 @@ export function serveSettings(ctx: CommandContext): ServeSettings {
       port,
       routes: flags,
       allowHosts: stringList(ctx.values, 'allow-host'),
+      timeouts: timeoutFlags(ctx.values),
     },
     ctx.env,
   );
@@ -76,6 +95,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
   allowHosts: readonly string[];
   onTapeFailure: (err: TapedeckError) => void;
   forwardProxy: { passThrough: readonly string[] };
+  timeouts: Timeouts;
 } {
   return {
     tape,
@@ -88,6 +108,12 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
     allowHosts: config.allowHosts,
     onTapeFailure,
     forwardProxy: { passThrough: config.passThrough },
+    timeouts: {
+      connectMs: config.timeouts.connect * 1000,
+      responseMs: config.timeouts.response * 1000,
+      idleMs: config.timeouts.idle * 1000,
+      shutdownMs: config.timeouts.shutdown * 1000,
+    },
   };
 }
 

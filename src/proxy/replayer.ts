@@ -35,6 +35,8 @@ export interface ReplayerOptions {
    * here so that a side-effect HTTP call never reaches the real server; such a call also matches exactly or not at all.
    */
   allowLive?: (req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string };
+  /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
+  stopping?: AbortSignal;
 }
 
 export interface Replayer {
@@ -56,6 +58,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       dispatcher: opts.dispatcher,
       headers: { 'x-tapedeck-match': 'live' },
       ...(live.body ? { body: live.body } : {}),
+      ...(opts.stopping ? { stopping: opts.stopping } : {}),
     });
     void out.writeWhen(
       exchange.then((ex) => ({
@@ -122,7 +125,11 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
             };
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
-          const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
+          const live = forwardAndCapture(req, nodeSink(res), {
+            dispatcher: opts.dispatcher,
+            headers: { 'x-tapedeck-match': 'live' },
+            ...(opts.stopping ? { stopping: opts.stopping } : {}),
+          });
           await out.writeWhen(live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })));
           return;
         }

@@ -13,6 +13,7 @@ import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js
 import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
+import { shutdownReason } from './forward.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
@@ -30,6 +31,8 @@ interface CommonOptions {
   allowHosts?: readonly string[];
   /** As a forward proxy (HTTP_PROXY / HTTPS_PROXY): the CA for intercepted HTTPS, and hosts passed through untouched. */
   forwardProxy?: ForwardProxySettings;
+  /** Upstream timeouts and how long shutdown waits; see `DEFAULT_TIMEOUTS`. */
+  timeouts?: Partial<Timeouts>;
   /** Called once, when the tape being written fails (disk full, an I/O error): everything after it is not on the tape. */
   onTapeFailure?: (err: TapedeckError) => void;
 }
@@ -61,6 +64,20 @@ export interface ReplayOptions extends CommonOptions {
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
 
+/** Milliseconds. */
+export interface Timeouts {
+  /** To open a connection to an upstream. */
+  connectMs: number;
+  /** From sending a request to the upstream's response head (a long non-streamed reasoning call needs more). */
+  responseMs: number;
+  /** Between two chunks of a response body (a stream that goes quiet this long is cut). */
+  idleMs: number;
+  /** On stop: how long exchanges still in flight get to finish before the tape is closed without them. */
+  shutdownMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, responseMs: 300_000, idleMs: 120_000, shutdownMs: 5_000 };
+
 export interface ForwardProxySettings {
   /** The CA that signs intercepted hosts' certificates. Default: the one in `defaultCaDir()`, created on first use. */
   ca?: () => CertificateAuthority;
@@ -85,7 +102,16 @@ export interface RunningProxy {
 /** Start the proxy in record or replay mode; resolves once it is listening. */
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger();
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 10 * 60_000, bodyTimeout: 10 * 60_000, connections: 256 });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  const dispatcher = new Agent({
+    keepAliveTimeout: 30_000,
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.responseMs,
+    bodyTimeout: timeouts.idleMs,
+    connections: 256,
+  });
+  // Aborted first thing on stop: whatever still waits for an upstream ends at once and goes on the tape with why.
+  const stopping = new AbortController();
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
   let writer: TapeWriter;
@@ -102,7 +128,12 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
     });
     const out = createExchangeLog(writer, log);
-    handle = createRecorder({ out, dispatcher, ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}) }).handle;
+    handle = createRecorder({
+      out,
+      dispatcher,
+      stopping: stopping.signal,
+      ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
+    }).handle;
     drain = out.drain;
   } else {
     const tape = await loadTape(opts.dir, opts.tape);
@@ -144,6 +175,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       log,
       responders,
       allowLive: opts.allowLive,
+      stopping: stopping.signal,
     });
     handle = replayer.handle;
     drain = replayer.drain;
@@ -191,6 +223,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     passedThrough: forward.passedThrough,
     close() {
       closing ??= (async () => {
+        stopping.abort(shutdownReason());
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
@@ -201,14 +234,18 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         const bounded = new Promise<void>(
           (resolve) =>
             (timer = setTimeout(() => {
-              log.warn('some exchanges did not finish within 5 s of shutdown; closing the tape without them');
+              log.warn(
+                { shutdownMs: timeouts.shutdownMs },
+                'some exchanges did not finish in time after the stop; closing the tape without them',
+              );
               resolve();
-            }, 5000)),
+            }, timeouts.shutdownMs)),
         );
         await Promise.race([drain(), bounded]);
         clearTimeout(timer);
         await writer.close();
-        await dispatcher.close().catch(() => undefined);
+        // Anything still in flight after the bound is abandoned, not waited for.
+        await dispatcher.destroy().catch(() => undefined);
       })();
       return closing;
     },
