@@ -21,6 +21,7 @@ export const SERVE_OPTIONS: OptionsConfig = {
   'response-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
   'shutdown-timeout': { type: 'string' },
+  sandbox: { type: 'boolean' },
 };
 
 /** The timeout flags (seconds) as config overrides. */
@@ -50,6 +51,8 @@ export interface ServeSettings {
 export function serveSettings(ctx: CommandContext): ServeSettings {
   const tape = stringValue(ctx.values, 'tape');
   if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+  if (ctx.values.sandbox === true && ctx.rest.length === 0)
+    throw new TapedeckError('BAD_ARGS', '--sandbox runs a command in a sandbox: add -- COMMAND ARGS...');
   validateTapeName(tape);
   const portText = stringValue(ctx.values, 'port');
   let port: number | undefined;

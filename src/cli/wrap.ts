@@ -1,5 +1,7 @@
 import type { ProxyOptions, RunningProxy } from '../proxy/server.js';
 import { runUnder, type RunUnderOptions } from '../proxy/run-under.js';
+import { sandboxLaunch, sandboxSupport } from '../proxy/sandbox.js';
+import { TapedeckError } from '../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
 
@@ -15,6 +17,11 @@ export async function runWrapped(
   } = {},
 ): Promise<number> {
   const [command, ...args] = ctx.rest as [string, ...string[]];
+  if (ctx.values.sandbox === true) {
+    // Before anything starts (no replay tape is made for a run that cannot happen).
+    const support = sandboxSupport();
+    if (!support.ok) throw new TapedeckError('SANDBOX_UNAVAILABLE', `the sandbox cannot run here: ${support.reason}`);
+  }
   // A port chosen with --port is kept; otherwise any free one (two wrapped runs side by side never collide).
   const port = ctx.values.port === undefined ? 0 : proxy.port;
   const result = await runUnder({
@@ -23,10 +30,12 @@ export async function runWrapped(
     args,
     env: ctx.env,
     ...opts.extra,
+    ...(ctx.values.sandbox === true ? { launch: sandboxLaunch } : {}),
     onStarted: ({ proxy: running, env }) => {
       for (const line of opts.started?.(running) ?? []) ctx.stderr.write(`tapedeck: ${line}\n`);
       const set = Object.entries(env).map(([k, v]) => `  ${k}=${v}\n`);
-      ctx.stderr.write(`tapedeck: running ${[command, ...args].join(' ')} with\n${set.join('')}`);
+      const where = ctx.values.sandbox === true ? ' in the sandbox (no network but tapedeck)' : '';
+      ctx.stderr.write(`tapedeck: running ${[command, ...args].join(' ')}${where} with\n${set.join('')}`);
     },
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
