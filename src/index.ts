@@ -74,7 +74,10 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
 export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
-export { agentEnv, type AgentEnvOptions } from './proxy/agent-env.js';
+export { agentEnv, writeCaBundle, type AgentEnvOptions } from './proxy/agent-env.js';
+export { loadOrCreateCa, defaultCaDir, type CertificateAuthority } from './proxy/ca.js';
+export { sandboxLaunch, sandboxSupport } from './proxy/sandbox.js';
+export { DEFAULT_TIMEOUTS, type Timeouts, type ForwardProxySettings } from './proxy/server.js';
 
 // --- config: settings and prices
 export { loadConfig, ConfigSchema, type Config } from './config/config.js';
