@@ -63,6 +63,29 @@ export interface RunUnderResult {
 
 /** Run `command` under a proxy started from `opts.proxy`; resolves once the command has exited and the tape is closed. */
 export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
+  // Signals are taken from the start: one that comes before the command runs is passed on as soon as it does.
+  let child: ChildProcess | undefined;
+  let pending: NodeJS.Signals | undefined;
+  const forward = (signal: NodeJS.Signals): void => {
+    if (child?.pid !== undefined && child.exitCode === null) child.kill(signal);
+    else pending ??= signal;
+  };
+  if (opts.forwardSignals !== false) {
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+  }
+  try {
+    return await run(opts, (c) => {
+      child = c;
+      if (pending !== undefined) c.kill(pending);
+    });
+  } finally {
+    process.off('SIGINT', forward);
+    process.off('SIGTERM', forward);
+  }
+}
+
+async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) => void): Promise<RunUnderResult> {
   const baseEnv = opts.env ?? process.env;
   const ca = opts.forwardProxy === false ? undefined : loadOrCreateCa(opts.forwardProxy?.caDir ?? defaultCaDir(baseEnv));
   const proxy = await startProxy({
@@ -101,16 +124,9 @@ export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
     await spawned;
-    const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-    if (opts.forwardSignals !== false) {
-      process.on('SIGINT', forward);
-      process.on('SIGTERM', forward);
-    }
+    spawnedChild(child);
     opts.onStarted?.({ proxy, env: { ...vars, ...opts.envOverrides }, child });
-    const { code, signal } = await exited.finally(() => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-    });
+    const { code, signal } = await exited;
     await proxy.close();
     const result: RunUnderResult = {
       exitCode: code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0),

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUnder } from '../../src/proxy/run-under.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { runToEnd } from '../helpers/cli.js';
+import { runToEnd, spawnCli } from '../helpers/cli.js';
 import { anthropicMessage, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/sdk-agent.mjs');
@@ -62,6 +62,32 @@ describe('wrapper mode: tapedeck record|replay -- COMMAND', () => {
     expect(alive(rep.pid)).toBe(false);
     const replayed = await readTape(path.join(dir, 'agent-run.jsonl'));
     expect(replayed.exchanges.map((e) => e.match?.kind)).toEqual(['exact', 'exact']);
+  });
+
+  it('passes SIGTERM on to the command, exits with its code once it has exited, leaves no process behind', async () => {
+    const script = [
+      'process.on("SIGTERM", () => { console.log("got SIGTERM"); process.exit(42); });',
+      // Said once the handler is surely in place (Node takes a moment after process.on to catch the signal).
+      'setTimeout(() => console.log("pid " + process.pid), 100);',
+      'setInterval(() => undefined, 1000);',
+    ].join(' ');
+    const child = spawnCli(['record', '--tape', 'sig', '--dir', dir, '--', process.execPath, '-e', script], {
+      TAPEDECK_CA_DIR: path.join(dir, 'ca'),
+    });
+    let stdout = '';
+    const agentPid = await new Promise<number>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const m = /pid (\d+)/.exec(stdout);
+        if (m) resolve(Number(m[1]));
+      }),
+    );
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(stdout, `code ${code}`).toContain('got SIGTERM');
+    expect(code).toBe(42);
+    expect(alive(agentPid)).toBe(false);
+    expect(alive(child.pid!)).toBe(false);
   });
 
   it('runUnder: a command that cannot be started is an error, and the tape is given back', async () => {
