@@ -97,7 +97,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
   log: Logger;
   allowHosts: readonly string[];
   onTapeFailure: (err: TapedeckError) => void;
-  forwardProxy: { passThrough: readonly string[] };
+  forwardProxy: { passThrough: readonly string[]; anyClient: boolean };
   timeouts: Timeouts;
 } {
   return {
@@ -110,7 +110,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
     log,
     allowHosts: config.allowHosts,
     onTapeFailure,
-    forwardProxy: { passThrough: config.passThrough },
+    forwardProxy: { passThrough: config.passThrough, anyClient: config.forwardProxyClients === 'any' },
     timeouts: {
       connectMs: config.timeouts.connect * 1000,
       responseMs: config.timeouts.response * 1000,

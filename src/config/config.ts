@@ -78,6 +78,8 @@ export const ConfigSchema = z
       .prefault({}),
     /** Hosts (`name` or `name:port`) the forward proxy tunnels untouched: never recorded nor replayed (a local database). */
     passThrough: z.array(z.string().min(1)).default([]),
+    /** Who may use tapedeck as a forward proxy: clients on this machine (default), or any (never an open proxy by accident). */
+    forwardProxyClients: z.enum(['loopback', 'any']).default('loopback'),
     /** Once the tape being recorded cannot be written (disk full): refuse further requests with 503, or serve them unrecorded. */
     whenTapeFails: z.enum(['refuse', 'serve']).default('refuse'),
     /** Path to the side-effects file used by replay. */

@@ -21,6 +21,11 @@ export interface ForwardProxyOptions {
   passThrough?: readonly string[];
   /** Whether a host and port is this proxy itself (a client that proxies even its requests to tapedeck). */
   isSelf: (host: string, port: number) => boolean;
+  /**
+   * Serve as a forward proxy to clients on other machines too. Default false: only clients on this machine (loopback
+   * peers) may use it, so that tapedeck listening on every interface is not an open proxy into the network it is on.
+   */
+  anyClient?: boolean;
   log: Logger;
 }
 
@@ -36,6 +41,8 @@ export interface ProxiedTarget {
 export interface ForwardProxy {
   /** The target of a request that came as a forward-proxy request (absolute-form, or inside a tunnel); else undefined. */
   targetOf(req: IncomingMessage): ProxiedTarget | undefined;
+  /** Why a client may not use tapedeck as a forward proxy (it is on another machine), or undefined when it may. */
+  refusal(peer: string | undefined): string | undefined;
   /** Whether an origin is to be passed through untouched. */
   passesThrough(origin: string): boolean;
   /** Forward a plain-HTTP request to a pass-through host, unrecorded. */
@@ -62,9 +69,15 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
   };
   const count = (hostPort: string): void => void passedThrough.set(hostPort, (passedThrough.get(hostPort) ?? 0) + 1);
 
+  const refusal = (peer: string | undefined): string | undefined =>
+    opts.anyClient === true || isLoopback(peer)
+      ? undefined
+      : `tapedeck serves as a forward proxy to clients on this machine only (this one is ${peer ?? 'unknown'}); set forwardProxyClients: any in the config to serve others`;
+
   return {
     passedThrough,
     passesThrough,
+    refusal,
     targetOf(req) {
       const tunnel = tunnels.get(req.socket);
       if (tunnel !== undefined) return { origin: tunnel, url: req.url ?? '/', self: false };
@@ -101,6 +114,12 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
         socket.on('error', () => socket.destroy());
         if (m === null) {
           socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\ntapedeck: CONNECT needs host:port\n');
+          return;
+        }
+        const refused = refusal((socket as Socket).remoteAddress);
+        if (refused !== undefined) {
+          opts.log.warn({ peer: (socket as Socket).remoteAddress }, 'refused a CONNECT from another machine');
+          socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${refused}\n`);
           return;
         }
         const host = bareHostname(m[1] as string);
@@ -152,6 +171,13 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
       open.clear();
     },
   };
+}
+
+/** 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
 }
 
 /** The check the listener makes for requests that come as a proxy's: none of them is addressed to tapedeck by name. */

@@ -54,6 +54,13 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     if (target !== undefined) {
       url = target.url;
       if (!target.self) {
+        // Inside a tunnel the client was checked at CONNECT.
+        const refused = incoming.url?.startsWith('/') ? undefined : opts.forward?.refusal(incoming.socket.remoteAddress);
+        if (refused !== undefined) {
+          incoming.resume();
+          fail(res, new TapedeckError('FORBIDDEN', refused), incoming.method ?? 'GET', url);
+          return;
+        }
         if (opts.forward?.passesThrough(target.origin)) return opts.forward.passHttp(incoming, res, target);
         proxied = { prefix: target.origin, upstream: target.origin };
       }

@@ -83,6 +83,8 @@ export interface ForwardProxySettings {
   ca?: () => CertificateAuthority;
   /** Hosts (`name` or `name:port`) tunnelled untouched: never recorded, never replayed (a local database, say). */
   passThrough?: readonly string[];
+  /** Serve clients on other machines as a forward proxy too (default: loopback peers only, never an open proxy). */
+  anyClient?: boolean;
 }
 
 export interface RunningProxy {
@@ -187,6 +189,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const forward = createForwardProxy({
     ca: opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())),
     passThrough: opts.forwardProxy?.passThrough ?? [],
+    anyClient: opts.forwardProxy?.anyClient === true,
     isSelf: isSelfFor(own, () => boundPort),
     log,
   });

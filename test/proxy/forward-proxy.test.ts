@@ -2,9 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProxy } from '../../src/proxy/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { startHttpsSearch, type HttpsUpstream } from '../helpers/https-upstream.js';
 import { runToEnd } from '../helpers/cli.js';
@@ -79,5 +81,40 @@ describe.skipIf(!hasCurl)('forward proxy (HTTPS_PROXY) in wrapper mode, with cur
     expect(miss.code).toBe(22); // curl --fail on an HTTP error
     expect(miss.stderr).toContain('404');
     expect(search.requests).toEqual(['GET /search?q=cats']);
+  });
+});
+
+/** This machine's first non-loopback IPv4 address, if it has one. */
+const lanAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+
+/** Send `method target` (absolute-form or CONNECT) to the proxy at host:port; resolves with the status. */
+function proxied(host: string, port: number, method: string, target: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port, method, path: target, headers: { host: target.replace(/^https?:\/\//, '').split('/')[0] } });
+    req.on('connect', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe.skipIf(lanAddress === undefined)('forward proxy clients', () => {
+  it('serves clients on this machine only: a peer on another address gets 403 for absolute-form and CONNECT', async () => {
+    const proxy = await startProxy({ mode: 'record', tape: 'clients', dir, host: '0.0.0.0', port: 0, routes: [] });
+    try {
+      expect(await proxied(lanAddress!, proxy.port, 'GET', `${localUrl}/x`)).toBe(403);
+      expect(await proxied(lanAddress!, proxy.port, 'CONNECT', '127.0.0.3:443')).toBe(403);
+      expect(await proxied('127.0.0.1', proxy.port, 'GET', `${localUrl}/x`)).toBe(200);
+    } finally {
+      await proxy.close();
+    }
   });
 });
