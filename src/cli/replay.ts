@@ -18,7 +18,7 @@ export const replayCommand: Command = {
   usage: [
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
-    '                [--threshold S | --exact-only] [--verbose]',
+    '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model M] [--system-prompt TEXT|@FILE] [--temperature T] [--max-tokens N]]',
     '',
     '  --tape NAME         tape to replay',
@@ -31,6 +31,7 @@ export const replayCommand: Command = {
     '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
     '  --threshold S       similarity a request needs to be served a recording that is not identical (default 0.85)',
     '  --exact-only        no normalised or similarity matching: exact keys only',
+    '  --no-match-headers  no x-tapedeck-* headers on answers (config matchHeaders: false), for agents that snapshot headers',
     '  --llm MODE          tape (default): LLM calls answered from the tape; live: sent to the real upstream (tool',
     '                      calls are still answered from the tape, side effects still blocked)',
     '  --model M           with --llm live: the model to ask instead of the recorded one',
@@ -46,6 +47,7 @@ export const replayCommand: Command = {
     timing: { type: 'string' },
     'side-effects': { type: 'string' },
     'exact-only': { type: 'boolean' },
+    'no-match-headers': { type: 'boolean' },
     threshold: { type: 'string' },
     llm: { type: 'string' },
     model: { type: 'string' },
@@ -88,6 +90,7 @@ export const replayCommand: Command = {
       llm,
       ...(Object.keys(overrides).length > 0 ? { overrides: { ...overrides } } : {}),
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+      ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
     });
     for (const line of formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides }))) ctx.stderr.write(`tapedeck: ${line}\n`);
     const problems = proxy.source?.problems ?? [];
