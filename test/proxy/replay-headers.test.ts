@@ -4,11 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayCommand } from '../../src/cli/replay.js';
 import { createLogger } from '../../src/log.js';
+import { createMcpResponder } from '../../src/proxy/mcp/responder.js';
 import { startProxy } from '../../src/proxy/server.js';
+import { startEverything } from '../helpers/everything-server.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { spawnCli, waitForListening } from '../helpers/cli.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
@@ -158,6 +162,47 @@ describe('--no-match-headers', () => {
       const out = await loadTape(dir, `headers-replay-${matchHeaders}`);
       expect(out.exchanges.map((ex) => ex.match?.kind)).toEqual(['exact', 'miss']);
     }
+  });
+
+  it('MCP answers from the tape carry no x-tapedeck-* header either', async () => {
+    const server = await startEverything('streamableHttp');
+    const mcpRoutes = [{ prefix: '/everything/mcp', upstream: `${server.url}/mcp` }];
+    const session = async (url: string): Promise<string[]> => {
+      const seen: string[] = [];
+      const fetchAndLook: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        seen.push(...tapedeckHeaders(res.headers));
+        return res;
+      };
+      const client = new Client({ name: 'headers', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/everything/mcp`), { fetch: fetchAndLook }));
+      await client.callTool({ name: 'echo', arguments: { message: 'no headers' } });
+      await client.close();
+      return seen;
+    };
+    try {
+      const rec = await startProxy({ mode: 'record', tape: 'mcp-headers', dir, port: 0, routes: mcpRoutes, log });
+      await session(rec.url);
+      await rec.close();
+    } finally {
+      await server.stop();
+    }
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'mcp-headers',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'mcp-headers-replay',
+      responders: [createMcpResponder()],
+      log,
+      matchHeaders: false,
+    });
+    const seen = await session(rep.url);
+    await rep.close();
+    expect(seen).toEqual([]);
+    const out = await loadTape(dir, 'mcp-headers-replay');
+    expect(out.exchanges.find((ex) => ex.mcp?.toolName === 'echo')?.match?.kind).toBe('exact');
   });
 
   it('the replay command takes --no-match-headers', async () => {
