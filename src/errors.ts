@@ -61,6 +61,8 @@ const CODES = {
   FORBIDDEN: { status: 403, type: 'tapedeck_forbidden', rpc: RPC.internal },
   /** An export that could not be written or pushed. */
   EXPORT_FAILED: { status: 502, type: 'tapedeck_export_failed', rpc: RPC.internal },
+  /** The command to run under tapedeck could not be started (not found, not executable). */
+  COMMAND_FAILED: { status: 500, type: 'tapedeck_command_failed', rpc: RPC.internal },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

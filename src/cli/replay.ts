@@ -7,7 +7,8 @@ import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../proxy/mcp/responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
-import { startProxy } from '../proxy/server.js';
+import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
+import { runWrapped } from './wrap.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command, type ParsedValues } from './command.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
@@ -20,6 +21,7 @@ export const replayCommand: Command = {
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
     '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model M] [--system-prompt TEXT|@FILE] [--temperature T] [--max-tokens N]]',
+    '                [-- COMMAND ARGS...]',
     '',
     '  --tape NAME         tape to replay',
     "  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider's shape",
@@ -38,6 +40,7 @@ export const replayCommand: Command = {
     '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
+    '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
   options: {
@@ -69,7 +72,7 @@ export const replayCommand: Command = {
     const overrides = parseOverrides(ctx.values, llm);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
-    const proxy = await startProxy({
+    const options: ReplayOptions = {
       ...proxyBase(settings),
       // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
       routes: settings.routeSources.chosen,
@@ -91,13 +94,15 @@ export const replayCommand: Command = {
       ...(Object.keys(overrides).length > 0 ? { overrides: { ...overrides } } : {}),
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
       ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
-    });
-    for (const line of formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides }))) ctx.stderr.write(`tapedeck: ${line}\n`);
-    const problems = proxy.source?.problems ?? [];
-    for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);
-    ctx.stderr.write(
-      `tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`,
-    );
+    };
+    const started = (proxy: RunningProxy): string[] => [
+      ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides })),
+      ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
+      `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
+    ];
+    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
+    const proxy = await startProxy(options);
+    for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
     return serveUntilSignal(proxy, ctx, log);
   },
 };
