@@ -65,6 +65,16 @@ export {
 } from './replay/matcher.js';
 export { exactKey, canonicalBody, withoutSecrets, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
+export {
+  buildOverridePlan,
+  overridesFor,
+  isLiveCall,
+  splitRouteValue,
+  type OverridePlan,
+  type OverrideRule,
+  type OverrideInputs,
+  type LlmCallTarget,
+} from './replay/override-targets.js';
 export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
 export { semanticView, type SemanticView, type TextField } from './replay/semantic/view.js';
 export { analyzeText, compareText, type TextInfo, type TextComparison } from './replay/semantic/text.js';
@@ -82,7 +92,10 @@ export {
   defaultPrices,
   modelCandidates,
   readPriceFile,
+  modelFamilies,
+  providerOfModel,
   ModelPriceSchema,
+  type FamilyMap,
   PriceMapSchema,
   type ModelPrice,
   type PriceMap,
