@@ -130,7 +130,10 @@ export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type D
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
-export { textSimilarity } from './inspect/similarity.js';
+export { textSimilarity, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './inspect/similarity.js';
+export { embeddingSimilarity } from './inspect/embedding-similarity.js';
+export { ars, arsBand, type Ars, type ArsBand } from './inspect/ars.js';
+export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas.js';
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
