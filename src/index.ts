@@ -65,6 +65,16 @@ export {
 } from './replay/matcher.js';
 export { exactKey, canonicalBody, withoutSecrets, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
+export {
+  buildOverridePlan,
+  overridesFor,
+  isLiveCall,
+  splitRouteValue,
+  type OverridePlan,
+  type OverrideRule,
+  type OverrideInputs,
+  type LlmCallTarget,
+} from './replay/override-targets.js';
 export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
 export { semanticView, type SemanticView, type TextField } from './replay/semantic/view.js';
 export { analyzeText, compareText, type TextInfo, type TextComparison } from './replay/semantic/text.js';
@@ -84,7 +94,10 @@ export {
   defaultPrices,
   modelCandidates,
   readPriceFile,
+  modelFamilies,
+  providerOfModel,
   ModelPriceSchema,
+  type FamilyMap,
   PriceMapSchema,
   type ModelPrice,
   type PriceMap,
@@ -119,7 +132,10 @@ export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type D
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
-export { textSimilarity } from './inspect/similarity.js';
+export { textSimilarity, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './inspect/similarity.js';
+export { embeddingSimilarity } from './inspect/embedding-similarity.js';
+export { ars, arsBand, type Ars, type ArsBand } from './inspect/ars.js';
+export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas.js';
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';

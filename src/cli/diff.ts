@@ -1,5 +1,8 @@
 import { loadConfig } from '../config/config.js';
-import { TapedeckError } from '../errors.js';
+import { isTapedeckError, TapedeckError } from '../errors.js';
+import { embeddingSimilarity } from '../inspect/embedding-similarity.js';
+import type { OutputSimilarity } from '../inspect/similarity.js';
+import { pairedOutputs } from '../inspect/step-deltas.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
 import { diffRuns, runOf } from '../inspect/diff.js';
@@ -16,7 +19,8 @@ export const diffCommand: Command = {
     'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S]',
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
-    '                         outputDiff, tokensDelta, costDelta, durationDeltaMs, score, configChanges)',
+    '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
+    '                         configChanges, steps, unusedRecordings; see the README)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
   ].join('\n'),
@@ -43,7 +47,17 @@ export const diffCommand: Command = {
     const costOf = createCostFn(priceTable(config.prices));
     const a = runOf(await loadTape(config.dir, nameA));
     const b = runOf(await loadTape(config.dir, nameB));
-    const diff = diffRuns(a, b, { costOf });
+    let similarity: OutputSimilarity | undefined;
+    const embeddings = config.match.semantic.embeddings;
+    if (embeddings !== undefined) {
+      try {
+        similarity = await embeddingSimilarity(pairedOutputs(a, b), embeddings);
+      } catch (err) {
+        if (!isTapedeckError(err) || err.code !== 'EMBEDDINGS_FAILED') throw err;
+        ctx.stderr.write(`tapedeck diff: ${err.message}; output similarity uses the word method\n`);
+      }
+    }
+    const diff = diffRuns(a, b, { costOf, ...(similarity ? { similarity } : {}) });
 
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
     else

@@ -55,6 +55,9 @@ export interface ReplayOptions extends CommonOptions {
   /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */
   llm?: 'tape' | 'live';
   overrides?: Record<string, unknown>;
+  /** Overrides that target a route or a provider, and the routes whose LLM calls went live (`replayOf.targeted`, `liveRoutes`). */
+  targeted?: { field: string; value: unknown; route?: string; provider?: string }[];
+  liveRoutes?: string[];
 }
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
@@ -117,6 +120,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           onMiss: opts.onMiss ?? 'strict',
           ...(opts.llm ? { llm: opts.llm } : {}),
           ...(opts.overrides ? { overrides: opts.overrides } : {}),
+          ...(opts.targeted ? { targeted: opts.targeted } : {}),
+          ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
         },
       },
       ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
