@@ -11,6 +11,7 @@ import { pruneCommand } from './prune.js';
 import { scanCommand } from './scan.js';
 import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
+import { caCommand } from './ca.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -26,4 +27,5 @@ export const COMMANDS: readonly Command[] = [
   scanCommand,
   viewCommand,
   exportCommand,
+  caCommand,
 ];

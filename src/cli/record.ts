@@ -9,7 +9,8 @@ export const recordCommand: Command = {
   summary: 'forward every request to its upstream and write each exchange to a tape',
   usage: [
     'tapedeck record --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--overwrite | --append] [--verbose] [-- COMMAND ARGS...]',
+    '                [--overwrite | --append] [--verbose] [--connect-timeout S] [--response-timeout S]',
+    '                [--idle-timeout S] [--shutdown-timeout S] [-- COMMAND ARGS...]',
     '',
     '  -- COMMAND ARGS...  wrapper mode: listen on a free port, run COMMAND with OPENAI_BASE_URL, ANTHROPIC_BASE_URL,',
     '                      GOOGLE_GEMINI_BASE_URL, TAPEDECK_URL (and the proxy variables) set, stop when it exits,',
@@ -23,6 +24,11 @@ export const recordCommand: Command = {
     '  --overwrite         replace the tape if it exists',
     '  --append            add to the tape if it exists',
     '  --verbose           log each exchange (structured, stderr)',
+    '  --connect-timeout S   seconds to connect to an upstream (default 10)',
+    '  --response-timeout S  seconds from a request to its response head (default 300)',
+    '  --idle-timeout S      seconds a response body may go quiet (default 120)',
+    '  --shutdown-timeout S  on SIGINT / SIGTERM, seconds exchanges in flight get to finish (default 5); one still',
+    '                        waiting for its upstream is cancelled at once and written with the error',
   ].join('\n'),
   options: { ...SERVE_OPTIONS, overwrite: { type: 'boolean' }, append: { type: 'boolean' } },
   async run(ctx) {

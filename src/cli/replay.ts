@@ -49,7 +49,7 @@ export const replayCommand: Command = {
     '  --live-route ROUTE  only LLM calls on ROUTE go live (implies --llm live); the others come from the tape;',
     '                      repeatable; alias --only-route',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --port, --host, --route, --config, --verbose as for record)',
+    '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,
