@@ -137,6 +137,7 @@ export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
+export { resolveTape, replaysOf, LATEST, LATEST_REPLAY, type ResolvedTape, type ResolveOptions } from './tape/resolve.js';
 
 // --- view and export: the browser viewer, HAR 1.2, OpenTelemetry
 export { startViewer, type ViewerOptions, type RunningViewer } from './view/viewer.js';

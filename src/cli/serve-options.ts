@@ -29,10 +29,11 @@ export interface ServeSettings {
   onTapeFailure: (err: TapedeckError) => void;
 }
 
-export function serveSettings(ctx: CommandContext): ServeSettings {
+/** `opts.tapeRef`: `--tape` is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later. */
+export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } = {}): ServeSettings {
   const tape = stringValue(ctx.values, 'tape');
   if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
-  validateTapeName(tape);
+  if (opts.tapeRef !== true) validateTapeName(tape);
   const portText = stringValue(ctx.values, 'port');
   let port: number | undefined;
   if (portText !== undefined) {
