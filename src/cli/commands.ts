@@ -11,6 +11,7 @@ import { pruneCommand } from './prune.js';
 import { scanCommand } from './scan.js';
 import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
+import { costCommand } from './cost.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   listCommand,
   showCommand,
   diffCommand,
+  costCommand,
   rmCommand,
   pruneCommand,
   scanCommand,
