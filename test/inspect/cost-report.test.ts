@@ -18,7 +18,7 @@ const exchanges = [
 ];
 const header = {
   type: 'header' as const,
-  format: 1,
+  format: 1 as const,
   tapedeck: '0.1.0',
   name: 'run',
   createdAt: '2026-01-01T00:00:00.000Z',
