@@ -61,6 +61,8 @@ const CODES = {
   FORBIDDEN: { status: 403, type: 'tapedeck_forbidden', rpc: RPC.internal },
   /** An export that could not be written or pushed. */
   EXPORT_FAILED: { status: 502, type: 'tapedeck_export_failed', rpc: RPC.internal },
+  /** The command to run under tapedeck could not be started (not found, not executable). */
+  COMMAND_FAILED: { status: 500, type: 'tapedeck_command_failed', rpc: RPC.internal },
   /** Modified replay: a model name no provider family of the price table claims, or more than one does. */
   UNKNOWN_MODEL_PROVIDER: { status: 400, type: 'tapedeck_unknown_model_provider', rpc: RPC.invalidParams },
   /** A bug: something tapedeck did not expect. */

@@ -83,6 +83,8 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 // --- proxy: record and replay servers
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
+export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
+export { agentEnv, type AgentEnvOptions } from './proxy/agent-env.js';
 
 // --- config: settings and prices
 export { loadConfig, ConfigSchema, type Config } from './config/config.js';

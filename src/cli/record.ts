@@ -1,5 +1,6 @@
 import { TapedeckError } from '../errors.js';
-import { startProxy } from '../proxy/server.js';
+import { startProxy, type RecordOptions } from '../proxy/server.js';
+import { runWrapped } from './wrap.js';
 import type { Command } from './command.js';
 import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
@@ -8,8 +9,11 @@ export const recordCommand: Command = {
   summary: 'forward every request to its upstream and write each exchange to a tape',
   usage: [
     'tapedeck record --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--overwrite | --append] [--verbose]',
+    '                [--overwrite | --append] [--verbose] [-- COMMAND ARGS...]',
     '',
+    '  -- COMMAND ARGS...  wrapper mode: listen on a free port, run COMMAND with OPENAI_BASE_URL, ANTHROPIC_BASE_URL,',
+    '                      GOOGLE_GEMINI_BASE_URL, TAPEDECK_URL (and the proxy variables) set, stop when it exits,',
+    '                      exit with its code',
     '  --tape NAME         tape to write (DIR/NAME.jsonl)',
     '  --dir DIR           where tapes live (default ./tapes, or TAPEDECK_DIR, or the config file)',
     '  --port N            port to listen on (default 8787; 0 takes any free port)',
@@ -26,12 +30,14 @@ export const recordCommand: Command = {
     const { log } = settings;
     if (ctx.values.overwrite === true && ctx.values.append === true)
       throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
-    const proxy = await startProxy({
+    const options: RecordOptions = {
       ...proxyBase(settings),
       mode: 'record',
       whenTapeFails: settings.config.whenTapeFails,
       ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
-    });
+    };
+    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => [`recording to ${p.writer.path}`] });
+    const proxy = await startProxy(options);
     ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);
     return serveUntilSignal(proxy, ctx, log);
   },

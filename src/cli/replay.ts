@@ -8,7 +8,8 @@ import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../proxy/mcp/responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../proxy/types.js';
-import { startProxy } from '../proxy/server.js';
+import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
+import { runWrapped } from './wrap.js';
 import { validateTapeName } from '../tape/paths.js';
 import { resolveTape } from '../tape/resolve.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
@@ -20,9 +21,10 @@ export const replayCommand: Command = {
   usage: [
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
-    '                [--threshold S | --exact-only] [--verbose]',
+    '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
     '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]...]',
+    '                [-- COMMAND ARGS...]',
     '',
     '  --tape NAME         tape to replay',
     "  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider's shape",
@@ -34,6 +36,7 @@ export const replayCommand: Command = {
     '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
     '  --threshold S       similarity a request needs to be served a recording that is not identical (default 0.85)',
     '  --exact-only        no normalised or similarity matching: exact keys only',
+    '  --no-match-headers  no x-tapedeck-* headers on answers (config matchHeaders: false), for agents that snapshot headers',
     '  --llm MODE          tape (default): LLM calls answered from the tape; live: sent to the real upstream (tool',
     '                      calls are still answered from the tape, side effects still blocked)',
     '  --model M           with --llm live: the model to ask instead of the recorded one, for the calls of the provider',
@@ -46,6 +49,7 @@ export const replayCommand: Command = {
     '                      ROUTE=VALUE targets a route)',
     '  --live-route ROUTE  only LLM calls on ROUTE go live (implies --llm live); the others come from the tape;',
     '                      repeatable; alias --only-route',
+    '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
     '  (--dir, --port, --host, --route, --config, --verbose as for record)',
   ].join('\n'),
   options: {
@@ -55,6 +59,7 @@ export const replayCommand: Command = {
     timing: { type: 'string' },
     'side-effects': { type: 'string' },
     'exact-only': { type: 'boolean' },
+    'no-match-headers': { type: 'boolean' },
     threshold: { type: 'string' },
     llm: { type: 'string' },
     model: { type: 'string', multiple: true },
@@ -89,7 +94,7 @@ export const replayCommand: Command = {
     const ref = await resolveTape(config.dir, settings.tape);
     const tape = ref.name;
     if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
-    const proxy = await startProxy({
+    const options: ReplayOptions = {
       ...proxyBase({ ...settings, tape }),
       dir: ref.dir,
       // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
@@ -111,13 +116,16 @@ export const replayCommand: Command = {
       llm,
       ...header,
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
-    });
-    for (const line of formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, plan }))) ctx.stderr.write(`tapedeck: ${line}\n`);
-    const problems = proxy.source?.problems ?? [];
-    for (const p of problems) ctx.stderr.write(`tapedeck: ${tape} line ${p.line}: ${p.message}\n`);
-    ctx.stderr.write(
-      `tapedeck: replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"\n`,
-    );
+      ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
+    };
+    const started = (proxy: RunningProxy): string[] => [
+      ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, plan })),
+      ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
+      `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
+    ];
+    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
+    const proxy = await startProxy(options);
+    for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
     return serveUntilSignal(proxy, ctx, log);
   },
 };

@@ -50,6 +50,8 @@ export interface ReplayOptions extends CommonOptions {
   /** Responders asked before the generic HTTP replay (MCP, live LLM); may be built from the loaded tape. */
   responders?: readonly ReplayResponder[] | ((tape: LoadedTape) => readonly ReplayResponder[]);
   allowLive?: ReplayerOptions['allowLive'];
+  /** Send the `x-tapedeck-*` headers (how each answer matched). Default true; false for agents that snapshot headers. */
+  matchHeaders?: boolean;
   /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */
   llm?: 'tape' | 'live';
   overrides?: Record<string, unknown>;
@@ -136,6 +138,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       log,
       responders,
       allowLive: opts.allowLive,
+      ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
     });
     handle = replayer.handle;
     drain = replayer.drain;
