@@ -127,7 +127,8 @@ export { inspectTape, type InspectedTape } from './inspect/load.js';
 export { Step, toSteps, stepOf, stepKind, tokensOf, errorOf, orderExchanges, type StepKind } from './inspect/steps.js';
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
-export { costOf, createCostFn, type CostFn } from './inspect/cost.js';
+export { costOf, usageCost, createCostFn, type CostFn } from './inspect/cost.js';
+export { costReport, renderCostReport, type CostReport, type CostCall } from './inspect/cost-report.js';
 export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type DiffOptions, type Run } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
@@ -139,6 +140,7 @@ export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
+export { resolveTape, replaysOf, LATEST, LATEST_REPLAY, type ResolvedTape, type ResolveOptions } from './tape/resolve.js';
 
 // --- view and export: the browser viewer, HAR 1.2, OpenTelemetry
 export { startViewer, type ViewerOptions, type RunningViewer } from './view/viewer.js';

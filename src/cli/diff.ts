@@ -9,7 +9,7 @@ import { diffRuns, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
 import { styleFor } from '../inspect/format.js';
 import { loadTape } from '../tape/tape-reader.js';
-import { validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
@@ -39,8 +39,6 @@ export const diffCommand: Command = {
     const [nameA, nameB, ...extra] = ctx.positionals;
     if (nameA === undefined || nameB === undefined || extra.length > 0)
       throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
-    validateTapeName(nameA);
-    validateTapeName(nameB);
     const minScoreFlag = stringValue(ctx.values, 'min-score');
     const minScore = minScoreFlag === undefined ? undefined : Number(minScoreFlag);
     if (minScore !== undefined && (minScoreFlag?.trim() === '' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1)) {
@@ -48,8 +46,10 @@ export const diffCommand: Command = {
     }
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
     const costOf = createCostFn(priceTable(config.prices));
-    const a = runOf(await loadTape(config.dir, nameA));
-    const b = runOf(await loadTape(config.dir, nameB));
+    const refA = await resolveTape(config.dir, nameA);
+    const refB = await resolveTape(config.dir, nameB);
+    const a = runOf(await loadTape(refA.dir, refA.name));
+    const b = runOf(await loadTape(refB.dir, refB.name));
     let similarity: OutputSimilarity | undefined;
     const embeddings = config.match.semantic.embeddings;
     if (embeddings !== undefined) {

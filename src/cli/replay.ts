@@ -11,6 +11,7 @@ import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
 import { runWrapped } from './wrap.js';
 import { validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
@@ -69,13 +70,13 @@ export const replayCommand: Command = {
     'only-route': { type: 'string', multiple: true },
   },
   async run(ctx) {
-    const settings = serveSettings(ctx);
-    const { tape, config, log } = settings;
+    const settings = serveSettings(ctx, { tapeRef: true });
+    const { config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
-    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+    if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
     const liveRoutes = [...stringList(ctx.values, 'live-route'), ...stringList(ctx.values, 'only-route')];
@@ -88,8 +89,14 @@ export const replayCommand: Command = {
     const header = planHeader(plan);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
+    // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
+    // resolved once every flag is known to be good.
+    const ref = await resolveTape(config.dir, settings.tape);
+    const tape = ref.name;
+    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
     const options: ReplayOptions = {
-      ...proxyBase(settings),
+      ...proxyBase({ ...settings, tape }),
+      dir: ref.dir,
       // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
       routes: settings.routeSources.chosen,
       fallbackRoutes: settings.routeSources.defaults,

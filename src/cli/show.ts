@@ -2,10 +2,10 @@ import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { debrief, renderDebrief } from '../inspect/debrief.js';
 import { fit, styleFor } from '../inspect/format.js';
+import { resolveTape } from '../tape/resolve.js';
 import { inspectTape } from '../inspect/load.js';
 import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
 import { renderTimeline, timelineRow } from '../inspect/timeline.js';
-import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command } from './command.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
@@ -34,12 +34,12 @@ export const showCommand: Command = {
     const [name, ...extra] = ctx.positionals;
     if (name === undefined || extra.length > 0)
       throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
-    validateTapeName(name);
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
     if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const { tape, steps } = await inspectTape(config.dir, name);
+    const ref = await resolveTape(config.dir, name);
+    const { tape, steps } = await inspectTape(ref.dir, ref.name);
     const json = ctx.values.json === true;
     const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);
