@@ -65,6 +65,16 @@ export {
 } from './replay/matcher.js';
 export { exactKey, canonicalBody, withoutSecrets, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
+export {
+  buildOverridePlan,
+  overridesFor,
+  isLiveCall,
+  splitRouteValue,
+  type OverridePlan,
+  type OverrideRule,
+  type OverrideInputs,
+  type LlmCallTarget,
+} from './replay/override-targets.js';
 export { DEFAULT_THRESHOLD, type SemanticOptions } from './replay/semantic/stages.js';
 export { semanticView, type SemanticView, type TextField } from './replay/semantic/view.js';
 export { analyzeText, compareText, type TextInfo, type TextComparison } from './replay/semantic/text.js';
@@ -87,7 +97,10 @@ export {
   defaultPrices,
   modelCandidates,
   readPriceFile,
+  modelFamilies,
+  providerOfModel,
   ModelPriceSchema,
+  type FamilyMap,
   PriceMapSchema,
   type ModelPrice,
   type PriceMap,
@@ -117,15 +130,20 @@ export { inspectTape, type InspectedTape } from './inspect/load.js';
 export { Step, toSteps, stepOf, stepKind, tokensOf, errorOf, orderExchanges, type StepKind } from './inspect/steps.js';
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
-export { costOf, createCostFn, type CostFn } from './inspect/cost.js';
+export { costOf, usageCost, createCostFn, type CostFn } from './inspect/cost.js';
+export { costReport, renderCostReport, type CostReport, type CostCall } from './inspect/cost-report.js';
 export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type DiffOptions, type Run } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
 export { toolSequence, editScript, argsHash, normalizeArgs, type ToolCallEntry, type ToolEdit } from './inspect/tool-sequence.js';
 export { runConfig, configChanges, type ConfigChange, type RunConfig } from './inspect/run-config.js';
-export { textSimilarity } from './inspect/similarity.js';
+export { textSimilarity, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './inspect/similarity.js';
+export { embeddingSimilarity } from './inspect/embedding-similarity.js';
+export { ars, arsBand, type Ars, type ArsBand } from './inspect/ars.js';
+export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas.js';
 export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
 export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
+export { resolveTape, replaysOf, LATEST, LATEST_REPLAY, type ResolvedTape, type ResolveOptions } from './tape/resolve.js';
 
 // --- view and export: the browser viewer, HAR 1.2, OpenTelemetry
 export { startViewer, type ViewerOptions, type RunningViewer } from './view/viewer.js';

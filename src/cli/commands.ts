@@ -12,6 +12,7 @@ import { scanCommand } from './scan.js';
 import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
 import { caCommand } from './ca.js';
+import { costCommand } from './cost.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   listCommand,
   showCommand,
   diffCommand,
+  costCommand,
   rmCommand,
   pruneCommand,
   scanCommand,

@@ -1,24 +1,30 @@
 import { loadConfig } from '../config/config.js';
-import { TapedeckError } from '../errors.js';
+import { isTapedeckError, TapedeckError } from '../errors.js';
+import { embeddingSimilarity } from '../inspect/embedding-similarity.js';
+import type { OutputSimilarity } from '../inspect/similarity.js';
+import { pairedOutputs } from '../inspect/step-deltas.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
 import { diffRuns, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
-import { outputWidth, styleFor } from '../inspect/format.js';
+import { styleFor } from '../inspect/format.js';
 import { loadTape } from '../tape/tape-reader.js';
-import { validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const diffCommand: Command = {
   name: 'diff',
   summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
   usage: [
-    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S]',
+    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S] [--width N | --wide]',
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
-    '                         outputDiff, tokensDelta, costDelta, durationDeltaMs, score, configChanges)',
+    '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
+    '                         configChanges, steps, unusedRecordings; see the README)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
+    WIDTH_USAGE,
   ].join('\n'),
   options: {
     dir: { type: 'string' },
@@ -26,14 +32,13 @@ export const diffCommand: Command = {
     json: { type: 'boolean' },
     'fail-on-divergence': { type: 'boolean' },
     'min-score': { type: 'string' },
+    ...WIDTH_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
     const [nameA, nameB, ...extra] = ctx.positionals;
     if (nameA === undefined || nameB === undefined || extra.length > 0)
       throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
-    validateTapeName(nameA);
-    validateTapeName(nameB);
     const minScoreFlag = stringValue(ctx.values, 'min-score');
     const minScore = minScoreFlag === undefined ? undefined : Number(minScoreFlag);
     if (minScore !== undefined && (minScoreFlag?.trim() === '' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1)) {
@@ -41,14 +46,26 @@ export const diffCommand: Command = {
     }
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
     const costOf = createCostFn(priceTable(config.prices));
-    const a = runOf(await loadTape(config.dir, nameA));
-    const b = runOf(await loadTape(config.dir, nameB));
-    const diff = diffRuns(a, b, { costOf });
+    const refA = await resolveTape(config.dir, nameA);
+    const refB = await resolveTape(config.dir, nameB);
+    const a = runOf(await loadTape(refA.dir, refA.name));
+    const b = runOf(await loadTape(refB.dir, refB.name));
+    let similarity: OutputSimilarity | undefined;
+    const embeddings = config.match.semantic.embeddings;
+    if (embeddings !== undefined) {
+      try {
+        similarity = await embeddingSimilarity(pairedOutputs(a, b), embeddings);
+      } catch (err) {
+        if (!isTapedeckError(err) || err.code !== 'EMBEDDINGS_FAILED') throw err;
+        ctx.stderr.write(`tapedeck diff: ${err.message}; output similarity uses the word method\n`);
+      }
+    }
+    const diff = diffRuns(a, b, { costOf, ...(similarity ? { similarity } : {}) });
 
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
     else
       ctx.stdout.write(
-        renderDiff(a, b, diff, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env))
+        renderDiff(a, b, diff, layoutWidth(ctx), styleFor(ctx.stdout, ctx.env))
           .map((l) => l + '\n')
           .join(''),
       );

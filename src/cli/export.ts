@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { loadConfig } from '../config/config.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { toHar } from '../export/har.js';
 import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
-import { tapeFile, validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { loadTape } from '../tape/tape-reader.js';
 import { stringValue, type Command } from './command.js';
 
@@ -34,7 +33,6 @@ export const exportCommand: Command = {
     const [name, ...extra] = ctx.positionals;
     const usage = 'usage: tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL]';
     if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', usage);
-    validateTapeName(name);
     const format = stringValue(ctx.values, 'format');
     if (format !== 'har' && format !== 'otlp')
       throw new TapedeckError('BAD_ARGS', `--format must be har or otlp (got ${format === undefined ? 'nothing' : `"${format}"`})`);
@@ -51,18 +49,21 @@ export const exportCommand: Command = {
       }
     }
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    if (!existsSync(tapeFile(config.dir, name)))
-      throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
-    const tape = await loadTape(config.dir, name);
+    const ref = await resolveTape(config.dir, name).catch((err: unknown) => {
+      throw isTapedeckError(err) && err.code === 'TAPE_NOT_FOUND'
+        ? new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`)
+        : err;
+    });
+    const tape = await loadTape(ref.dir, ref.name);
     for (const p of tape.problems) ctx.stderr.write(`tapedeck export: ${name}: line ${p.line}: ${p.message}\n`);
 
     if (format === 'har') {
-      const har = toHar({ ...tape, name });
+      const har = toHar({ ...tape, name: ref.name });
       await emit(JSON.stringify(har, null, 2) + '\n', out, ctx.stdout);
       ctx.stderr.write(`tapedeck export: ${har.log.entries.length} HAR entries${out ? ` -> ${out}` : ''}\n`);
       return 0;
     }
-    const spans = tapeSpans({ ...tape, name }, { content: ctx.values['no-content'] !== true });
+    const spans = tapeSpans({ ...tape, name: ref.name }, { content: ctx.values['no-content'] !== true });
     if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
     if (endpoint !== undefined) await pushOtlp(spans, endpoint);
     ctx.stderr.write(

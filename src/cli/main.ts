@@ -9,10 +9,11 @@ import type { Command } from './command.js';
 const HINTS: Partial<Record<ErrorCode, string>> = {
   TAPE_EXISTS: 'pass --overwrite to replace it or --append to add to it',
   PORT_IN_USE: 'pick another with --port (0 takes any free port)',
+  UNKNOWN_MODEL_PROVIDER: 'name the route it is for instead, e.g. --model /openai=MODEL',
 };
 
 /** Errors in what was asked for (exit 2), as opposed to failures while doing it (exit 1). */
-const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE']);
+const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE', 'UNKNOWN_MODEL_PROVIDER']);
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

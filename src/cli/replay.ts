@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { createLlmLiveResponder } from '../proxy/llm-live.js';
-import type { LlmOverrides } from '../replay/llm-overrides.js';
+import { buildOverridePlan, planHeader, splitRouteValue, type OverrideInputs } from '../replay/override-targets.js';
+import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../proxy/mcp/responder.js';
@@ -10,7 +11,8 @@ import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
 import { runWrapped } from './wrap.js';
 import { validateTapeName } from '../tape/paths.js';
-import { stringValue, type Command, type ParsedValues } from './command.js';
+import { resolveTape } from '../tape/resolve.js';
+import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
@@ -19,8 +21,9 @@ export const replayCommand: Command = {
   usage: [
     'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
-    '                [--threshold S | --exact-only] [--verbose]',
-    '                [--llm tape|live [--model M] [--system-prompt TEXT|@FILE] [--temperature T] [--max-tokens N]]',
+    '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
+    '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
+    '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]...]',
     '                [-- COMMAND ARGS...]',
     '',
     '  --tape NAME         tape to replay',
@@ -33,12 +36,19 @@ export const replayCommand: Command = {
     '                      --on-miss says; without it, an MCP tool is a side effect unless recorded as readOnlyHint',
     '  --threshold S       similarity a request needs to be served a recording that is not identical (default 0.85)',
     '  --exact-only        no normalised or similarity matching: exact keys only',
+    '  --no-match-headers  no x-tapedeck-* headers on answers (config matchHeaders: false), for agents that snapshot headers',
     '  --llm MODE          tape (default): LLM calls answered from the tape; live: sent to the real upstream (tool',
     '                      calls are still answered from the tape, side effects still blocked)',
-    '  --model M           with --llm live: the model to ask instead of the recorded one',
+    '  --model M           with --llm live: the model to ask instead of the recorded one, for the calls of the provider',
+    "                      M belongs to (the price table's families); ROUTE=M (e.g. /anthropic=claude-haiku-4-5)",
+    '                      targets the calls on that route instead; repeatable (one per provider or route)',
     '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
+    '                      (these three apply where --model does, or to every live call without --model;',
+    '                      ROUTE=VALUE targets a route)',
+    '  --live-route ROUTE  only LLM calls on ROUTE go live (implies --llm live); the others come from the tape;',
+    '                      repeatable; alias --only-route',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
     '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
@@ -49,29 +59,44 @@ export const replayCommand: Command = {
     timing: { type: 'string' },
     'side-effects': { type: 'string' },
     'exact-only': { type: 'boolean' },
+    'no-match-headers': { type: 'boolean' },
     threshold: { type: 'string' },
     llm: { type: 'string' },
-    model: { type: 'string' },
-    'system-prompt': { type: 'string' },
-    temperature: { type: 'string' },
-    'max-tokens': { type: 'string' },
+    model: { type: 'string', multiple: true },
+    'system-prompt': { type: 'string', multiple: true },
+    temperature: { type: 'string', multiple: true },
+    'max-tokens': { type: 'string', multiple: true },
+    'live-route': { type: 'string', multiple: true },
+    'only-route': { type: 'string', multiple: true },
   },
   async run(ctx) {
-    const settings = serveSettings(ctx);
-    const { tape, config, log } = settings;
+    const settings = serveSettings(ctx, { tapeRef: true });
+    const { config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
-    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+    if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
-    const llm = parseLlm(stringValue(ctx.values, 'llm'));
-    const overrides = parseOverrides(ctx.values, llm);
+    const liveRoutes = [...stringList(ctx.values, 'live-route'), ...stringList(ctx.values, 'only-route')];
+    const llm = liveRoutes.length > 0 ? parseLlm(stringValue(ctx.values, 'llm') ?? 'live') : parseLlm(stringValue(ctx.values, 'llm'));
+    if (liveRoutes.length > 0 && llm !== 'live')
+      throw new TapedeckError('BAD_ARGS', '--live-route makes some LLM calls live: not with --llm tape');
+    for (const r of liveRoutes)
+      if (!r.startsWith('/')) throw new TapedeckError('BAD_ARGS', `--live-route needs a route prefix such as /openai (got "${r}")`);
+    const plan = buildOverridePlan(parseOverrides(ctx.values, llm), { families: modelFamilies(config.prices), liveRoutes });
+    const header = planHeader(plan);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
+    // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
+    // resolved once every flag is known to be good.
+    const ref = await resolveTape(config.dir, settings.tape);
+    const tape = ref.name;
+    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
     const options: ReplayOptions = {
-      ...proxyBase(settings),
+      ...proxyBase({ ...settings, tape }),
+      dir: ref.dir,
       // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
       routes: settings.routeSources.chosen,
       fallbackRoutes: settings.routeSources.defaults,
@@ -87,13 +112,14 @@ export const replayCommand: Command = {
         }),
       // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
       // notifications, side effects blocked).
-      responders: [...(llm === 'live' ? [createLlmLiveResponder(overrides)] : []), createMcpResponder(sideEffects ? { sideEffects } : {})],
+      responders: [...(llm === 'live' ? [createLlmLiveResponder(plan)] : []), createMcpResponder(sideEffects ? { sideEffects } : {})],
       llm,
-      ...(Object.keys(overrides).length > 0 ? { overrides: { ...overrides } } : {}),
+      ...header,
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+      ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
     };
     const started = (proxy: RunningProxy): string[] => [
-      ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, overrides })),
+      ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, plan })),
       ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
       `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
     ];
@@ -124,38 +150,46 @@ export function parseLlm(value: string | undefined): 'tape' | 'live' {
   throw new TapedeckError('BAD_ARGS', `--llm must be tape or live (got "${value}")`);
 }
 
-/** The --llm live overrides; each needs --llm live, numbers must be numbers, @FILE is read now. */
-export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): LlmOverrides {
-  const o: LlmOverrides = {};
-  const model = stringValue(values, 'model');
-  const system = stringValue(values, 'system-prompt');
-  const temperature = stringValue(values, 'temperature');
-  const maxTokens = stringValue(values, 'max-tokens');
+/**
+ * The --llm live overrides, each `VALUE` or `ROUTE=VALUE` and repeatable; each needs --llm live, numbers must be
+ * numbers, @FILE is read now.
+ */
+export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): OverrideInputs {
+  const models = stringList(values, 'model');
+  const systems = stringList(values, 'system-prompt');
+  const temperatures = stringList(values, 'temperature');
+  const maxTokens = stringList(values, 'max-tokens');
   const given = [
-    model && '--model',
-    system !== undefined && '--system-prompt',
-    temperature && '--temperature',
-    maxTokens && '--max-tokens',
+    models.length > 0 && '--model',
+    systems.length > 0 && '--system-prompt',
+    temperatures.length > 0 && '--temperature',
+    maxTokens.length > 0 && '--max-tokens',
   ].filter(Boolean);
   if (given.length > 0 && llm !== 'live')
     throw new TapedeckError('BAD_ARGS', `${given.join(', ')} need --llm live (the default replays the model's answers from the tape)`);
-  if (model !== undefined) {
-    if (model.trim() === '') throw new TapedeckError('BAD_ARGS', '--model needs a model name');
-    o.model = model;
-  }
-  if (system !== undefined) o.systemPrompt = system.startsWith('@') ? readPromptFile(system.slice(1)) : system;
-  if (temperature !== undefined) {
-    const t = Number(temperature);
-    if (temperature.trim() === '' || !Number.isFinite(t) || t < 0 || t > 2)
-      throw new TapedeckError('BAD_ARGS', `--temperature must be a number from 0 to 2 (got "${temperature}")`);
-    o.temperature = t;
-  }
-  if (maxTokens !== undefined) {
-    if (!/^\d+$/.test(maxTokens) || Number(maxTokens) < 1)
-      throw new TapedeckError('BAD_ARGS', `--max-tokens must be a positive whole number (got "${maxTokens}")`);
-    o.maxTokens = Number(maxTokens);
-  }
-  return o;
+  const each = <T>(list: string[], parse: (v: string) => T): (T | { route: string; value: T })[] =>
+    list.map((text) => {
+      const targeted = splitRouteValue(text);
+      return targeted === undefined ? parse(text) : { route: targeted.route, value: parse(targeted.value) };
+    });
+  return {
+    model: each(models, (model) => {
+      if (model.trim() === '') throw new TapedeckError('BAD_ARGS', '--model needs a model name');
+      return model;
+    }),
+    systemPrompt: each(systems, (system) => (system.startsWith('@') ? readPromptFile(system.slice(1)) : system)),
+    temperature: each(temperatures, (temperature) => {
+      const t = Number(temperature);
+      if (temperature.trim() === '' || !Number.isFinite(t) || t < 0 || t > 2)
+        throw new TapedeckError('BAD_ARGS', `--temperature must be a number from 0 to 2 (got "${temperature}")`);
+      return t;
+    }),
+    maxTokens: each(maxTokens, (n) => {
+      if (!/^\d+$/.test(n) || Number(n) < 1)
+        throw new TapedeckError('BAD_ARGS', `--max-tokens must be a positive whole number (got "${n}")`);
+      return Number(n);
+    }),
+  };
 }
 
 function readPromptFile(file: string): string {

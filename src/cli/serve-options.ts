@@ -48,12 +48,13 @@ export interface ServeSettings {
   onTapeFailure: (err: TapedeckError) => void;
 }
 
-export function serveSettings(ctx: CommandContext): ServeSettings {
+/** `opts.tapeRef`: `--tape` is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later. */
+export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } = {}): ServeSettings {
   const tape = stringValue(ctx.values, 'tape');
   if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
   if (ctx.values.sandbox === true && ctx.rest.length === 0)
     throw new TapedeckError('BAD_ARGS', '--sandbox runs a command in a sandbox: add -- COMMAND ARGS...');
-  validateTapeName(tape);
+  if (opts.tapeRef !== true) validateTapeName(tape);
   const portText = stringValue(ctx.values, 'port');
   let port: number | undefined;
   if (portText !== undefined) {

@@ -1,21 +1,24 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { debrief, renderDebrief } from '../inspect/debrief.js';
-import { fit, outputWidth, styleFor } from '../inspect/format.js';
+import { fit, styleFor } from '../inspect/format.js';
+import { resolveTape } from '../tape/resolve.js';
 import { inspectTape } from '../inspect/load.js';
 import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
 import { renderTimeline, timelineRow } from '../inspect/timeline.js';
-import { validateTapeName } from '../tape/paths.js';
 import { stringValue, type Command } from './command.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const showCommand: Command = {
   name: 'show',
   summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
   usage: [
-    'tapedeck show NAME [--dir DIR] [--json]',
+    'tapedeck show NAME [--dir DIR] [--json] [--width N | --wide]',
     'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step -1)',
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
+    '',
+    WIDTH_USAGE,
   ].join('\n'),
   options: {
     dir: { type: 'string' },
@@ -24,20 +27,21 @@ export const showCommand: Command = {
     step: { type: 'string' },
     errors: { type: 'boolean' },
     debrief: { type: 'boolean' },
+    ...WIDTH_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
     const [name, ...extra] = ctx.positionals;
     if (name === undefined || extra.length > 0)
       throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
-    validateTapeName(name);
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
     if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const { tape, steps } = await inspectTape(config.dir, name);
+    const ref = await resolveTape(config.dir, name);
+    const { tape, steps } = await inspectTape(ref.dir, ref.name);
     const json = ctx.values.json === true;
-    const width = outputWidth(ctx.stdout);
+    const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);
     const print = (lines: string[]): void => void ctx.stdout.write(lines.map((l) => l + '\n').join(''));
     const problems = (): void => {

@@ -82,6 +82,8 @@ export const ConfigSchema = z
     forwardProxyClients: z.enum(['loopback', 'any']).default('loopback'),
     /** Once the tape being recorded cannot be written (disk full): refuse further requests with 503, or serve them unrecorded. */
     whenTapeFails: z.enum(['refuse', 'serve']).default('refuse'),
+    /** Replay: send the `x-tapedeck-*` headers (how each answer matched) with every answer. */
+    matchHeaders: z.boolean().default(true),
     /** Path to the side-effects file used by replay. */
     sideEffects: z.string().optional(),
     /** Prices merged over `config/prices.yaml`: a price file's path, or an inline map of model -> price. */

@@ -26,13 +26,22 @@ export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 export const PriceMapSchema = z.record(z.string(), ModelPriceSchema);
 export type PriceMap = z.infer<typeof PriceMapSchema>;
 
-/** A price file: `models:` holding a price map (the shape of `config/prices.yaml`). */
-export const PriceFileSchema = z.object({ models: PriceMapSchema }).strict();
+/** Provider -> the model families it serves: `claude-` (a prefix, ends in `-`) or `o3` (that model and `o3-...`). */
+export const FamilyMapSchema = z.record(z.string(), z.array(z.string().min(1)));
+export type FamilyMap = z.infer<typeof FamilyMapSchema>;
+
+/** A price file: `models:` holding a price map, optionally `families:` (the shape of `config/prices.yaml`). */
+export const PriceFileSchema = z.object({ models: PriceMapSchema, families: FamilyMapSchema.optional() }).strict();
 
 export const DEFAULT_PRICES_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/prices.yaml');
 
 /** Read a price file (YAML or JSON). Bad input throws BAD_CONFIG. */
 export function readPriceFile(file: string): PriceMap {
+  return readPriceFileFull(file).models;
+}
+
+/** A price file's models and families. */
+function readPriceFileFull(file: string): { models: PriceMap; families?: FamilyMap | undefined } {
   let value: unknown;
   try {
     value = parseYaml(readFileSync(file, 'utf8'));
@@ -50,10 +59,11 @@ export function readPriceFile(file: string): PriceMap {
       `bad price file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
     );
   }
-  return parsed.data.models;
+  return parsed.data;
 }
 
 let defaults: PriceMap | undefined;
+let defaultFamilyMap: FamilyMap | undefined;
 
 /** The built-in table (`config/prices.yaml`), read once. */
 export function defaultPrices(): PriceMap {
@@ -113,4 +123,33 @@ export function priceFor(model: string | undefined, table: PriceMap = defaultPri
     if (price !== undefined) return { model: name, price };
   }
   return null;
+}
+
+/** The built-in families (`config/prices.yaml` `families:`) with a user price file's merged over them, provider by provider. */
+export function modelFamilies(user?: string | PriceMap): FamilyMap {
+  defaultFamilyMap ??= readPriceFileFull(DEFAULT_PRICES_FILE).families ?? {};
+  const own = typeof user === 'string' ? (readPriceFileFull(user).families ?? {}) : {};
+  return { ...defaultFamilyMap, ...own };
+}
+
+/**
+ * The provider a model belongs to, from the families: `{provider}` when exactly one family claims it, `{ambiguous}`
+ * with the providers when several do, null when none does.
+ */
+export function providerOfModel(
+  model: string,
+  families: FamilyMap = modelFamilies(),
+): { provider: string } | { ambiguous: string[] } | null {
+  for (const name of modelCandidates(model)) {
+    const hits = Object.entries(families)
+      .filter(([, entries]) => entries.some((e) => inFamily(name, e.toLowerCase())))
+      .map(([provider]) => provider);
+    if (hits.length === 1) return { provider: hits[0] as string };
+    if (hits.length > 1) return { ambiguous: hits };
+  }
+  return null;
+}
+
+function inFamily(name: string, entry: string): boolean {
+  return entry.endsWith('-') ? name.startsWith(entry) : name === entry || name.startsWith(`${entry}-`);
 }

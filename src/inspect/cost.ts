@@ -1,6 +1,6 @@
 /** What an LLM exchange cost, from the price table (`config/prices.ts`). An unknown price is `null`, never 0. */
 import { defaultPrices, priceFor, type PriceMap } from '../config/prices.js';
-import type { Exchange } from '../tape/schema.js';
+import type { Exchange, Usage } from '../tape/schema.js';
 
 /** Cost of one exchange in USD, or null when it is unknown (no price for the model, no usage). */
 export type CostFn = (exchange: Exchange) => number | null;
@@ -10,9 +10,13 @@ export type CostFn = (exchange: Exchange) => number | null;
  * `output`, per million tokens. Null when it is unknown: not an LLM call, no usage reported, or no price for its model.
  */
 export function costOf(ex: Exchange, table: PriceMap = defaultPrices()): number | null {
-  const usage = ex.llm?.usage;
+  return usageCost(ex.llm?.usage, ex.llm?.model, table);
+}
+
+/** USD for token counts on a model (the recorded one, or another: `tapedeck cost --as`); null when either is unknown. */
+export function usageCost(usage: Usage | undefined, model: string | undefined, table: PriceMap = defaultPrices()): number | null {
   if (usage === undefined) return null;
-  const found = priceFor(ex.llm?.model, table);
+  const found = priceFor(model, table);
   if (found === null) return null;
   const { price } = found;
   const input = usage.inputTokens ?? 0;

@@ -1,7 +1,11 @@
 /**
  * The decision debrief: decisions, not traffic. The goal (first user message), the path of tool calls with
  * the model's own stated reason for each (a `<rationale>` block, the text it wrote before the call in the same
- * response, or its thinking), assumptions it stated, how the run ended, and totals.
+ * response, or its thinking), assumptions it stated, how the run ended (stop reason and a verdict), and totals.
+ *
+ * Rationale blocks come in the decision-tracing reference's form, `<rationale call="N">{"why": ..., "confidence":
+ * 0.8, "refs": [...]}</rationale>`, attached to the Nth tool call (1-based) of that response wherever the block is
+ * in its text or thinking, or bare, `<rationale>...</rationale>` (JSON or prose), attached to the call it precedes.
  * When the model gave no reason, the decision says so (`reasons: []`): nothing is ever inferred.
  */
 import { conversationOf } from '../providers/describe.js';
@@ -19,16 +23,27 @@ export interface DebriefDecision {
   toolCallId?: string;
   arguments: unknown;
   /** The model's own words, most explicit first; empty when it stated no reason. */
-  reasons: { source: ReasonSource; text: string }[];
+  reasons: DebriefReason[];
   /** What the call returned, when the tape shows it (an MCP exchange, or the tool message sent back to the model). */
   result?: { step: number; value: unknown; isError?: boolean };
 }
+
+export interface DebriefReason {
+  source: ReasonSource;
+  text: string;
+  /** From a structured rationale: the model's confidence in [0, 1], and what it refers to (`obs:1`, ...). */
+  confidence?: number;
+  refs?: string[];
+}
+
+/** How the run ended: `blocked` when a call was refused as a side effect, `error` when its last step failed. */
+export type Verdict = 'success' | 'error' | 'blocked';
 
 export interface Debrief {
   goal: string | null;
   decisions: DebriefDecision[];
   assumptions: { step: number; text: string }[];
-  ending: { step: number | null; stopReason: string | null; finalAnswer: string | null; error: string | null };
+  ending: { step: number | null; stopReason: string | null; finalAnswer: string | null; error: string | null; verdict: Verdict };
   totals: {
     steps: number;
     llmCalls: number;
@@ -40,7 +55,7 @@ export interface Debrief {
   };
 }
 
-const RATIONALE = /<rationale>([\s\S]*?)<\/rationale>/gi;
+const RATIONALE = /<rationale(?:\s+call\s*=\s*["']?(\d+)["']?)?\s*>([\s\S]*?)<\/rationale>/gi;
 const ASSUMPTION = /\b(I(?:'m| am)? assum(?:e|ing)|assuming|my assumption)\b/i;
 
 export function debrief(steps: readonly Step[]): Debrief {
@@ -56,16 +71,28 @@ export function debrief(steps: readonly Step[]): Debrief {
     for (const text of [llm.outputText, llm.thinking])
       for (const a of assumptionsIn(text ?? '')) assumptions.push({ step: s.index, text: a });
     const before = textBeforeEachCall(s.exchange, llm.toolCalls.length) ?? llm.toolCalls.map(() => llm.outputText ?? '');
+    // Numbered blocks anywhere in the response's text or thinking belong to the Nth call.
+    const numbered = new Map<number, DebriefReason[]>();
+    for (const m of [...(llm.outputText ?? '').matchAll(RATIONALE), ...(llm.thinking ?? '').matchAll(RATIONALE)]) {
+      if (m[1] === undefined) continue;
+      const reason = rationaleReason(m[2] ?? '');
+      if (reason === undefined) continue;
+      const n = Number(m[1]);
+      numbered.set(n, [...(numbered.get(n) ?? []), reason]);
+    }
     llm.toolCalls.forEach((call, i) => {
-      const reasons: DebriefDecision['reasons'] = [];
+      const reasons: DebriefDecision['reasons'] = [...(numbered.get(i + 1) ?? [])];
       const said = before[i] ?? '';
-      const rationale = [...said.matchAll(RATIONALE), ...(llm.thinking ?? '').matchAll(RATIONALE)]
-        .map((m) => (m[1] ?? '').trim())
-        .filter((t) => t !== '');
-      if (rationale.length > 0) reasons.push({ source: 'rationale', text: rationale.join('\n') });
+      if (reasons.length === 0)
+        for (const m of [...said.matchAll(RATIONALE), ...(llm.thinking ?? '').matchAll(RATIONALE)]) {
+          if (m[1] !== undefined) continue;
+          const reason = rationaleReason(m[2] ?? '');
+          if (reason !== undefined) reasons.push(reason);
+        }
       const plain = said.replace(RATIONALE, '').trim();
       if (plain !== '') reasons.push({ source: 'text-before-call', text: plain });
-      if (llm.thinking?.trim()) reasons.push({ source: 'thinking', text: llm.thinking.trim() });
+      const thought = llm.thinking?.replace(RATIONALE, '').trim();
+      if (thought) reasons.push({ source: 'thinking', text: thought });
       const d: DebriefDecision = { step: s.index, tool: call.name, arguments: call.arguments, reasons };
       if (call.id) d.toolCallId = call.id;
       const result = findResult(steps, s.index, call.name, call.id, usedMcp);
@@ -93,6 +120,7 @@ export function debrief(steps: readonly Step[]): Debrief {
       stopReason: last?.exchange.llm?.stopReason ?? null,
       finalAnswer: last && last.exchange.llm?.toolCalls.length === 0 ? (last.exchange.llm.outputText ?? null) : null,
       error: lastStep?.error ?? null,
+      verdict: verdictOf(steps),
     },
     totals: {
       steps: steps.length,
@@ -106,9 +134,35 @@ export function debrief(steps: readonly Step[]): Debrief {
   };
 }
 
+/** A rationale block's content: JSON `{why, confidence?, refs?}` (the reference's form) or plain prose. */
+function rationaleReason(inner: string): DebriefReason | undefined {
+  const text = inner.trim();
+  if (text === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { source: 'rationale', text };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { source: 'rationale', text };
+  const o = parsed as Record<string, unknown>;
+  const reason: DebriefReason = { source: 'rationale', text: typeof o.why === 'string' ? o.why : text };
+  if (typeof o.confidence === 'number') reason.confidence = o.confidence;
+  if (Array.isArray(o.refs)) reason.refs = o.refs.filter((r): r is string => typeof r === 'string');
+  return reason;
+}
+
+/** `blocked` when the last step was refused or any call was blocked; `error` when the last step failed; else `success`. */
+function verdictOf(steps: readonly Step[]): Verdict {
+  const last = steps.at(-1);
+  if (last?.exchange.match?.kind === 'blocked') return 'blocked';
+  if (last?.error !== undefined) return 'error';
+  return steps.some((s) => s.exchange.match?.kind === 'blocked') ? 'blocked' : 'success';
+}
+
 function assumptionsIn(text: string): string[] {
   return text
-    .replace(RATIONALE, (_m, inner: string) => inner)
+    .replace(RATIONALE, (_m, _n: string | undefined, inner: string) => inner)
     .split(/(?<=[.!?])\s+|\n+/)
     .map((t) => t.trim())
     .filter((t) => ASSUMPTION.test(t));
@@ -162,7 +216,13 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
         style.dim(`  step ${c.step}${c.toolCallId ? ` ${c.toolCallId}` : ''}`),
     );
     if (c.reasons.length === 0) out.push(style.yellow('     why: the model stated no reason'));
-    for (const r of c.reasons) out.push(`     why (${r.source}): ${shorten(r.text, max * 2)}`);
+    for (const r of c.reasons) {
+      const extra = [
+        r.confidence !== undefined ? `conf ${r.confidence}` : undefined,
+        r.refs && r.refs.length > 0 ? `refs: ${r.refs.join(', ')}` : undefined,
+      ].filter((x) => x !== undefined);
+      out.push(`     why (${r.source}): ${shorten(r.text, max * 2)}${extra.length > 0 ? ` (${extra.join('; ')})` : ''}`);
+    }
     if (c.result) {
       const line = `     got${c.result.isError ? ' ERROR' : ''} (step ${c.result.step}): ${shorten(c.result.value, max)}`;
       out.push(c.result.isError ? style.red(line) : line);
@@ -178,6 +238,10 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
   );
   if (d.ending.error) out.push(style.red(`  last step failed: ${d.ending.error}`));
   const t = d.totals;
+  const verdict = d.ending.verdict === 'success' ? style.green('success') : style.red(d.ending.verdict);
+  out.push(
+    `  termination: ${d.ending.stopReason ?? 'unknown'} · verdict ${verdict} | ${t.inputTokens + t.outputTokens} tok | ${formatMs(t.durationMs)}`,
+  );
   out.push(
     '',
     style.bold('totals: ') +

@@ -1,9 +1,10 @@
 /**
  * Comparing two runs (typically a recorded run and its replay): tool-sequence edits, the first step where they
- * part, final outputs, token / cost / duration deltas, configuration changes, and a regression score.
+ * part, final outputs, token / cost / duration deltas (in total and LLM call by LLM call), configuration changes,
+ * tapedeck's regression score and Kurral's ARS beside it.
  *
  * score = 0.5 * outputSimilarity + 0.5 * toolSequenceAgreement, in [0, 1], where
- *   outputSimilarity      = textSimilarity(final output A, final output B) (see similarity.ts)
+ *   outputSimilarity      = similarity of the final outputs: words (see similarity.ts) or embeddings when configured
  *   toolSequenceAgreement = LCS(tools A, tools B) / max(|tools A|, |tools B|), 1 when both runs call no tool.
  *
  * Per-run noise (exchange ids, timestamps, offsets, durations, JSON-RPC ids, how a replay found its answers) is
@@ -17,7 +18,9 @@ import type { LoadedTape } from '../tape/tape-reader.js';
 import { costOf as defaultCostOf } from './cost.js';
 import { shorten } from './format.js';
 import { configChanges, type ConfigChange } from './run-config.js';
-import { round4, textSimilarity } from './similarity.js';
+import { round4, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './similarity.js';
+import { ars, type Ars } from './ars.js';
+import { stepDeltas, type StepDelta } from './step-deltas.js';
 import { errorOf, orderExchanges, Step } from './steps.js';
 import type { CostFn } from './cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
@@ -30,20 +33,30 @@ export interface RunDiff {
   toolSequenceDiff: ToolEdit[];
   /** The first compared step where the runs part; null when every step matches. */
   firstDivergence: { step: number; reason: string } | null;
-  outputDiff: { equal: boolean; original: string | null; replay: string | null; similarity: number };
-  /** Replay minus original. */
-  tokensDelta: { input: number; output: number; total: number };
+  outputDiff: { equal: boolean; original: string | null; replay: string | null; similarity: number; method: SimilarityMethod };
+  /** Total tokens, replay minus original. */
+  tokensDelta: number;
+  /** The same by direction. */
+  tokensDeltaDetail: { input: number; output: number };
   /** USD, replay minus original; null when a call on either side has no known price. */
   costDelta: number | null;
   /** Run wall time (last exchange end minus first start), replay minus original. */
   durationDeltaMs: number;
   score: number;
+  /** Kurral's Agent Regression Score (see ars.ts). */
+  ars: Ars;
   configChanges: ConfigChange[];
+  /** LLM call by LLM call: output similarity and deltas (see step-deltas.ts). */
+  steps: StepDelta[];
+  /** When B is a replay of A: how many of A's exchanges no answer of B came from; otherwise null. */
+  unusedRecordings: number | null;
 }
 
 export interface DiffOptions {
   /** Cost of one exchange (default: the built-in price table). */
   costOf?: CostFn;
+  /** How alike two outputs are (default: the word method; `embeddingSimilarity` gives one from an endpoint). */
+  similarity?: OutputSimilarity;
 }
 
 /** A run as the diff sees it: its exchanges in timeline order, the steps it compares, its tool calls, its final output. */
@@ -90,8 +103,15 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
   const { edits, common } = editScript(a.tools, b.tools);
   const longer = Math.max(a.tools.length, b.tools.length);
   const agreement = longer === 0 ? 1 : common / longer;
-  const similarity = textSimilarity(a.finalOutput ?? '', b.finalOutput ?? '');
-  const outputDiff = { equal: a.finalOutput === b.finalOutput, original: a.finalOutput, replay: b.finalOutput, similarity };
+  const sim = opts.similarity ?? wordSimilarity;
+  const similarity = sim.of(a.finalOutput ?? '', b.finalOutput ?? '');
+  const outputDiff = {
+    equal: a.finalOutput === b.finalOutput,
+    original: a.finalOutput,
+    replay: b.finalOutput,
+    similarity,
+    method: sim.method,
+  };
   const iterationsDelta = b.steps.filter((s) => s.kind === 'LLM').length - a.steps.filter((s) => s.kind === 'LLM').length;
   const firstDivergence = divergence(a.steps, b.steps);
   const changes = configChanges({ exchanges: a.exchanges, header: a.tape.header }, { exchanges: b.exchanges, header: b.tape.header });
@@ -105,11 +125,15 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
     toolSequenceDiff: edits,
     firstDivergence,
     outputDiff,
-    tokensDelta: { input: tb.input - ta.input, output: tb.output - ta.output, total: tb.total - ta.total },
+    tokensDelta: tb.total - ta.total,
+    tokensDeltaDetail: { input: tb.input - ta.input, output: tb.output - ta.output },
     costDelta: ca === null || cb === null ? null : Math.round((cb - ca) * 1e9) / 1e9,
     durationDeltaMs: Math.round(wallTime(b.exchanges) - wallTime(a.exchanges)),
     score: round4(0.5 * similarity + 0.5 * agreement),
+    ars: ars(similarity, a.tools, b.tools),
     configChanges: changes,
+    steps: stepDeltas(a, b, { costOf, similarity: sim }),
+    unusedRecordings: unusedRecordings(a, b),
   };
 }
 
@@ -200,7 +224,17 @@ function describeOutcome(ex: Exchange): string {
   return `HTTP ${ex.response?.status ?? '?'}`;
 }
 
-function tokens(exchanges: readonly Exchange[]): { input: number; output: number; total: number } {
+/**
+ * When B replays A: A's recorded requests (LLM calls, MCP requests, plain HTTP; not MCP notifications or server
+ * streams, which a replay answers itself) that no answer of B came from (`match.source`); null when B is not A's replay.
+ */
+function unusedRecordings(a: Run, b: Run): number | null {
+  if (b.tape.header.replayOf?.tape !== a.tape.name) return null;
+  const used = new Set(b.exchanges.map((ex) => ex.match?.source).filter((id) => id !== undefined));
+  return a.exchanges.filter((ex) => (ex.mcp === undefined || compared(ex)) && !used.has(ex.id)).length;
+}
+
+export function tokens(exchanges: readonly Exchange[]): { input: number; output: number; total: number } {
   const t = { input: 0, output: 0, total: 0 };
   for (const ex of exchanges) {
     const u = ex.llm?.usage;
@@ -213,7 +247,7 @@ function tokens(exchanges: readonly Exchange[]): { input: number; output: number
 }
 
 /** USD of a run's LLM calls that report usage; null when one of them has no known price. */
-function cost(exchanges: readonly Exchange[], costOf: CostFn): number | null {
+export function cost(exchanges: readonly Exchange[], costOf: CostFn): number | null {
   let usd = 0;
   for (const ex of exchanges) {
     if (ex.llm?.usage === undefined) continue;

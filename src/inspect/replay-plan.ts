@@ -13,6 +13,7 @@
  * A tape without LLM calls scores 1 (tool calls come from the tape either way).
  */
 import type { LlmOverrides } from '../replay/llm-overrides.js';
+import { isLiveCall, overridesFor, type OverridePlan } from '../replay/override-targets.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
 import { runConfig, type ConfigChange, type RunConfig } from './run-config.js';
 import { orderExchanges } from './steps.js';
@@ -20,6 +21,8 @@ import { orderExchanges } from './steps.js';
 export interface PlannedChange extends ConfigChange {
   /** How many of the tape's LLM calls it concerns. */
   calls: number;
+  /** The route those calls are on, when the tape's LLM calls use more than one route. */
+  route?: string;
 }
 
 export interface RunPlan {
@@ -27,46 +30,115 @@ export interface RunPlan {
   /** The tape's configuration, as `tapedeck diff` reads it. */
   recorded: RunConfig;
   changes: PlannedChange[];
+  /** Routes whose LLM calls stay on the tape while others go live. */
+  fromTape: { route: string; calls: number }[];
   determinism: number;
 }
 
-export function planRun(exchanges: readonly Exchange[], run: { llm: 'tape' | 'live'; overrides?: LlmOverrides }): RunPlan {
-  const recorded = runConfig(orderExchanges(exchanges));
-  const calls = exchanges.map((e) => e.llm).filter((m): m is LlmMeaning => m !== undefined && m.errorType === undefined);
-  const o = run.overrides ?? {};
-  const changes: PlannedChange[] = [];
-  const count = (pred: (c: LlmMeaning) => boolean): number => calls.filter(pred).length;
-  if (run.llm === 'live') changes.push({ field: 'llm', original: 'tape', replay: 'live', calls: calls.length });
-  if (o.model !== undefined) {
-    const n = count((c) => c.model !== o.model);
-    if (n > 0) changes.push({ field: 'model', original: recorded.model, replay: o.model, calls: n });
-  }
-  if (o.temperature !== undefined) {
-    const n = count((c) => c.params.temperature !== o.temperature);
-    if (n > 0) changes.push({ field: 'temperature', original: recorded.temperature, replay: o.temperature, calls: n });
-  }
-  if (o.maxTokens !== undefined) {
-    const n = count(
-      (c) =>
-        (c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens) !== o.maxTokens,
-    );
-    if (n > 0) changes.push({ field: 'max tokens', original: '(as recorded)', replay: o.maxTokens, calls: n });
-  }
-  if (o.systemPrompt !== undefined)
-    changes.push({
-      field: 'system prompt',
-      original: '(as recorded)',
-      replay: o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt,
-      calls: calls.length,
-    });
-  return { llmCalls: calls.length, recorded, changes, determinism: determinism(calls, run) };
+/** How a run treats its LLM calls: all from the tape, or live with plain overrides, or live as a targeting plan says. */
+export interface RunSpec {
+  llm: 'tape' | 'live';
+  overrides?: LlmOverrides;
+  plan?: OverridePlan;
 }
 
+/** One recorded LLM call, and whether this run asks it live and with what. */
+interface PlannedCall {
+  route: string;
+  meaning: LlmMeaning;
+  live: boolean;
+  overrides: LlmOverrides;
+}
+
+function plannedCalls(exchanges: readonly Exchange[], run: RunSpec): PlannedCall[] {
+  const out: PlannedCall[] = [];
+  for (const ex of orderExchanges(exchanges)) {
+    const m = ex.llm;
+    if (m === undefined || m.errorType !== undefined) continue;
+    const target = { route: ex.route, provider: m.provider, model: m.model };
+    const live = run.llm === 'live' && (run.plan === undefined || isLiveCall(run.plan, target));
+    const overrides = !live ? {} : run.plan !== undefined ? overridesFor(run.plan, target) : (run.overrides ?? {});
+    out.push({ route: ex.route, meaning: m, live, overrides });
+  }
+  return out;
+}
+
+const maxTokensOf = (c: LlmMeaning): unknown =>
+  c.params.max_tokens ?? c.params.max_completion_tokens ?? c.params.max_output_tokens ?? c.params.maxOutputTokens;
+
+export function planRun(exchanges: readonly Exchange[], run: RunSpec): RunPlan {
+  const recorded = runConfig(orderExchanges(exchanges));
+  const calls = plannedCalls(exchanges, run);
+  const routes = [...new Set(calls.map((c) => c.route))];
+  const perRoute = routes.length > 1;
+  const changes: PlannedChange[] = [];
+  const fromTape: RunPlan['fromTape'] = [];
+  for (const route of routes) {
+    const mine = calls.filter((c) => c.route === route);
+    const live = mine.filter((c) => c.live);
+    const at = perRoute ? { route } : {};
+    const recordedHere = runConfig(orderExchanges(exchanges.filter((e) => e.route === route)));
+    if (live.length === 0) {
+      if (run.llm === 'live') fromTape.push({ route, calls: mine.length });
+      continue;
+    }
+    changes.push({ field: 'llm', original: 'tape', replay: 'live', calls: live.length, ...at });
+    const add = (
+      field: string,
+      original: unknown,
+      pick: (o: LlmOverrides) => unknown,
+      differs: (c: PlannedCall, to: unknown) => boolean,
+    ): void => {
+      const byValue = new Map<string, { to: unknown; n: number }>();
+      for (const c of live) {
+        const to = pick(c.overrides);
+        if (to === undefined || !differs(c, to)) continue;
+        const key = JSON.stringify(to);
+        byValue.set(key, { to, n: (byValue.get(key)?.n ?? 0) + 1 });
+      }
+      for (const { to, n } of byValue.values()) changes.push({ field, original, replay: to, calls: n, ...at });
+    };
+    add(
+      'model',
+      recordedHere.model,
+      (o) => o.model,
+      (c, to) => c.meaning.model !== to,
+    );
+    add(
+      'temperature',
+      recordedHere.temperature,
+      (o) => o.temperature,
+      (c, to) => c.meaning.params.temperature !== to,
+    );
+    add(
+      'max tokens',
+      '(as recorded)',
+      (o) => o.maxTokens,
+      (c, to) => maxTokensOf(c.meaning) !== to,
+    );
+    add(
+      'system prompt',
+      '(as recorded)',
+      (o) => (o.systemPrompt === undefined ? undefined : o.systemPrompt.length > 60 ? `${o.systemPrompt.slice(0, 57)}...` : o.systemPrompt),
+      () => true,
+    );
+  }
+  return { llmCalls: calls.length, recorded, changes, fromTape, determinism: scoreCalls(calls) };
+}
+
+/** Determinism of a run with the same overrides for every call (see the module comment). */
 export function determinism(calls: readonly LlmMeaning[], run: { llm: 'tape' | 'live'; overrides?: LlmOverrides }): number {
-  if (calls.length === 0 || run.llm === 'tape') return 1;
-  const o = run.overrides ?? {};
+  return scoreCalls(calls.map((meaning) => ({ route: '', meaning, live: run.llm === 'live', overrides: run.overrides ?? {} })));
+}
+
+function scoreCalls(calls: readonly PlannedCall[]): number {
+  if (calls.length === 0) return 1;
   let sum = 0;
-  for (const c of calls) {
+  for (const { meaning: c, live, overrides: o } of calls) {
+    if (!live) {
+      sum += 1;
+      continue;
+    }
     const recordedT =
       typeof c.params.temperature === 'number'
         ? c.params.temperature
@@ -91,9 +163,12 @@ export function formatPlan(plan: RunPlan): string[] {
     `recorded: ${plan.llmCalls} LLM call(s); model ${show(r.model)}; provider ${show(r.provider)}; ` +
       `temperature ${show(r.temperature)}; seed ${show(r.seed)}; tools ${show(r.tools)}`,
   ];
-  if (plan.changes.length === 0) lines.push('this run: same configuration as recorded');
+  if (plan.changes.length === 0 && plan.fromTape.length === 0) lines.push('this run: same configuration as recorded');
   for (const c of plan.changes)
-    lines.push(`this run: ${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`);
+    lines.push(
+      `this run: ${c.route !== undefined ? `${c.route}: ` : ''}${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`,
+    );
+  for (const t of plan.fromTape) lines.push(`this run: ${t.route}: answered from the tape (${t.calls} call(s))`);
   lines.push(`determinism: ${plan.determinism.toFixed(2)} (1 = answers replayed from the tape; see the README for the formula)`);
   return lines;
 }

@@ -51,3 +51,14 @@ function dice(a: readonly string[], b: readonly string[]): number {
 export function round4(x: number): number {
   return Math.round(x * 10_000) / 10_000;
 }
+
+/** How output similarity was measured: the word method below, or cosine similarity of embeddings. */
+export type SimilarityMethod = 'words' | 'embeddings';
+
+/** A similarity in [0, 1] for two texts, and the method behind it. */
+export interface OutputSimilarity {
+  method: SimilarityMethod;
+  of(a: string, b: string): number;
+}
+
+export const wordSimilarity: OutputSimilarity = { method: 'words', of: textSimilarity };

@@ -8,7 +8,7 @@ import { encodeBody } from '../tape/body.js';
 import { SseSplitter, toSseEvent, round } from '../tape/sse.js';
 import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
-import { headerMapOf, isEventStream, tapeHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
+import { headerMapOf, isEventStream, tapeHeaders, tapeResponseHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
 import { upstreamUrl } from '../tape/routes.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
@@ -203,7 +203,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     });
   });
 
-  const response: NonNullable<NewExchange['response']> = { status: upstream.statusCode, headers: tapeHeaders(headers) };
+  const response: NonNullable<NewExchange['response']> = { status: upstream.statusCode, headers: tapeResponseHeaders(headers) };
   if (splitter) {
     for (const block of splitter.push(decoder.decode())) events.push(toSseEvent(block, elapsed()));
     response.events = events;

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { HeaderMap, MatchInfo } from '../tape/schema.js';
 import { REDACTED } from '../tape/redact.js';
 
@@ -41,6 +42,18 @@ export function tapeHeaders(headers: HeaderMap): HeaderMap {
   return out;
 }
 
+/** How a response was framed on the wire: its length, or chunked. Kept on the tape so replay can frame it the same way. */
+const FRAMING = new Set(['content-length', 'transfer-encoding']);
+
+/** Response headers as they go on the tape: like `tapeHeaders`, but the framing (`content-length`, `transfer-encoding`) is kept. */
+export function tapeResponseHeaders(headers: HeaderMap): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (FRAMING.has(k) || (!HOP_BY_HOP.has(k) && !k.startsWith('proxy-'))) out[k] = v;
+  }
+  return out;
+}
+
 /**
  * Response headers to pass to the client: no hop-by-hop headers, nothing redacted, and no `content-encoding` when
  * the body is served decoded (replay serves the decoded body from the tape).
@@ -76,4 +89,30 @@ export function matchHeaders(match: MatchInfo): HeaderMap {
   if (match.score !== undefined && match.kind === 'semantic') h['x-tapedeck-score'] = match.score.toFixed(2);
   if (match.stage !== undefined && match.kind === 'semantic') h['x-tapedeck-stage'] = match.stage;
   return h;
+}
+
+/** tapedeck's own response headers (`x-tapedeck-match`, `-source`, `-stage`, `-score`, `-lenient`, `-error`). */
+export const isTapedeckHeader = (name: string): boolean => name.toLowerCase().startsWith('x-tapedeck-');
+
+/**
+ * Keep tapedeck's own headers off a response, whichever path writes it (an answer from the tape, a miss, an MCP
+ * responder, a live forward): for agents that snapshot response headers. Patches this one response's `writeHead`.
+ */
+export function withoutTapedeckHeaders(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  const strip = (h: unknown): unknown => {
+    if (h === null || typeof h !== 'object') return h;
+    if (Array.isArray(h)) {
+      // Raw headers: [name, value, name, value, ...] or [[name, value], ...].
+      if (h.every((x) => Array.isArray(x))) return (h as unknown[][]).filter((pair) => !isTapedeckHeader(String(pair[0])));
+      const out: unknown[] = [];
+      for (let i = 0; i + 1 < h.length; i += 2) if (!isTapedeckHeader(String(h[i]))) out.push(h[i], h[i + 1]);
+      return out;
+    }
+    return Object.fromEntries(Object.entries(h as Record<string, unknown>).filter(([k]) => !isTapedeckHeader(k)));
+  };
+  res.writeHead = ((...args: unknown[]) => {
+    for (const name of res.getHeaderNames()) if (isTapedeckHeader(name)) res.removeHeader(name);
+    return writeHead(...args.map((a, i) => (i === 0 ? a : strip(a))));
+  }) as ServerResponse['writeHead'];
 }

@@ -1,31 +1,50 @@
 /**
- * LLM calls live (a modified replay): they go to the real upstream, rewritten with the run's overrides (model, system prompt,
- * temperature, max tokens), while MCP and HTTP tool calls are still answered from the tape by the responders and
- * the matcher behind this one. Each live call lands on the replay tape with what was overridden.
+ * LLM calls live (a modified replay): they go to the real upstream, rewritten with the overrides that target them
+ * (model, system prompt, temperature, max tokens; see `replay/override-targets.ts`), while MCP and HTTP tool calls
+ * are still answered from the tape by the responders and the matcher behind this one. A call the plan keeps on the
+ * tape (not on a live route) is passed on to them too. Each live call lands on the replay tape with what was
+ * overridden.
  */
 import { detectLlmApi } from '../providers/index.js';
+import { adapterFor } from '../providers/registry.js';
 import { applyOverrides, type LlmOverrides } from '../replay/llm-overrides.js';
+import { isLiveCall, overridesFor, type OverridePlan } from '../replay/override-targets.js';
 import type { ReplayResponder } from './types.js';
 
-export function createLlmLiveResponder(overrides: LlmOverrides = {}): ReplayResponder {
-  const any = Object.values(overrides).some((v) => v !== undefined);
+/** The responder for a plan; plain overrides (every call live, every override untargeted) are accepted too. */
+export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}): ReplayResponder {
+  const targeted: OverridePlan =
+    'rules' in plan
+      ? (plan as OverridePlan)
+      : {
+          rules: Object.entries(plan)
+            .filter(([, v]) => v !== undefined)
+            .map(([field, value]) => ({ field: field as keyof LlmOverrides, value: value as string | number })),
+          families: {},
+        };
   return {
     name: 'llm-live',
     async handle(req, ctx) {
       const api = detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream);
       if (api === undefined) return undefined;
-      if (!any) return ctx.forwardLive(req, { reason: 'llm live: the model is asked again', notes: { llm: 'live' } });
       let body: unknown;
       try {
         body = JSON.parse(req.body.toString('utf8'));
       } catch {
         body = undefined;
       }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      const json = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+      const model = json === undefined ? undefined : adapterFor(api.api)?.describeRequest(json, req.path).model;
+      const call = { route: req.route.prefix, provider: api.provider, model };
+      if (!isLiveCall(targeted, call)) return undefined;
+      const overrides = overridesFor(targeted, call);
+      if (Object.keys(overrides).length === 0)
+        return ctx.forwardLive(req, { reason: 'llm live: the model is asked again', notes: { llm: 'live' } });
+      if (json === undefined) {
         // Not a JSON body: nothing to rewrite, the upstream will answer as it does.
         return ctx.forwardLive(req, { reason: 'llm live (body not JSON: sent unchanged)', notes: { llm: 'live' } });
       }
-      const out = applyOverrides(api, req.path, body as Record<string, unknown>, overrides);
+      const out = applyOverrides(api, req.path, json, overrides);
       const changed = Object.keys(out.applied);
       return ctx.forwardLive(
         { ...req, path: out.path },

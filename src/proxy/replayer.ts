@@ -12,7 +12,7 @@ import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import type { ExchangeLog } from './exchange-log.js';
-import { matchHeaders } from './headers.js';
+import { matchHeaders, withoutTapedeckHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { incomingRecord } from './replay-record.js';
 import { serveRecorded } from './serve-recorded.js';
@@ -35,6 +35,8 @@ export interface ReplayerOptions {
    * here so that a side-effect HTTP call never reaches the real server; such a call also matches exactly or not at all.
    */
   allowLive?: (req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string };
+  /** Send tapedeck's `x-tapedeck-*` headers (how an answer matched) with every answer. Default true. */
+  matchHeaders?: boolean;
   /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
   stopping?: AbortSignal;
 }
@@ -82,6 +84,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
 
   return {
     async handle(req, res) {
+      if (opts.matchHeaders === false) withoutTapedeckHeaders(res);
       const ctx: ReplayContext = ctxBase;
       for (const responder of opts.responders ?? []) {
         const answered = await responder.handle(req, ctx);

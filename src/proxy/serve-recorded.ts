@@ -35,9 +35,10 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
   if (recorded.events === undefined) {
     await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
     const bytes = decodeBody(recorded.body);
-    const hasBody = bytes.byteLength > 0 && recorded.status !== 204 && recorded.status !== 304;
-    // A known length goes out as one write instead of chunked encoding (unless the answer is cut on purpose).
-    if (hasBody && !cut) headers['content-length'] = String(bytes.byteLength);
+    const noBody = recorded.status === 204 || recorded.status === 304 || (recorded.status >= 100 && recorded.status < 200);
+    const hasBody = bytes.byteLength > 0 && !noBody;
+    const length = framedLength(ex, bytes.byteLength, { noBody, cut });
+    if (length !== undefined) headers['content-length'] = length;
     sink.head(recorded.status, headers);
     if (hasBody) sink.write(bytes);
     if (cut) sink.cut();
@@ -65,4 +66,20 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
   }
   if (cut) sink.cut();
   else sink.end();
+}
+
+/**
+ * The `content-length` to answer with, or undefined to send the body chunked: framed as the upstream framed it where
+ * that is safe. Chunked when the upstream sent chunked; a length when it sent one, or when the tape does not say (a
+ * tape written before framing was kept); never on an answer cut on purpose or one that has no body. The length is the
+ * length of the bytes served (redaction or decoding may have changed it), except for HEAD, whose answer has no body:
+ * there the recorded length is the one that means something.
+ */
+function framedLength(ex: Exchange, bytes: number, o: { noBody: boolean; cut: boolean }): string | undefined {
+  const recorded = ex.response?.headers ?? {};
+  if (ex.request.method === 'HEAD') return o.noBody ? undefined : recorded['content-length'];
+  if (o.noBody || o.cut) return undefined;
+  if (/chunked/i.test(recorded['transfer-encoding'] ?? '')) return undefined;
+  if (recorded['content-length'] === undefined && bytes === 0) return undefined;
+  return String(bytes);
 }

@@ -57,9 +57,14 @@ export interface ReplayOptions extends CommonOptions {
   /** Responders asked before the generic HTTP replay (MCP, live LLM); may be built from the loaded tape. */
   responders?: readonly ReplayResponder[] | ((tape: LoadedTape) => readonly ReplayResponder[]);
   allowLive?: ReplayerOptions['allowLive'];
+  /** Send the `x-tapedeck-*` headers (how each answer matched). Default true; false for agents that snapshot headers. */
+  matchHeaders?: boolean;
   /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */
   llm?: 'tape' | 'live';
   overrides?: Record<string, unknown>;
+  /** Overrides that target a route or a provider, and the routes whose LLM calls went live (`replayOf.targeted`, `liveRoutes`). */
+  targeted?: { field: string; value: unknown; route?: string; provider?: string }[];
+  liveRoutes?: string[];
 }
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
@@ -161,6 +166,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           onMiss: opts.onMiss ?? 'strict',
           ...(opts.llm ? { llm: opts.llm } : {}),
           ...(opts.overrides ? { overrides: opts.overrides } : {}),
+          ...(opts.targeted ? { targeted: opts.targeted } : {}),
+          ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
         },
       },
       ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
@@ -177,6 +184,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       log,
       responders,
       allowLive: opts.allowLive,
+      ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
       stopping: stopping.signal,
     });
     handle = replayer.handle;

@@ -196,6 +196,12 @@ export const TapeHeaderSchema = z.object({
       onMiss: z.string(),
       llm: z.enum(['tape', 'live']).optional(),
       overrides: z.record(z.string(), z.unknown()).optional(),
+      /** Overrides that target a route or a provider: `{field, value, route?, provider?}`. */
+      targeted: z
+        .array(z.object({ field: z.string(), value: z.unknown(), route: z.string().optional(), provider: z.string().optional() }))
+        .optional(),
+      /** Only LLM calls on these routes went live. */
+      liveRoutes: z.array(z.string()).optional(),
     })
     .optional(),
 });

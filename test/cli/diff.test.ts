@@ -108,6 +108,7 @@ async function agent(url: string, model: string): Promise<string> {
 }
 
 const DIFF_KEYS = [
+  'ars',
   'configChanges',
   'costDelta',
   'durationDeltaMs',
@@ -116,8 +117,11 @@ const DIFF_KEYS = [
   'iterationsDelta',
   'outputDiff',
   'score',
+  'steps',
   'tokensDelta',
+  'tokensDeltaDetail',
   'toolSequenceDiff',
+  'unusedRecordings',
 ];
 
 describe('tapedeck diff', () => {
@@ -142,9 +146,12 @@ describe('tapedeck diff', () => {
       iterationsDelta: 0,
       toolSequenceDiff: [],
       firstDivergence: null,
-      tokensDelta: { input: 0, output: 0, total: 0 },
+      tokensDelta: 0,
+      tokensDeltaDetail: { input: 0, output: 0 },
       costDelta: 0,
       score: 1,
+      ars: { score: 1, band: 'excellent', outputSimilarity: 1, toolAccuracy: 1 },
+      unusedRecordings: 0,
       configChanges: [],
     });
     expect(d.outputDiff).toEqual({
@@ -152,6 +159,7 @@ describe('tapedeck diff', () => {
       original: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d',
       replay: 'Done. Results: Echo: a; The sum of 1 and 2 is 3.; Echo: c; Echo: d',
       similarity: 1,
+      method: 'words',
     });
   }, 30_000);
 
@@ -181,7 +189,12 @@ describe('tapedeck diff', () => {
     });
     expect(d.configChanges).toContainEqual({ field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' });
     // 5 LLM calls each: (50, 10) per call on gpt-4o-mini, (60, 15) on gpt-4.1
-    expect(d.tokensDelta).toEqual({ input: 50, output: 25, total: 75 });
+    expect(d.tokensDelta).toBe(75);
+    expect(d.tokensDeltaDetail).toEqual({ input: 50, output: 25 });
+    // Per LLM call: 5 calls each side, each 75 - 60 = +15 tokens.
+    const steps = d.steps as { tokensDelta: number; original: string; replay: string }[];
+    expect(steps.map((s) => s.tokensDelta)).toEqual([15, 15, 15, 15, 15]);
+    expect(steps[0]).toMatchObject({ original: 'gpt-4o-mini', replay: 'gpt-4.1' });
     expect(d.costDelta).toBeCloseTo((5 * (60 * 2 + 15 * 8) - 5 * (50 * 0.15 + 10 * 0.6)) / 1e6, 9);
     expect(d.firstDivergence).toMatchObject({
       step: expect.any(Number) as unknown,
@@ -222,7 +235,7 @@ describe('tapedeck diff', () => {
   it('prints a side-by-side summary for people', async () => {
     const { code, stdout } = await runCli(['diff', 'base', 'other-model', '--dir', dir]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^base → other-model {2}differs {2}score 0\.\d\d$/m);
+    expect(stdout).toMatch(/^base → other-model {2}differs {2}score 0\.\d\d {2}ARS 0\.\d\d \((excellent|good|moderate|poor)\)$/m);
     expect(stdout).toContain('model: gpt-4o-mini → gpt-4.1');
     // the LCS keeps get-sum, echo "c": echo "a" is the call that moved
     expect(stdout).toMatch(/^ {2}0 {3}~ echo\(\{"message":"a"\}\) + get-sum\(\{"a":1,"b":2\}\)$/m);
@@ -233,7 +246,11 @@ describe('tapedeck diff', () => {
     expect(stdout).toMatch(
       /^first divergence {2}step \d+\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m,
     );
-    expect(stdout).toMatch(/^final output {2}differs \(similarity 0\.\d\d\)$/m);
+    expect(stdout).toMatch(/^final output {2}differs \(similarity 0\.\d\d, words\)$/m);
+    expect(stdout).toMatch(/^ {2}0 {3}gpt-4o-mini +gpt-4\.1 +1\.00 +\+15 +\+\$0\.\d+ +\S+$/m);
+    expect(stdout).toMatch(
+      /^ARS {2}0\.\d\d (good|moderate) = 0\.7 × output 0\.\d\d \+ 0\.3 × tool accuracy 1\.00 \(2\/2 tools used, 0 new, 0 unused\)$/m,
+    );
     expect(stdout).toMatch(/LLM calls 0 · tokens \+75 \(in \+50, out \+25\) · cost \+\$0\.\d+ · duration/);
     expect(stdout).not.toContain('\u001b[');
     for (const line of stdout.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(100);

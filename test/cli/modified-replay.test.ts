@@ -207,7 +207,7 @@ describe('diff of the replays against the recording', () => {
     const d = JSON.parse(live.stdout) as {
       identical: boolean;
       configChanges: { field: string; original: unknown; replay: unknown }[];
-      tokensDelta: { total: number };
+      tokensDelta: number;
       costDelta: number | null;
       firstDivergence: { step: number; reason: string } | null;
       score: number;
@@ -215,7 +215,7 @@ describe('diff of the replays against the recording', () => {
     expect(d.identical).toBe(false);
     expect(d.configChanges).toContainEqual({ field: 'model', original: 'gpt-4o-mini', replay: 'gpt-4.1' });
     // gpt-4.1 used 40+9 and 80+20 tokens where gpt-4o-mini used 12+4 and 30+6.
-    expect(d.tokensDelta.total).toBe(149 - 52);
+    expect(d.tokensDelta).toBe(149 - 52);
     expect(d.costDelta).toBeGreaterThan(0);
     // Step 0 is the MCP handshake (answered from the tape); step 1 is the first LLM call, whose tool call differs.
     expect(d.firstDivergence).toEqual({

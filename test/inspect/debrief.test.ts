@@ -48,7 +48,13 @@ describe('debrief', () => {
     expect(d.decisions[1]?.reasons).toEqual([]);
     expect(d.decisions[1]?.result?.isError).toBe(true);
     expect(d.assumptions).toEqual([{ step: 4, text: 'I assume the user is flexible because no dates were given.' }]);
-    expect(d.ending).toEqual({ step: 4, stopReason: 'stop', finalAnswer: 'Flights exist; hotels are sold out.', error: null });
+    expect(d.ending).toEqual({
+      step: 4,
+      stopReason: 'stop',
+      finalAnswer: 'Flights exist; hotels are sold out.',
+      error: null,
+      verdict: 'success',
+    });
     expect(d.totals).toEqual({ steps: 5, llmCalls: 3, toolCalls: 2, inputTokens: 60, outputTokens: 17, durationMs: 50, errors: 1 });
 
     const text = renderDebrief(d, 100, plain).join('\n');
@@ -56,6 +62,37 @@ describe('debrief', () => {
     expect(text).toContain('why (rationale): Flights decide the dates.');
     expect(text).toMatch(/2\. book_hotel\(\{\}\).*\n\s+why: the model stated no reason/);
     expect(text).toContain('got ERROR (step 3)');
+    expect(text).toContain('termination: stop · verdict success | 77 tok | 50ms');
+  });
+
+  it('reads <rationale call="N">{json}</rationale> for the Nth call of the response, with confidence and refs', () => {
+    const steps = toSteps([
+      exchange({
+        offsetMs: 0,
+        body: { messages: [{ role: 'user', content: 'Price of AAPL in EUR' }] },
+        llm: {
+          outputText:
+            '<rationale call="2">{"why":"convert the price","confidence":0.7}</rationale>' +
+            '<rationale call="1">{"why":"needs fresh price data","confidence":0.9,"refs":["scratch:goal"]}</rationale>',
+          toolCalls: [
+            { id: 'a', name: 'web_search', arguments: { q: 'AAPL' } },
+            { id: 'b', name: 'fx', arguments: { to: 'EUR' } },
+          ],
+        },
+      }),
+      exchange({ offsetMs: 10, mcp: { toolName: 'web_search', arguments: { q: 'AAPL' }, result: { price: 200 } } }),
+      exchange({ offsetMs: 20, mcp: { toolName: 'fx', arguments: { to: 'EUR' } }, match: { kind: 'blocked', reason: 'side effect' } }),
+      exchange({ offsetMs: 30, body: { messages: [] }, llm: { outputText: 'About 185 EUR.', stopReason: 'end_turn' } }),
+    ]);
+    const d = debrief(steps);
+    expect(d.decisions[0]?.reasons).toEqual([
+      { source: 'rationale', text: 'needs fresh price data', confidence: 0.9, refs: ['scratch:goal'] },
+    ]);
+    expect(d.decisions[1]?.reasons).toEqual([{ source: 'rationale', text: 'convert the price', confidence: 0.7 }]);
+    expect(d.ending.verdict).toBe('blocked');
+    const text = renderDebrief(d, 100, plain).join('\n');
+    expect(text).toContain('why (rationale): needs fresh price data (conf 0.9; refs: scratch:goal)');
+    expect(text).toContain('termination: end_turn · verdict blocked');
   });
 
   it('gives each of several Anthropic tool calls the text written just before it', () => {

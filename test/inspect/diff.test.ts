@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffTapes } from '../../src/inspect/diff.js';
+import { ars, arsBand } from '../../src/inspect/ars.js';
+import type { ToolCallEntry } from '../../src/inspect/tool-sequence.js';
 import type { Exchange, TapeHeader } from '../../src/tape/schema.js';
 import type { LoadedTape } from '../../src/tape/tape-reader.js';
 import { exchange } from './exchanges.js';
@@ -61,24 +63,38 @@ function run(
 
 describe('diffTapes', () => {
   it('a run against its exact replay is identical: ids, offsets, durations, JSON-RPC ids and match info are noise', () => {
+    const original = run();
     const replay = run({ offset: 5000, jsonrpcId: 7 }).map((ex, i) => ({
       ...ex,
       id: `r${i}`,
       timing: { durationMs: 1 },
-      match: { kind: 'exact' as const, source: String(i) },
+      match: { kind: 'exact' as const, source: original[i]!.id },
     }));
-    const d = diffTapes(tape(run()), tape(replay, { mode: 'replay', replayOf: { tape: 't', onMiss: 'strict' } }));
+    const d = diffTapes(tape(original), tape(replay, { mode: 'replay', replayOf: { tape: 't', onMiss: 'strict' } }));
     expect(d).toEqual({
       identical: true,
       iterationsDelta: 0,
       toolSequenceDiff: [],
       firstDivergence: null,
-      outputDiff: { equal: true, original: 'It is 21C in Paris.', replay: 'It is 21C in Paris.', similarity: 1 },
-      tokensDelta: { input: 0, output: 0, total: 0 },
+      outputDiff: { equal: true, original: 'It is 21C in Paris.', replay: 'It is 21C in Paris.', similarity: 1, method: 'words' },
+      tokensDelta: 0,
+      tokensDeltaDetail: { input: 0, output: 0 },
       costDelta: 0,
       durationDeltaMs: 161 - 250, // wall time: last end minus first start
       score: 1,
+      ars: {
+        score: 1,
+        band: 'excellent',
+        outputSimilarity: 1,
+        toolAccuracy: 1,
+        originalTools: 1,
+        usedTools: 1,
+        newTools: 0,
+        unusedTools: 0,
+      },
       configChanges: [],
+      steps: expect.any(Array) as unknown,
+      unusedRecordings: 0,
     });
   });
 
@@ -102,7 +118,8 @@ describe('diffTapes', () => {
       reason: 'different arguments for get_weather: original {"city":"Paris"}, replay {"city":"Paris, FR"}',
     });
     expect(d.toolSequenceDiff.map((e) => e.kind)).toEqual(['removed', 'added']);
-    expect(d.tokensDelta).toEqual({ input: 0, output: 20, total: 20 });
+    expect(d.tokensDelta).toBe(20);
+    expect(d.tokensDeltaDetail).toEqual({ input: 0, output: 20 });
     // gpt-4o: 250 in at 2.50 + 30 out at 10; gpt-4.1: 250 in at 2.00 + 50 out at 8
     expect(d.costDelta).toBeCloseTo((250 * 2 + 50 * 8 - (250 * 2.5 + 30 * 10)) / 1e6, 9);
     expect(d.outputDiff.equal).toBe(false);
@@ -172,5 +189,38 @@ describe('diffTapes', () => {
     expect(d.firstDivergence?.reason).toMatch(
       /^different result of MCP tools\/call get_weather: original .*, replay miss: no recorded call$/,
     );
+  });
+});
+
+describe("Kurral's ARS and the per-call deltas", () => {
+  it('follows the documented example: 4 of 5 tools used, 1 new, 1 unused, output 0.95 -> 0.845 good', () => {
+    const t = (names: string[]): ToolCallEntry[] =>
+      names.map((toolName, index) => ({ toolName, argsHash: '0', arguments: '{}', index }) as unknown as ToolCallEntry);
+    const r = ars(0.95, t(['a', 'b', 'c', 'd', 'e']), t(['a', 'b', 'c', 'd', 'f']));
+    expect(r).toEqual({
+      score: 0.845,
+      band: 'good',
+      outputSimilarity: 0.95,
+      toolAccuracy: 0.6,
+      originalTools: 5,
+      usedTools: 4,
+      newTools: 1,
+      unusedTools: 1,
+    });
+    expect([0.95, 0.7, 0.5, 0.49].map(arsBand)).toEqual(['excellent', 'good', 'moderate', 'poor']);
+  });
+
+  it('pairs LLM calls by position, a call only one run made compared against nothing', () => {
+    const b = run({ model: 'gpt-4.1', answer: 'Paris is at 21 degrees.' });
+    b[2]!.llm!.usage = { inputTokens: 150, outputTokens: 40 };
+    const d = diffTapes(tape(run()), tape(b.slice(0, 2).concat(b.slice(2))));
+    expect(d.steps.map((s) => [s.call, s.original, s.replay, s.tokensDelta])).toEqual([
+      [0, 'gpt-4o', 'gpt-4.1', 0],
+      [1, 'gpt-4o', 'gpt-4.1', 20],
+    ]);
+    expect(d.steps[1]!.outputSimilarity).toBeLessThan(1);
+    expect(d.unusedRecordings).toBeNull(); // not a replay of the first tape
+    const shorter = diffTapes(tape(run()), tape(run().slice(0, 1)));
+    expect(shorter.steps[1]).toMatchObject({ call: 1, original: 'gpt-4o', replay: null, outputSimilarity: null });
   });
 });

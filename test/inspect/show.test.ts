@@ -63,7 +63,7 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
     const lines = wide.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^agent · record · created .* · 6 steps$/);
     expect(lines.filter((l) => l.startsWith('!'))).toHaveLength(1);
-    expect(lines.find((l) => l.startsWith('!'))).toMatch(/^!3 .*LLM +\/openai gpt-4o-mini .*400$/);
+    expect(lines.find((l) => l.startsWith('!'))).toMatch(/^!3 .*LLM +\/openai +gpt-4o-mini .*400$/);
     expect(wide.stdout).toContain('(70.3 KB)');
     expect(wide.stdout).toContain('20→10tok');
     expect(wide.stdout).not.toContain('\u001b[');
@@ -141,7 +141,13 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
     ]);
     expect(d.decisions[2].result).toEqual({ step: 5, value: '14:00' });
     expect(d.assumptions).toEqual([{ step: 4, text: THINKING }]);
-    expect(d.ending).toEqual({ step: 5, stopReason: 'end_turn', finalAnswer: 'It is 14:00 in Paris, and 21°C.', error: null });
+    expect(d.ending).toEqual({
+      step: 5,
+      stopReason: 'end_turn',
+      finalAnswer: 'It is 14:00 in Paris, and 21°C.',
+      error: null,
+      verdict: 'success',
+    });
     expect(d.totals).toMatchObject({ steps: 6, llmCalls: 6, toolCalls: 3, inputTokens: 200, outputTokens: 51, errors: 1 });
 
     const human = (await show(['agent', '--debrief'])).stdout;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingRequest } from '../../src/replay/matcher.js';
 import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { exchange } from '../inspect/exchanges.js';
+import { embeddingSimilarity } from '../../src/inspect/embedding-similarity.js';
 
 let server: Server;
 let url: string;
@@ -97,5 +98,27 @@ describe('embedding similarity', () => {
     expect(miss.kind).toBe('miss');
     expect(miss.explanation).toContain('used the built-in word similarity');
     expect(miss.explanation).toContain('word differs: "executive" vs "sales"');
+  });
+});
+
+describe('diff output similarity through the same endpoint', () => {
+  it('scores a rewording by cosine, says the method, and asks the endpoint once for all texts', async () => {
+    const before = inputs.length;
+    const sim = await embeddingSimilarity(
+      [
+        ['I drove the automobile to the ocean', 'I drove the car to the sea'],
+        ['same', 'same'],
+        ['', 'not empty'],
+      ],
+      { url, model: 'toy' },
+    );
+    expect(sim.method).toBe('embeddings');
+    expect(sim.of('I drove the automobile to the ocean', 'I drove the car to the sea')).toBe(1);
+    expect(sim.of('same', 'same')).toBe(1);
+    expect(sim.of('', 'not empty')).toBe(0);
+    expect(inputs.length - before).toBe(1);
+    await expect(embeddingSimilarity([['a', 'b']], { url: 'http://127.0.0.1:9/v1', model: 'toy' })).rejects.toMatchObject({
+      code: 'EMBEDDINGS_FAILED',
+    });
   });
 });

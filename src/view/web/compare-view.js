@@ -153,7 +153,7 @@ function result(c) {
       h(
         'p',
         {},
-        `LLM calls ${fmtSigned(d.iterationsDelta)} · tokens ${fmtSigned(d.tokensDelta.total)} (in ${fmtSigned(d.tokensDelta.input)}, out ${fmtSigned(d.tokensDelta.output)}) · cost ${d.costDelta === null ? '? (a model has no price)' : fmtSigned(d.costDelta, fmtCost)} · duration ${fmtSigned(d.durationDeltaMs, fmtMs)}`,
+        `LLM calls ${fmtSigned(d.iterationsDelta)} · tokens ${fmtSigned(d.tokensDelta)} (in ${fmtSigned(d.tokensDeltaDetail.input)}, out ${fmtSigned(d.tokensDeltaDetail.output)}) · cost ${d.costDelta === null ? '? (a model has no price)' : fmtSigned(d.costDelta, fmtCost)} · duration ${fmtSigned(d.durationDeltaMs, fmtMs)}`,
       ),
     ),
   );

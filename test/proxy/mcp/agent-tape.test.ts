@@ -41,7 +41,7 @@ afterAll(async () => {
 async function agent(url: string): Promise<unknown[]> {
   const openai = new OpenAI({ apiKey: 'sk-test', baseURL: `${url}/openai/v1`, maxRetries: 0 });
   const client = new Client({ name: 'agent', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp/everything`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/everything/mcp`)));
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Echo something' }];
   const first = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages });
   const call = first.choices[0]!.message.tool_calls![0]!;
@@ -61,7 +61,7 @@ describe("one tape for an agent's LLM and MCP calls", () => {
   let recorded: unknown[];
   const routes = (): { prefix: string; upstream: string }[] => [
     { prefix: '/openai', upstream: llm.url },
-    { prefix: '/mcp/everything', upstream: `${mcp.url}/mcp` },
+    { prefix: '/everything/mcp', upstream: `${mcp.url}/mcp` },
   ];
 
   it('records both on one timeline, in order', async () => {

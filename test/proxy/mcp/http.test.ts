@@ -47,8 +47,8 @@ async function session(transport: Transport): Promise<Session> {
 }
 
 describe.each([
-  { transport: 'streamableHttp' as const, route: '/ev', upstreamPath: '/mcp', clientPath: '' },
-  { transport: 'sse' as const, route: '/ev-sse', upstreamPath: '', clientPath: '/sse' },
+  { transport: 'streamableHttp' as const, route: '/everything/mcp', upstreamPath: '/mcp', clientPath: '' },
+  { transport: 'sse' as const, route: '/legacy/mcp', upstreamPath: '', clientPath: '/sse' },
 ])(
   'MCP over $transport through tapedeck, against the real server-everything',
   ({ transport, route, upstreamPath, clientPath }) => {

@@ -1,0 +1,76 @@
+/**
+ * What a request that matched no route was most likely meant for, so the no-route error can say "did you mean ...".
+ * Three cases, tried in order: an LLM API path sent without its prefix (`/v1/chat/completions` -> `/openai/v1/...`),
+ * a path that is the start of a route or has a route's segments in another order (`/mcp` or `/mcp/everything` for the
+ * route `/everything/mcp`: MCP clients such as the MCP Inspector replace a path that does not end in `/mcp` with
+ * `/mcp`), and a misspelt prefix (edit distance).
+ */
+import { detectLlmApi } from '../providers/detect.js';
+import type { Route } from '../tape/schema.js';
+
+export interface RouteSuggestion {
+  /** The path to use instead (the route's prefix plus the rest of the asked path). */
+  path: string;
+  /** The route's prefix. */
+  prefix: string;
+}
+
+const segments = (p: string): string[] => p.split('/').filter((s) => s !== '');
+
+/** Levenshtein distance between two short strings. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length] as number;
+}
+
+/** The closest configured route for `pathname` (which matched none), or undefined when none is close. */
+export function closestRoute(pathname: string, method: string, routes: readonly Route[]): RouteSuggestion | undefined {
+  const named = routes.filter((r) => r.prefix !== '/');
+  const asked = segments(pathname);
+
+  // An LLM API path without its prefix: the route whose name or upstream names the provider.
+  const api = detectLlmApi('', pathname, method);
+  if (api !== undefined) {
+    // Without a route the provider is only known as the API family (`openai-compatible`): the route named for it.
+    const provider = api.provider.toLowerCase().replace(/-compatible$/, '');
+    const route =
+      named.find((r) => segments(r.prefix).some((s) => s.toLowerCase() === provider)) ??
+      named.find((r) => r.upstream.toLowerCase().includes(provider));
+    if (route !== undefined) return { prefix: route.prefix, path: route.prefix + pathname };
+  }
+
+  let best: { route: Route; rest: string[]; cost: number } | undefined;
+  const consider = (route: Route, rest: string[], cost: number): void => {
+    if (best === undefined || cost < best.cost || (cost === best.cost && route.prefix.length > best.route.prefix.length))
+      best = { route, rest, cost };
+  };
+  for (const route of named) {
+    const want = segments(route.prefix);
+    const head = asked.slice(0, want.length);
+    const rest = asked.slice(want.length);
+    // The asked path is the start of the route (`/mcp` for `/mcp/everything`), or its last segments
+    // (`/mcp` for `/everything/mcp`).
+    if (asked.length > 0 && asked.length < want.length) {
+      const start = want.slice(0, asked.length).join('/') === asked.join('/');
+      const end = want.slice(-asked.length).join('/') === asked.join('/');
+      // A client that rewrote its path keeps the start of the route's name most often.
+      if (start) consider(route, [], 0.5);
+      else if (end) consider(route, [], 0.6);
+    }
+    // The same segments in another order (`/mcp/everything` for `/everything/mcp`).
+    if (head.length === want.length && [...head].sort().join('/') === [...want].sort().join('/')) consider(route, rest, 0.5);
+    // A misspelt prefix: close enough for its length.
+    const d = editDistance(head.join('/').toLowerCase(), want.join('/').toLowerCase());
+    if (head.length === want.length && d <= Math.max(2, Math.floor(want.join('/').length / 3))) consider(route, rest, d);
+  }
+  if (best === undefined) return undefined;
+  const b: { route: Route; rest: string[] } = best;
+  return { prefix: b.route.prefix, path: [b.route.prefix, ...b.rest].join('/') };
+}
