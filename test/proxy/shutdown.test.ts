@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { spawnCli, waitForListening } from '../helpers/cli.js';
+import { openaiChatStream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 /** An upstream that reads each request and never answers; it reports when a request arrives and when its client (tapedeck) gives up. */
 let hung: Server;
@@ -111,5 +112,32 @@ describe('shutdown and upstream timeouts', () => {
     }
     const tape = await readTape(path.join(dir, 'slow.jsonl'));
     expect(tape.exchanges[0]?.error).toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT', phase: 'connect' });
+  });
+
+  it('a stream that goes quiet for the idle timeout is cut, and the tape keeps what arrived with the error', async () => {
+    let release: () => void = () => undefined;
+    const quiet = await startScriptedUpstream(() =>
+      openaiChatStream({ parts: ['a', 'b'], gate: { after: 2, until: new Promise<void>((r) => (release = r)) } }),
+    );
+    const proxy = await startProxy({
+      mode: 'record',
+      tape: 'quiet',
+      dir,
+      port: 0,
+      routes: [{ prefix: '/openai', upstream: quiet.url }],
+      timeouts: { idleMs: 300 },
+    });
+    try {
+      const res = await chat(proxy.url);
+      expect(res.status).toBe(200);
+      await expect(res.text()).rejects.toThrow(); // cut, not ended cleanly
+    } finally {
+      await proxy.close();
+      release();
+      await quiet.close();
+    }
+    const tape = await readTape(path.join(dir, 'quiet.jsonl'));
+    expect(tape.exchanges[0]?.error).toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT', phase: 'stream' });
+    expect(tape.exchanges[0]?.response?.events?.length).toBe(2);
   });
 });
