@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
@@ -99,10 +100,20 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
       const headers = { ...req.headers };
       delete headers['proxy-connection'];
       delete headers['proxy-authorization'];
-      const up = httpRequest({ host: u.hostname, port: u.port || 80, method: req.method, path: target.url, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+      const up = send(
+        {
+          host: u.hostname.replace(/^\[|\]$/g, ''),
+          port: u.port || (u.protocol === 'https:' ? 443 : 80),
+          method: req.method,
+          path: target.url,
+          headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
       res.on('close', () => up.destroy());
       req.pipe(up);
