@@ -12,6 +12,7 @@ import { scanCommand } from './scan.js';
 import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
 import { costCommand } from './cost.js';
+import { experimentCommand } from './experiment.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   showCommand,
   diffCommand,
   costCommand,
+  experimentCommand,
   rmCommand,
   pruneCommand,
   scanCommand,
