@@ -65,6 +65,8 @@ const CODES = {
   COMMAND_FAILED: { status: 500, type: 'tapedeck_command_failed', rpc: RPC.internal },
   /** Modified replay: a model name no provider family of the price table claims, or more than one does. */
   UNKNOWN_MODEL_PROVIDER: { status: 400, type: 'tapedeck_unknown_model_provider', rpc: RPC.invalidParams },
+  /** The no-egress sandbox cannot run on this machine (not Linux, no user namespaces, no unshare or ip). */
+  SANDBOX_UNAVAILABLE: { status: 500, type: 'tapedeck_sandbox_unavailable', rpc: RPC.internal },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

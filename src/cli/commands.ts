@@ -11,6 +11,7 @@ import { pruneCommand } from './prune.js';
 import { scanCommand } from './scan.js';
 import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
+import { caCommand } from './ca.js';
 import { costCommand } from './cost.js';
 import { experimentCommand } from './experiment.js';
 
@@ -30,4 +31,5 @@ export const COMMANDS: readonly Command[] = [
   scanCommand,
   viewCommand,
   exportCommand,
+  caCommand,
 ];

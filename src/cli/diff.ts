@@ -7,22 +7,24 @@ import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
 import { diffRuns, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
-import { outputWidth, styleFor } from '../inspect/format.js';
+import { styleFor } from '../inspect/format.js';
 import { loadTape } from '../tape/tape-reader.js';
 import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const diffCommand: Command = {
   name: 'diff',
   summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
   usage: [
-    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S]',
+    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S] [--width N | --wide]',
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
     '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
     '                         configChanges, steps, unusedRecordings; see the README)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
+    WIDTH_USAGE,
   ].join('\n'),
   options: {
     dir: { type: 'string' },
@@ -30,6 +32,7 @@ export const diffCommand: Command = {
     json: { type: 'boolean' },
     'fail-on-divergence': { type: 'boolean' },
     'min-score': { type: 'string' },
+    ...WIDTH_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
@@ -62,7 +65,7 @@ export const diffCommand: Command = {
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
     else
       ctx.stdout.write(
-        renderDiff(a, b, diff, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env))
+        renderDiff(a, b, diff, layoutWidth(ctx), styleFor(ctx.stdout, ctx.env))
           .map((l) => l + '\n')
           .join(''),
       );

@@ -1,19 +1,21 @@
 import { loadConfig } from '../config/config.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
-import { fit, formatCost, formatMs, outputWidth, styleFor } from '../inspect/format.js';
+import { fit, formatCost, formatMs, styleFor } from '../inspect/format.js';
 import { listTapes, type TapeSummary } from '../inspect/summary.js';
 import { stringValue, type Command } from './command.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const listCommand: Command = {
   name: 'list',
   summary: 'list every tape with its calls, tokens, cost, duration (and how replay tapes were served)',
   usage: [
-    'tapedeck list [--dir DIR] [--json]',
+    'tapedeck list [--dir DIR] [--json] [--width N | --wide]',
     '',
-    '  --json   print an array of objects (name, createdAt, exchanges, llmCalls, toolCalls, tokens, cost, ...)',
+    '  --json               print an array of objects (name, createdAt, exchanges, llmCalls, toolCalls, tokens, cost, ...)',
+    WIDTH_USAGE,
   ].join('\n'),
-  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
+  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, ...WIDTH_OPTIONS },
   async run(ctx) {
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
     const rows = await listTapes(config.dir, { costOf: createCostFn(priceTable(config.prices)) });
@@ -22,7 +24,7 @@ export const listCommand: Command = {
       ctx.stdout.write(JSON.stringify(json, null, 2) + '\n');
       return 0;
     }
-    const width = outputWidth(ctx.stdout);
+    const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);
     if (rows.length === 0) {
       ctx.stdout.write(`no tapes in ${config.dir}\n`);

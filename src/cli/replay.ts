@@ -58,7 +58,7 @@ export const replayCommand: Command = {
     '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
     '                      asked before the tape; marked match "mock" on the replay tape',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --port, --host, --route, --config, --verbose as for record)',
+    '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,

@@ -2,7 +2,7 @@ import { loadConfig, parseRouteSpec, routeSources, routesOf, type Config } from 
 import type { Route } from '../tape/schema.js';
 import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import type { RunningProxy } from '../proxy/server.js';
+import type { RunningProxy, Timeouts } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
@@ -17,7 +17,26 @@ export const SERVE_OPTIONS: OptionsConfig = {
   config: { type: 'string' },
   verbose: { type: 'boolean' },
   'allow-host': { type: 'string', multiple: true },
+  'connect-timeout': { type: 'string' },
+  'response-timeout': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'shutdown-timeout': { type: 'string' },
+  sandbox: { type: 'boolean' },
 };
+
+/** The timeout flags (seconds) as config overrides. */
+function timeoutFlags(values: CommandContext['values']): Partial<Record<'connect' | 'response' | 'idle' | 'shutdown', number>> {
+  const out: Partial<Record<'connect' | 'response' | 'idle' | 'shutdown', number>> = {};
+  for (const name of ['connect', 'response', 'idle', 'shutdown'] as const) {
+    const text = stringValue(values, `${name}-timeout`);
+    if (text === undefined) continue;
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || n <= 0)
+      throw new TapedeckError('BAD_ARGS', `--${name}-timeout must be a positive number of seconds (got "${text}")`);
+    out[name] = n;
+  }
+  return out;
+}
 
 export interface ServeSettings {
   tape: string;
@@ -33,6 +52,8 @@ export interface ServeSettings {
 export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } = {}): ServeSettings {
   const tape = stringValue(ctx.values, 'tape');
   if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+  if (ctx.values.sandbox === true && ctx.rest.length === 0)
+    throw new TapedeckError('BAD_ARGS', '--sandbox runs a command in a sandbox: add -- COMMAND ARGS...');
   if (opts.tapeRef !== true) validateTapeName(tape);
   const portText = stringValue(ctx.values, 'port');
   let port: number | undefined;
@@ -52,6 +73,7 @@ export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } =
       port,
       routes: flags,
       allowHosts: stringList(ctx.values, 'allow-host'),
+      timeouts: timeoutFlags(ctx.values),
     },
     ctx.env,
   );
@@ -76,6 +98,8 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
   log: Logger;
   allowHosts: readonly string[];
   onTapeFailure: (err: TapedeckError) => void;
+  forwardProxy: { passThrough: readonly string[] };
+  timeouts: Timeouts;
 } {
   return {
     tape,
@@ -87,6 +111,13 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
     log,
     allowHosts: config.allowHosts,
     onTapeFailure,
+    forwardProxy: { passThrough: config.passThrough },
+    timeouts: {
+      connectMs: config.timeouts.connect * 1000,
+      responseMs: config.timeouts.response * 1000,
+      idleMs: config.timeouts.idle * 1000,
+      shutdownMs: config.timeouts.shutdown * 1000,
+    },
   };
 }
 

@@ -1,21 +1,24 @@
 import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { debrief, renderDebrief } from '../inspect/debrief.js';
-import { fit, outputWidth, styleFor } from '../inspect/format.js';
+import { fit, styleFor } from '../inspect/format.js';
 import { resolveTape } from '../tape/resolve.js';
 import { inspectTape } from '../inspect/load.js';
 import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
 import { renderTimeline, timelineRow } from '../inspect/timeline.js';
 import { stringValue, type Command } from './command.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const showCommand: Command = {
   name: 'show',
   summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
   usage: [
-    'tapedeck show NAME [--dir DIR] [--json]',
+    'tapedeck show NAME [--dir DIR] [--json] [--width N | --wide]',
     'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step -1)',
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
+    '',
+    WIDTH_USAGE,
   ].join('\n'),
   options: {
     dir: { type: 'string' },
@@ -24,6 +27,7 @@ export const showCommand: Command = {
     step: { type: 'string' },
     errors: { type: 'boolean' },
     debrief: { type: 'boolean' },
+    ...WIDTH_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
@@ -37,7 +41,7 @@ export const showCommand: Command = {
     const ref = await resolveTape(config.dir, name);
     const { tape, steps } = await inspectTape(ref.dir, ref.name);
     const json = ctx.values.json === true;
-    const width = outputWidth(ctx.stdout);
+    const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);
     const print = (lines: string[]): void => void ctx.stdout.write(lines.map((l) => l + '\n').join(''));
     const problems = (): void => {

@@ -1,5 +1,7 @@
 import type { ProxyOptions, RunningProxy } from '../proxy/server.js';
 import { runUnder, type RunUnderOptions } from '../proxy/run-under.js';
+import { sandboxLaunch, sandboxSupport } from '../proxy/sandbox.js';
+import { TapedeckError } from '../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
 
@@ -11,10 +13,15 @@ export async function runWrapped(
   opts: {
     /** Lines to print once the proxy is up (the replay plan, the tape being written). */
     started?: (proxy: RunningProxy) => string[];
-    extra?: Pick<RunUnderOptions, 'launch' | 'agentEnv'>;
+    extra?: Pick<RunUnderOptions, 'launch' | 'forwardProxy'>;
   } = {},
 ): Promise<number> {
   const [command, ...args] = ctx.rest as [string, ...string[]];
+  if (ctx.values.sandbox === true) {
+    // Before anything starts (no replay tape is made for a run that cannot happen).
+    const support = sandboxSupport();
+    if (!support.ok) throw new TapedeckError('SANDBOX_UNAVAILABLE', `the sandbox cannot run here: ${support.reason}`);
+  }
   // A port chosen with --port is kept; otherwise any free one (two wrapped runs side by side never collide).
   const port = ctx.values.port === undefined ? 0 : proxy.port;
   const result = await runUnder({
@@ -23,14 +30,20 @@ export async function runWrapped(
     args,
     env: ctx.env,
     ...opts.extra,
+    ...(ctx.values.sandbox === true ? { launch: sandboxLaunch } : {}),
     onStarted: ({ proxy: running, env }) => {
       for (const line of opts.started?.(running) ?? []) ctx.stderr.write(`tapedeck: ${line}\n`);
       const set = Object.entries(env).map(([k, v]) => `  ${k}=${v}\n`);
-      ctx.stderr.write(`tapedeck: running ${[command, ...args].join(' ')} with\n${set.join('')}`);
+      const where = ctx.values.sandbox === true ? ' in the sandbox (no network but tapedeck)' : '';
+      ctx.stderr.write(`tapedeck: running ${[command, ...args].join(' ')}${where} with\n${set.join('')}`);
     },
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
   ctx.stderr.write(`tapedeck: ${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}\n`);
+  if (result.passedThrough.size > 0) {
+    const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
+    ctx.stderr.write(`tapedeck: passed through untouched, not on the tape: ${hosts}\n`);
+  }
   log.flush();
   if (result.tapeFailure) {
     ctx.stderr.write(`tapedeck: the tape is incomplete: ${result.tapeFailure.message}\n`);

@@ -66,6 +66,18 @@ export const ConfigSchema = z
       .prefault({}),
     /** Host names requests may address tapedeck by, besides loopback names and the bound address (`*`: any). */
     allowHosts: z.array(z.string().min(1)).default([]),
+    /** Seconds: to connect to an upstream, from request to response head, between two body chunks, and for a stop. */
+    timeouts: z
+      .object({
+        connect: z.number().positive().default(10),
+        response: z.number().positive().default(300),
+        idle: z.number().positive().default(120),
+        shutdown: z.number().positive().default(5),
+      })
+      .strict()
+      .prefault({}),
+    /** Hosts (`name` or `name:port`) the forward proxy tunnels untouched: never recorded nor replayed (a local database). */
+    passThrough: z.array(z.string().min(1)).default([]),
     /** Once the tape being recorded cannot be written (disk full): refuse further requests with 503, or serve them unrecorded. */
     whenTapeFails: z.enum(['refuse', 'serve']).default('refuse'),
     /** Replay: send the `x-tapedeck-*` headers (how each answer matched) with every answer. */
@@ -84,6 +96,8 @@ export interface ConfigOverrides {
   host?: string | undefined;
   port?: number | undefined;
   allowHosts?: readonly string[] | undefined;
+  /** Seconds, over the file's `timeouts`. */
+  timeouts?: Partial<Record<'connect' | 'response' | 'idle' | 'shutdown', number>> | undefined;
   /** Routes as `PREFIX=URL`. */
   routes?: readonly string[] | undefined;
 }
@@ -108,6 +122,7 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   if (overrides.dir !== undefined) config.dir = overrides.dir;
   if (overrides.host !== undefined) config.host = overrides.host;
   if (overrides.port !== undefined) config.port = overrides.port;
+  for (const [k, v] of Object.entries(overrides.timeouts ?? {})) if (v !== undefined) config.timeouts[k as keyof Config['timeouts']] = v;
   if (overrides.allowHosts !== undefined) config.allowHosts = [...config.allowHosts, ...overrides.allowHosts];
   for (const r of overrides.routes ?? []) {
     const { prefix, upstream } = parseRouteSpec(r);

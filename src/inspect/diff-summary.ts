@@ -21,7 +21,10 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   if (a.tools.length === 0 && b.tools.length === 0) out.push('  (none in either run)');
   else {
     const marks = editMarks(d.toolSequenceDiff);
-    const col = Math.max(16, Math.floor((width - 8) / 2));
+    // Unlimited width (`--wide`): each column as wide as its longest entry.
+    const col = Number.isFinite(width)
+      ? Math.max(16, Math.floor((width - 8) / 2))
+      : Math.max(a.tape.name.length, ...a.tools.map((t) => cell(t, ' ', Infinity).length + 1));
     out.push(style.dim(`  ${'#'.padEnd(3)} ${fit(a.tape.name, col).padEnd(col)} ${fit(b.tape.name, col)}`));
     for (let i = 0; i < Math.max(a.tools.length, b.tools.length); i++) {
       const left = cell(a.tools[i], marks.a.get(i), col);

@@ -21,16 +21,17 @@ export function oneLine(value: unknown): string {
 }
 
 /**
- * Shorten a value to at most `max` characters (the size note included, unless `max` is tiny). When cut, the result ends with `...` and the
- * full size of the value: `"lorem ipsum..." (12.3 KB)`.
+ * Shorten a value to at most `max` characters. When cut, a value of 1 KB or more ends with `...` and its full size
+ * (`lorem ipsum... (12.3 KB)`), a smaller one (or one cut to very few characters) with `…`.
  */
 export function shorten(value: unknown, max: number): string {
   const text = oneLine(value);
   if (text.length <= max) return text;
-  const size = humanBytes(Buffer.byteLength(typeof value === 'string' ? value : text, 'utf8'));
-  const suffix = `... (${size})`;
-  const keep = Math.max(1, max - suffix.length);
-  return `${text.slice(0, keep)}${suffix}`;
+  const bytes = Buffer.byteLength(typeof value === 'string' ? value : text, 'utf8');
+  const suffix = `... (${humanBytes(bytes)})`;
+  // The text comes before its size: a size note only for a value of 1 KB or more, and only with room for words.
+  if (bytes < 1024 || max - suffix.length < 8) return `${text.slice(0, Math.max(1, max - 1))}…`;
+  return `${text.slice(0, max - suffix.length)}${suffix}`;
 }
 
 /** Milliseconds as `850ms`, `1.2s`, `3m05s`. */
@@ -49,10 +50,20 @@ export function formatCost(usd: number | null | undefined): string {
   return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
-/** Width to lay out for: the terminal's columns on a TTY, DEFAULT_WIDTH otherwise; never below 40. */
-export function outputWidth(out: Writable): number {
+/** The narrowest layout: below this, lines would say nothing. */
+export const MIN_WIDTH = 40;
+
+/**
+ * Width to lay out for: the one asked for (a number, or `Infinity` for lines that are never cut), else the
+ * terminal's columns on a TTY, else `COLUMNS` from the environment (piped output), else DEFAULT_WIDTH; never below
+ * MIN_WIDTH.
+ */
+export function outputWidth(out: Writable, env: NodeJS.ProcessEnv = {}, asked?: number): number {
+  if (asked !== undefined) return Math.max(MIN_WIDTH, asked);
   const cols = (out as Partial<NodeJS.WriteStream>).columns;
-  return Math.max(40, typeof cols === 'number' && cols > 0 ? cols : DEFAULT_WIDTH);
+  if (typeof cols === 'number' && cols > 0) return Math.max(MIN_WIDTH, cols);
+  const fromEnv = /^\d+$/.test(env.COLUMNS ?? '') ? Number(env.COLUMNS) : 0;
+  return Math.max(MIN_WIDTH, fromEnv > 0 ? fromEnv : DEFAULT_WIDTH);
 }
 
 export interface Style {

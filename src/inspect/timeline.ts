@@ -2,7 +2,7 @@
  * The timeline: one line per step (offset, kind, route, model or tool, arguments and result in short, tokens,
  * duration, status, match kind). Failing and blocked steps stand out with a `!` marker (and red on a TTY).
  */
-import { fit, formatMs, shorten, type Style } from './format.js';
+import { fit, formatMs, oneLine, shorten, type Style } from './format.js';
 import type { Step } from './steps.js';
 
 export interface TimelineRow {
@@ -44,34 +44,54 @@ function tokensText(t: Step['tokens']): string {
   return t.total !== undefined ? `${t.total}tok` : '';
 }
 
-/** Human lines for the timeline, laid out for `width` columns. */
+/**
+ * The detail of a step in `n` columns: what was asked, then what came back. The prompt (or arguments) gets the room
+ * first: one that fits in three quarters of it shows whole, a longer one gets at least 60%; the result gets the rest.
+ */
+export function stepDetail(args: unknown, result: unknown, n: number): string {
+  const a = oneLine(args);
+  const r = oneLine(result);
+  const sep = a !== '' && r !== '' ? 3 : 0;
+  if (a.length + sep + r.length <= n) return `${a}${sep ? ' → ' : ''}${r}`;
+  if (r === '') return shorten(args, n);
+  if (a === '') return shorten(result, n);
+  const argsRoom = a.length <= Math.floor(n * 0.75) ? a.length : Math.max(Math.floor(n * 0.6), n - sep - r.length);
+  const shownArgs = shorten(args, Math.max(8, argsRoom));
+  return fit(`${shownArgs} → ${shorten(result, Math.max(8, n - sep - shownArgs.length))}`, n);
+}
+
+/**
+ * Human lines for the timeline, laid out for `width` columns (`Infinity`: nothing is cut). Route and model columns
+ * are as wide as their longest value (up to 14 and 28), so the prompt and result get the rest of the line.
+ */
 export function renderTimeline(steps: readonly Step[], width: number, style: Style): string[] {
   const idxW = String(Math.max(0, steps.length - 1)).length;
-  const lines: string[] = [];
-  for (const s of steps) {
+  const offW = Math.max(0, ...steps.map((s) => formatMs(s.offsetMs).length + 1));
+  const routeW = Math.min(14, Math.max(0, ...steps.map((s) => s.route.length)));
+  const targetW = Math.min(28, Math.max(0, ...steps.map((s) => s.target.length)));
+  const rows = steps.map((s) => {
     const bad = s.error !== undefined;
     const head = [
       `${bad ? '!' : ' '}${String(s.index).padStart(idxW)}`,
-      `+${formatMs(s.offsetMs)}`.padStart(8),
+      `+${formatMs(s.offsetMs)}`.padStart(offW),
       s.kind.padEnd(4),
-      fit(s.route, 14),
-      fit(s.target, 28),
+      fit(s.route, routeW).padEnd(routeW),
+      fit(s.target, targetW).padEnd(targetW),
     ].join(' ');
     const tail = [tokensText(s.tokens), formatMs(s.durationMs), s.status === undefined ? '---' : String(s.status), s.match ?? '']
       .filter((x) => x !== '')
       .join(' ');
-    const fixed = head.length + tail.length + 2;
-    const room = width - fixed;
-    const detail = (n: number): string => {
-      // The result says more than the (often repeated) question: it gets the larger share.
-      const share = Math.max(8, Math.floor((n - 3) * 0.4));
-      const a = shorten(s.args, share);
-      const r = shorten(s.result, Math.max(8, n - 3 - a.length));
-      return fit(`${a}${a && r ? ' → ' : ''}${r}`, n);
-    };
-    const errText = bad ? `  ${s.error ?? ''}` : '';
+    return { s, bad, head, tail };
+  });
+  const headW = Math.max(0, ...rows.map((r) => r.head.length));
+  const room = width - headW - Math.max(0, ...rows.map((r) => r.tail.length)) - 2;
+  const details = rows.map((r) => (room >= 24 ? stepDetail(r.s.args, r.s.result, room) : ''));
+  // Tails line up after the longest detail shown, not at the far edge of a wide terminal; unlimited lines do not line up.
+  const detailW = Number.isFinite(width) ? Math.max(0, ...details.map((d) => d.length)) : 0;
+  const lines: string[] = [];
+  rows.forEach(({ s, bad, head, tail }, i) => {
     if (room >= 24) {
-      const line = `${head} ${detail(room).padEnd(room)} ${tail}`;
+      const line = `${head.padEnd(headW)} ${(details[i] as string).padEnd(detailW)} ${tail}`.trimEnd();
       lines.push(bad ? style.red(line) : line);
     } else {
       // Narrow terminal: status and timing first (they must stay visible), the detail indented below.
@@ -85,10 +105,10 @@ export function renderTimeline(steps: readonly Step[], width: number, style: Sty
       ].join(' ');
       const line = fit(short, width);
       lines.push(bad ? style.red(line) : line);
-      const d = detail(width - 6);
+      const d = stepDetail(s.args, s.result, width - 6);
       if (d !== '') lines.push(style.dim(`      ${d}`));
     }
-    if (bad) lines.push(style.red(fit(`      ${errText.trim()}`, width)));
-  }
+    if (bad) lines.push(style.red(fit(`      ${s.error ?? ''}`, width)));
+  });
   return lines;
 }

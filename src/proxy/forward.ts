@@ -24,6 +24,23 @@ export interface ForwardOptions {
    * be written (the client's answer is then cut, never completed).
    */
   commit?: (ex: NewExchange) => Promise<boolean>;
+  /** Aborted when tapedeck stops: a request still waiting for its upstream ends now, its exchange written with the error. */
+  stopping?: AbortSignal;
+}
+
+/** Why an upstream request was cancelled: the reason its exchange carries. */
+class Cancelled extends Error {
+  constructor(
+    readonly code: 'CLIENT_CLOSED' | 'SHUTDOWN',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The abort reason when tapedeck stops (`stopping` in `ForwardOptions`). */
+export function shutdownReason(): Error {
+  return new Cancelled('SHUTDOWN', 'tapedeck stopped before the upstream had answered');
 }
 
 /**
@@ -50,6 +67,20 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   };
   const elapsed = (): number => round(performance.now() - req.t0);
 
+  // A client that goes away cancels its upstream request (and so does tapedeck stopping); the exchange says which.
+  const cancel = new AbortController();
+  let clientGone = false;
+  let onClientGone = (): void => cancel.abort(new Cancelled('CLIENT_CLOSED', 'client went away before the upstream had answered'));
+  sink.onClose(() => {
+    clientGone = true;
+    onClientGone();
+  });
+  // Stopping ends only a request still waiting for its response head; a stream already flowing ends as its client's
+  // connection closes, as it always has (an MCP client's standing stream, say).
+  const stop = (): void => cancel.abort(opts.stopping?.reason);
+  if (opts.stopping?.aborted) stop();
+  opts.stopping?.addEventListener('abort', stop, { once: true });
+
   let upstream: Dispatcher.ResponseData;
   try {
     upstream = await request(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
@@ -57,10 +88,16 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       headers: upstreamRequestHeaders(req.headers),
       body: sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
       dispatcher: opts.dispatcher,
+      signal: cancel.signal,
     });
   } catch (err) {
-    const error = toExchangeError(err, 'connect');
-    const unreachable = new TapedeckError('UPSTREAM_ERROR', `tapedeck could not reach ${req.route.upstream}: ${error.message}`, {
+    opts.stopping?.removeEventListener('abort', stop);
+    const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
+    const said =
+      err instanceof Cancelled
+        ? `${error.message} (${req.route.upstream})`
+        : `tapedeck could not reach ${req.route.upstream}: ${error.message}`;
+    const unreachable = new TapedeckError('UPSTREAM_ERROR', said, {
       details: { code: error.code },
       headers: { 'x-tapedeck-error': error.code },
     });
@@ -71,6 +108,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
       timing: { durationMs: elapsed() },
     };
+    if (clientGone) {
+      // Nobody to answer: the exchange is still written, with why it ended.
+      if (opts.commit) await opts.commit(ex);
+      return ex;
+    }
     sink.head(answer.status, { ...answer.headers, ...opts.headers });
     sink.write(Buffer.from(JSON.stringify(answer.body)));
     if (opts.commit && !(await opts.commit(ex))) sink.cut();
@@ -78,6 +120,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     return ex;
   }
 
+  opts.stopping?.removeEventListener('abort', stop);
   const headers = headerMapOf(upstream.headers);
   const stream = isEventStream(headers['content-type']);
   const chunks: Buffer[] = [];
@@ -130,11 +173,12 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       done = true;
       resolve(ok);
     };
-    sink.onClose(() => {
+    onClientGone = () => {
       failure ??= { code: 'CLIENT_CLOSED', message: 'client went away before the response ended', phase: 'stream' };
       body.destroy();
       settle(false);
-    });
+    };
+    if (clientGone) onClientGone();
     body.on('data', (chunk: Buffer) => {
       ttfbMs ??= elapsed();
       if (inflate) {

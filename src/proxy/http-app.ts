@@ -7,6 +7,7 @@ import { hostRefusal } from './host-guard.js';
 import type { Logger } from '../log.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import { closestRoute } from './closest-route.js';
+import type { ForwardProxy } from './forward-proxy.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
 
@@ -20,6 +21,8 @@ export interface ProxyAppOptions {
   log: Logger;
   /** The names requests must address the proxy by (DNS rebinding protection). */
   own: OwnHosts;
+  /** Requests that come as to a forward proxy (absolute-form, or inside an intercepted CONNECT tunnel). */
+  forward?: ForwardProxy;
 }
 
 /**
@@ -44,8 +47,19 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     const t0 = performance.now();
     const offsetMs = opts.clock();
     const startedAt = new Date();
-    const url = incoming.url ?? '/';
-    const refused = hostRefusal(opts.own, incoming.headers as HeaderMap);
+    let url = incoming.url ?? '/';
+    // As a forward proxy, the route is the request's origin. The Host check is for requests addressed to tapedeck by
+    // name (a browser cannot be made to send absolute-form or CONNECT by a page it visits).
+    const target = opts.forward?.targetOf(incoming);
+    let proxied: Route | undefined;
+    if (target !== undefined) {
+      url = target.url;
+      if (!target.self) {
+        if (opts.forward?.passesThrough(target.origin)) return opts.forward.passHttp(incoming, res, target);
+        proxied = { prefix: target.origin, upstream: target.origin };
+      }
+    }
+    const refused = proxied ? undefined : hostRefusal(opts.own, incoming.headers as HeaderMap);
     if (refused !== undefined) {
       incoming.resume();
       opts.log.warn({ host: incoming.headers.host, origin: incoming.headers.origin }, 'refused a request not addressed to tapedeck');
@@ -54,7 +68,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     }
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
-    const resolved = table.resolve(pathname);
+    const resolved = proxied ? { route: proxied, path: pathname } : table.resolve(pathname);
     if (resolved === undefined) {
       incoming.resume();
       const err = noRouteError(pathname, incoming.method ?? 'GET', table.routes);

@@ -17,6 +17,8 @@ export interface RecorderOptions {
   dispatcher: Dispatcher;
   /** Default `refuse`: a 503 saying the tape cannot be written, rather than answers that will not be on it. */
   onTapeFailure?: TapeFailurePolicy;
+  /** Aborted when tapedeck stops: requests still waiting for their upstream end, written with the error. */
+  stopping?: AbortSignal;
 }
 
 export interface Recorder {
@@ -43,7 +45,11 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         return;
       }
       // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
-      const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), { dispatcher: opts.dispatcher, commit });
+      const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), {
+        dispatcher: opts.dispatcher,
+        commit,
+        ...(opts.stopping ? { stopping: opts.stopping } : {}),
+      });
       // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
       opts.out.track(captured);
       await captured;

@@ -37,6 +37,8 @@ export interface ReplayerOptions {
   allowLive?: (req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string };
   /** Send tapedeck's `x-tapedeck-*` headers (how an answer matched) with every answer. Default true. */
   matchHeaders?: boolean;
+  /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
+  stopping?: AbortSignal;
 }
 
 export interface Replayer {
@@ -58,6 +60,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       dispatcher: opts.dispatcher,
       headers: { 'x-tapedeck-match': 'live' },
       ...(live.body ? { body: live.body } : {}),
+      ...(opts.stopping ? { stopping: opts.stopping } : {}),
     });
     void out.writeWhen(
       exchange.then((ex) => ({
@@ -125,7 +128,11 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
             };
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
-          const live = forwardAndCapture(req, nodeSink(res), { dispatcher: opts.dispatcher, headers: { 'x-tapedeck-match': 'live' } });
+          const live = forwardAndCapture(req, nodeSink(res), {
+            dispatcher: opts.dispatcher,
+            headers: { 'x-tapedeck-match': 'live' },
+            ...(opts.stopping ? { stopping: opts.stopping } : {}),
+          });
           await out.writeWhen(live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })));
           return;
         }

@@ -5,9 +5,12 @@
  * agent under replay (an experiment) share this one path.
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { constants } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import path from 'node:path';
 import { TapedeckError } from '../errors.js';
-import { agentEnv, type AgentEnvOptions } from './agent-env.js';
+import { agentEnv, writeCaBundle } from './agent-env.js';
+import { defaultCaDir, loadOrCreateCa } from './ca.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
 
 export interface RunUnderOptions {
@@ -23,8 +26,11 @@ export interface RunUnderOptions {
   stdio?: StdioOptions;
   /** Pass this process's SIGINT / SIGTERM on to the command (default true). */
   forwardSignals?: boolean;
-  /** Extra settings for the variables tapedeck sets (forward proxy and its CA). */
-  agentEnv?: Omit<AgentEnvOptions, 'url'>;
+  /**
+   * Make the command's other HTTP(S) traffic go through tapedeck too (`HTTP_PROXY`, `HTTPS_PROXY`, the CA trusted):
+   * default on, with the CA in `defaultCaDir(env)`; `false` sets the base URLs only.
+   */
+  forwardProxy?: false | { caDir?: string };
   /**
    * Wrap the command line before it is spawned (the sandbox runs it inside its own network namespace). Gets the
    * running proxy, returns the program and arguments to spawn and, optionally, a cleanup to run after it exits.
@@ -49,21 +55,35 @@ export interface RunUnderResult {
   signal?: NodeJS.Signals;
   /** The tape written: the recording, or the replay tape. */
   tape: { name: string; path: string; count: number };
+  /** Hosts passed through untouched (`host:port` -> connections or requests): not on the tape. */
+  passedThrough: ReadonlyMap<string, number>;
   /** Set when the tape could not be written completely (disk full, I/O error). */
   tapeFailure?: TapedeckError;
 }
 
 /** Run `command` under a proxy started from `opts.proxy`; resolves once the command has exited and the tape is closed. */
 export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
-  const proxy = await startProxy({ ...opts.proxy, port: opts.proxy.port ?? 0 });
+  const baseEnv = opts.env ?? process.env;
+  const ca = opts.forwardProxy === false ? undefined : loadOrCreateCa(opts.forwardProxy?.caDir ?? defaultCaDir(baseEnv));
+  const proxy = await startProxy({
+    ...opts.proxy,
+    port: opts.proxy.port ?? 0,
+    ...(ca ? { forwardProxy: { ...opts.proxy.forwardProxy, ca: () => ca } } : {}),
+  });
   let cleanup: (() => Promise<void>) | undefined;
+  // The CA bundles the command's variables name live as long as it runs.
+  const scratch = ca ? mkdtempSync(path.join(tmpdir(), 'tapedeck-run-')) : undefined;
   try {
-    const vars = agentEnv({ ...opts.agentEnv, url: proxy.url });
+    const files = ca && scratch ? writeCaBundle(scratch, ca.certPem, baseEnv) : undefined;
+    const vars = agentEnv({
+      url: proxy.url,
+      ...(files ? { forwardProxy: { caCertPath: files.extraPath, bundlePath: files.bundlePath } } : {}),
+    });
     const launched = opts.launch
       ? await opts.launch({ command: opts.command, args: opts.args ?? [], proxy })
       : { command: opts.command, args: opts.args ?? [] };
     cleanup = launched.cleanup;
-    const env = { ...(opts.env ?? process.env), ...vars, ...launched.env, ...opts.envOverrides };
+    const env = { ...baseEnv, ...vars, ...launched.env, ...opts.envOverrides };
     const child = spawn(launched.command, [...launched.args], { env, stdio: opts.stdio ?? 'inherit' });
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
@@ -95,6 +115,7 @@ export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
     const result: RunUnderResult = {
       exitCode: code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0),
       tape: { name: proxy.writer.name, path: proxy.writer.path, count: proxy.writer.count },
+      passedThrough: proxy.passedThrough,
     };
     if (signal) result.signal = signal;
     if (proxy.writer.failure) result.tapeFailure = proxy.writer.failure;
@@ -103,5 +124,6 @@ export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
     // Also on a failure to start the command: the tape (and its lock) is given back.
     await proxy.close();
     await cleanup?.();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
 }

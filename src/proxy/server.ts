@@ -9,8 +9,11 @@ import type { Route } from '../tape/schema.js';
 import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
 import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
+import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
+import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
+import { shutdownReason } from './forward.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
@@ -26,6 +29,10 @@ interface CommonOptions {
   log?: Logger;
   /** Host names requests may address the proxy by besides loopback names and the bound address; `*` turns the check off. */
   allowHosts?: readonly string[];
+  /** As a forward proxy (HTTP_PROXY / HTTPS_PROXY): the CA for intercepted HTTPS, and hosts passed through untouched. */
+  forwardProxy?: ForwardProxySettings;
+  /** Upstream timeouts and how long shutdown waits; see `DEFAULT_TIMEOUTS`. */
+  timeouts?: Partial<Timeouts>;
   /** Called once, when the tape being written fails (disk full, an I/O error): everything after it is not on the tape. */
   onTapeFailure?: (err: TapedeckError) => void;
 }
@@ -65,6 +72,27 @@ export interface ReplayOptions extends CommonOptions {
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
 
+/** Milliseconds. */
+export interface Timeouts {
+  /** To open a connection to an upstream. */
+  connectMs: number;
+  /** From sending a request to the upstream's response head (a long non-streamed reasoning call needs more). */
+  responseMs: number;
+  /** Between two chunks of a response body (a stream that goes quiet this long is cut). */
+  idleMs: number;
+  /** On stop: how long exchanges still in flight get to finish before the tape is closed without them. */
+  shutdownMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, responseMs: 300_000, idleMs: 120_000, shutdownMs: 5_000 };
+
+export interface ForwardProxySettings {
+  /** The CA that signs intercepted hosts' certificates. Default: the one in `defaultCaDir()`, created on first use. */
+  ca?: () => CertificateAuthority;
+  /** Hosts (`name` or `name:port`) tunnelled untouched: never recorded, never replayed (a local database, say). */
+  passThrough?: readonly string[];
+}
+
 export interface RunningProxy {
   url: string;
   host: string;
@@ -73,6 +101,8 @@ export interface RunningProxy {
   writer: TapeWriter;
   /** In replay mode: the tape being replayed. */
   source?: LoadedTape;
+  /** Hosts passed through untouched (`host:port` -> connections or requests), which are not on the tape. */
+  passedThrough: ReadonlyMap<string, number>;
   /** Stop accepting, end open streams, finish writing, close the tape. */
   close(): Promise<void>;
 }
@@ -80,7 +110,16 @@ export interface RunningProxy {
 /** Start the proxy in record or replay mode; resolves once it is listening. */
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? createLogger();
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, headersTimeout: 10 * 60_000, bodyTimeout: 10 * 60_000, connections: 256 });
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  const dispatcher = new Agent({
+    keepAliveTimeout: 30_000,
+    connect: { timeout: timeouts.connectMs },
+    headersTimeout: timeouts.responseMs,
+    bodyTimeout: timeouts.idleMs,
+    connections: 256,
+  });
+  // Aborted first thing on stop: whatever still waits for an upstream ends at once and goes on the tape with why.
+  const stopping = new AbortController();
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
   let writer: TapeWriter;
@@ -97,7 +136,12 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
     });
     const out = createExchangeLog(writer, log);
-    handle = createRecorder({ out, dispatcher, ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}) }).handle;
+    handle = createRecorder({
+      out,
+      dispatcher,
+      stopping: stopping.signal,
+      ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
+    }).handle;
     drain = out.drain;
   } else {
     const tape = await loadTape(opts.dir, opts.tape);
@@ -144,6 +188,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       responders,
       allowLive: opts.allowLive,
       ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
+      stopping: stopping.signal,
     });
     handle = replayer.handle;
     drain = replayer.drain;
@@ -151,8 +196,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   const host = opts.host ?? '127.0.0.1';
   const own = ownHosts({ bound: host, allow: opts.allowHosts });
-  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own });
+  let boundPort = -1;
+  const forward = createForwardProxy({
+    ca: opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())),
+    passThrough: opts.forwardProxy?.passThrough ?? [],
+    isSelf: isSelfFor(own, () => boundPort),
+    log,
+  });
+  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
+  server.on('connect', forward.onConnect(server));
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -171,6 +224,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     throw err;
   });
   const port = info.port;
+  boundPort = port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
@@ -179,25 +233,32 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     port,
     writer,
     ...(source ? { source } : {}),
+    passedThrough: forward.passedThrough,
     close() {
       closing ??= (async () => {
+        stopping.abort(shutdownReason());
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
+        forward.closeAll();
         await closed;
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         let timer: NodeJS.Timeout | undefined;
         const bounded = new Promise<void>(
           (resolve) =>
             (timer = setTimeout(() => {
-              log.warn('some exchanges did not finish within 5 s of shutdown; closing the tape without them');
+              log.warn(
+                { shutdownMs: timeouts.shutdownMs },
+                'some exchanges did not finish in time after the stop; closing the tape without them',
+              );
               resolve();
-            }, 5000)),
+            }, timeouts.shutdownMs)),
         );
         await Promise.race([drain(), bounded]);
         clearTimeout(timer);
         await writer.close();
-        await dispatcher.close().catch(() => undefined);
+        // Anything still in flight after the bound is abandoned, not waited for.
+        await dispatcher.destroy().catch(() => undefined);
       })();
       return closing;
     },

@@ -11,8 +11,10 @@ import { TapedeckError } from '../errors.js';
 import type { Exchange } from '../tape/schema.js';
 
 export const HttpSideEffectSchema = z.object({
-  /** Route prefix, e.g. `/payments`. */
-  route: z.string().startsWith('/'),
+  /** Route prefix, e.g. `/payments`, or an origin reached through the forward proxy, e.g. `https://hooks.example.com`. */
+  route: z.string().refine((r) => r.startsWith('/') || /^https?:\/\/[^/]+$/.test(r), {
+    message: 'a route prefix (/...) or an origin (https://host[:port])',
+  }),
   /** Methods that are side effects on this route (default: every method but GET, HEAD, OPTIONS). */
   methods: z.array(z.string().transform((m) => m.toUpperCase())).optional(),
   /** Only paths starting with this (below the route prefix). */

@@ -42,3 +42,17 @@ export function waitForListening(child: ChildProcessWithoutNullStreams): Promise
     child.once('exit', (code) => reject(new Error(`tapedeck exited with ${code} before listening: ${err}`)));
   });
 }
+
+/** Run the CLI to completion, with its pid (to check that no process is left behind). */
+export async function runToEnd(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; pid: number }> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr, pid: child.pid! };
+}

@@ -28,6 +28,20 @@ describe('format', () => {
     expect(outputWidth(Object.assign(new PassThrough(), { columns: 20, isTTY: true }))).toBe(40);
   });
 
+  it('honours COLUMNS when piped; the terminal width comes first, an asked width over both', () => {
+    expect(outputWidth(new PassThrough(), { COLUMNS: '160' })).toBe(160);
+    expect(outputWidth(new PassThrough(), { COLUMNS: 'wide' })).toBe(100);
+    expect(outputWidth(new PassThrough(), { COLUMNS: '10' })).toBe(40);
+    expect(outputWidth(Object.assign(new PassThrough(), { columns: 60, isTTY: true }), { COLUMNS: '160' })).toBe(60);
+    expect(outputWidth(new PassThrough(), { COLUMNS: '160' }, 80)).toBe(80);
+    expect(outputWidth(new PassThrough(), {}, Infinity)).toBe(Infinity);
+  });
+
+  it('cuts a small value to its words with an ellipsis; a size note only for 1 KB or more', () => {
+    expect(shorten('Find the cheapest flight', 16)).toBe('Find the cheape…');
+    expect(shorten('x'.repeat(2000), 30)).toBe(`${'x'.repeat(18)}... (2.0 KB)`);
+  });
+
   it('colours only on a TTY with NO_COLOR unset', () => {
     const tty = Object.assign(new PassThrough(), { isTTY: true });
     expect(styleFor(new PassThrough(), {}).red('x')).toBe('x');

@@ -97,7 +97,7 @@ describe('inspecting LLM and MCP calls on one tape', () => {
     expect(call!.error).toBeNull();
     expect(t.steps.some((s) => s.kind === 'MCP' && s.target === 'initialize')).toBe(true);
     const human = await run(showCommand, ['mcp-agent']);
-    expect(human).toMatch(/MCP +\/ev +echo \{"message":"f/);
+    expect(human).toMatch(/MCP +\/ev +echo +\{"message":"f/);
     // The client closing the standing server stream is how that stream ends, not a failure.
     expect(human).toMatch(/^ \d+ .*MCP +\/ev +tapedeck\/stream/m);
     expect(human).not.toMatch(/^!/m);

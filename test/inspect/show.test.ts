@@ -63,7 +63,7 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
     const lines = wide.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^agent · record · created .* · 6 steps$/);
     expect(lines.filter((l) => l.startsWith('!'))).toHaveLength(1);
-    expect(lines.find((l) => l.startsWith('!'))).toMatch(/^!3 .*LLM +\/openai gpt-4o-mini .*400$/);
+    expect(lines.find((l) => l.startsWith('!'))).toMatch(/^!3 .*LLM +\/openai +gpt-4o-mini .*400$/);
     expect(wide.stdout).toContain('(70.3 KB)');
     expect(wide.stdout).toContain('20→10tok');
     expect(wide.stdout).not.toContain('\u001b[');

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUnder } from '../../src/proxy/run-under.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { spawnCli } from '../helpers/cli.js';
+import { runToEnd } from '../helpers/cli.js';
 import { anthropicMessage, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/sdk-agent.mjs');
@@ -24,18 +24,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Run the CLI to its end; also says whether its process is gone (by pid) once it has exited. */
-async function run(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; stdout: string; stderr: string; pid: number }> {
-  const child = spawnCli(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr, pid: child.pid! };
+async function run(args: string[], env: NodeJS.ProcessEnv = {}): ReturnType<typeof runToEnd> {
+  return runToEnd(args, { TAPEDECK_CA_DIR: path.join(dir, 'ca'), ...env });
 }
 
 function alive(pid: number): boolean {
@@ -76,12 +66,14 @@ describe('wrapper mode: tapedeck record|replay -- COMMAND', () => {
 
   it('runUnder: a command that cannot be started is an error, and the tape is given back', async () => {
     const proxy = { mode: 'record', tape: 'nocmd', dir, routes: [] } as const;
-    await expect(runUnder({ proxy, command: 'tapedeck-no-such-command-xyz', stdio: 'ignore' })).rejects.toMatchObject({
+    const forwardProxy = { caDir: path.join(dir, 'ca') };
+    await expect(runUnder({ proxy, forwardProxy, command: 'tapedeck-no-such-command-xyz', stdio: 'ignore' })).rejects.toMatchObject({
       code: 'COMMAND_FAILED',
       message: 'cannot run tapedeck-no-such-command-xyz: command not found',
     });
     const again = await runUnder({
       proxy: { ...proxy, ifExists: 'overwrite' },
+      forwardProxy,
       command: process.execPath,
       args: ['-e', 'process.exit(process.env.TAPEDECK_URL && process.env.EXTRA === "yes" ? 7 : 1)'],
       envOverrides: { EXTRA: 'yes' },
@@ -90,6 +82,7 @@ describe('wrapper mode: tapedeck record|replay -- COMMAND', () => {
     expect(again).toMatchObject({ exitCode: 7, tape: { name: 'nocmd', count: 0 } });
     const killed = await runUnder({
       proxy: { ...proxy, ifExists: 'overwrite' },
+      forwardProxy,
       command: process.execPath,
       args: ['-e', 'process.kill(process.pid, "SIGTERM")'],
       stdio: 'ignore',

@@ -55,6 +55,7 @@ describe('side-effects file', () => {
     expect(policy.httpSideEffect('/payments', 'GET', '/v1/charges').sideEffect).toBe(false);
     expect(policy.httpSideEffect('/github', 'POST', '/repos/x/issues').sideEffect).toBe(true);
     expect(policy.httpSideEffect('/github', 'POST', '/graphql').sideEffect).toBe(false);
+    expect(policy.httpSideEffect('https://hooks.slack.com', 'POST', '/services/T0/B0').sideEffect).toBe(true);
     const allow = allowLiveFor(policy);
     expect(allow({ route: { prefix: '/payments' }, method: 'DELETE', path: '/v1/x' })).toEqual({
       allowed: false,
