@@ -151,3 +151,15 @@ export { createViewApp, type ViewAppOptions, type ViewApp } from './view/view-ap
 export { createTapeStore, type TapeStore, type OpenTape, type TapeListItem } from './view/tape-store.js';
 export { toHar, type Har, type HarEntry } from './export/har.js';
 export { tapeSpans, otlpJson, pushOtlp, SCHEMA_URL, type TraceOptions } from './export/otlp.js';
+
+// --- experiment: A/B configurations of a recorded run
+export {
+  runExperiment,
+  runAgentUnderReplay,
+  type ExperimentOptions,
+  type ExperimentResult,
+  type ExperimentRun,
+  type ConfigVariance,
+} from './experiment/run-experiment.js';
+export { combinations, type ExperimentConfig, type ExperimentAxes } from './experiment/combinations.js';
+export { renderExperiment } from './experiment/render.js';

@@ -13,6 +13,7 @@ import { viewCommand } from './view.js';
 import { exportCommand } from './export.js';
 import { caCommand } from './ca.js';
 import { costCommand } from './cost.js';
+import { experimentCommand } from './experiment.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   showCommand,
   diffCommand,
   costCommand,
+  experimentCommand,
   rmCommand,
   pruneCommand,
   scanCommand,

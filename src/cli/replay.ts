@@ -12,6 +12,10 @@ import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/serv
 import { runWrapped } from './wrap.js';
 import { validateTapeName } from '../tape/paths.js';
 import { resolveTape } from '../tape/resolve.js';
+import { loadMocks } from '../replay/mocks.js';
+import { createHttpMockResponder } from '../proxy/http-mock.js';
+import { toSteps } from '../inspect/steps.js';
+import type { Exchange } from '../tape/schema.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
@@ -23,7 +27,7 @@ export const replayCommand: Command = {
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
     '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
-    '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]...]',
+    '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]... [--live-after STEP]] [--mock FILE]',
     '                [-- COMMAND ARGS...]',
     '',
     '  --tape NAME         tape to replay',
@@ -49,6 +53,10 @@ export const replayCommand: Command = {
     '                      ROUTE=VALUE targets a route)',
     '  --live-route ROUTE  only LLM calls on ROUTE go live (implies --llm live); the others come from the tape;',
     '                      repeatable; alias --only-route',
+    '  --live-after STEP   LLM calls through STEP (as tapedeck show numbers steps) come from the tape, the later',
+    '                      ones go live (implies --llm live); tool calls still come from the tape or are blocked',
+    '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
+    '                      asked before the tape; marked match "mock" on the replay tape',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
     '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
@@ -68,6 +76,8 @@ export const replayCommand: Command = {
     'max-tokens': { type: 'string', multiple: true },
     'live-route': { type: 'string', multiple: true },
     'only-route': { type: 'string', multiple: true },
+    'live-after': { type: 'string' },
+    mock: { type: 'string' },
   },
   async run(ctx) {
     const settings = serveSettings(ctx, { tapeRef: true });
@@ -80,9 +90,16 @@ export const replayCommand: Command = {
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
     const liveRoutes = [...stringList(ctx.values, 'live-route'), ...stringList(ctx.values, 'only-route')];
-    const llm = liveRoutes.length > 0 ? parseLlm(stringValue(ctx.values, 'llm') ?? 'live') : parseLlm(stringValue(ctx.values, 'llm'));
-    if (liveRoutes.length > 0 && llm !== 'live')
-      throw new TapedeckError('BAD_ARGS', '--live-route makes some LLM calls live: not with --llm tape');
+    const liveAfterText = stringValue(ctx.values, 'live-after');
+    if (liveAfterText !== undefined && !/^\d+$/.test(liveAfterText))
+      throw new TapedeckError('BAD_ARGS', `--live-after needs a step number as tapedeck show numbers them (got "${liveAfterText}")`);
+    const liveAfter = liveAfterText === undefined ? undefined : Number(liveAfterText);
+    const impliesLive = liveRoutes.length > 0 || liveAfter !== undefined;
+    const llm = impliesLive ? parseLlm(stringValue(ctx.values, 'llm') ?? 'live') : parseLlm(stringValue(ctx.values, 'llm'));
+    if (impliesLive && llm !== 'live')
+      throw new TapedeckError('BAD_ARGS', '--live-route and --live-after make some LLM calls live: not with --llm tape');
+    const mockFile = stringValue(ctx.values, 'mock');
+    const mocks = mockFile === undefined ? undefined : loadMocks(mockFile);
     for (const r of liveRoutes)
       if (!r.startsWith('/')) throw new TapedeckError('BAD_ARGS', `--live-route needs a route prefix such as /openai (got "${r}")`);
     const plan = buildOverridePlan(parseOverrides(ctx.values, llm), { families: modelFamilies(config.prices), liveRoutes });
@@ -112,14 +129,28 @@ export const replayCommand: Command = {
         }),
       // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
       // notifications, side effects blocked).
-      responders: [...(llm === 'live' ? [createLlmLiveResponder(plan)] : []), createMcpResponder(sideEffects ? { sideEffects } : {})],
+      responders: (loaded) => [
+        ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
+        ...(llm === 'live'
+          ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
+          : []),
+        createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
+      ],
       llm,
       ...header,
+      ...(liveAfter !== undefined ? { liveAfter } : {}),
+      ...(mockFile !== undefined ? { mocks: mockFile } : {}),
       ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
       ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
     };
     const started = (proxy: RunningProxy): string[] => [
       ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, plan })),
+      ...(liveAfter === undefined
+        ? []
+        : [
+            `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
+          ]),
+      ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
       ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
       `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
     ];
@@ -129,6 +160,11 @@ export const replayCommand: Command = {
     return serveUntilSignal(proxy, ctx, log);
   },
 };
+
+/** How many LLM calls the tape has at steps 0..step (the steps `tapedeck show` numbers). */
+function llmCallsThrough(exchanges: readonly Exchange[], step: number): number {
+  return toSteps(exchanges).filter((s) => s.index <= step && s.exchange.llm !== undefined).length;
+}
 
 export function parseOnMiss(value: string | undefined): OnMiss {
   if (value === undefined) return 'strict';

@@ -44,7 +44,7 @@ export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): Ta
   let start = Infinity;
   let end = 0;
   let errors = 0;
-  const matches: Record<MatchKind, number> = { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0 };
+  const matches: Record<MatchKind, number> = { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0, mock: 0 };
   for (const ex of tape.exchanges) {
     start = Math.min(start, ex.offsetMs);
     end = Math.max(end, ex.offsetMs + ex.timing.durationMs);

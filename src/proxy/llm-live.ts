@@ -11,8 +11,12 @@ import { applyOverrides, type LlmOverrides } from '../replay/llm-overrides.js';
 import { isLiveCall, overridesFor, type OverridePlan } from '../replay/override-targets.js';
 import type { ReplayResponder } from './types.js';
 
-/** The responder for a plan; plain overrides (every call live, every override untargeted) are accepted too. */
-export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}): ReplayResponder {
+/**
+ * The responder for a plan; plain overrides (every call live, every override untargeted) are accepted too.
+ * `fromTapeFirst`: the first N LLM requests of the run are answered from the tape, those after go live (`--live-after`).
+ */
+export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, opts: { fromTapeFirst?: number } = {}): ReplayResponder {
+  let seen = 0;
   const targeted: OverridePlan =
     'rules' in plan
       ? (plan as OverridePlan)
@@ -27,6 +31,7 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}): 
     async handle(req, ctx) {
       const api = detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream);
       if (api === undefined) return undefined;
+      if (opts.fromTapeFirst !== undefined && ++seen <= opts.fromTapeFirst) return undefined;
       let body: unknown;
       try {
         body = JSON.parse(req.body.toString('utf8'));

@@ -65,6 +65,9 @@ export interface ReplayOptions extends CommonOptions {
   /** Overrides that target a route or a provider, and the routes whose LLM calls went live (`replayOf.targeted`, `liveRoutes`). */
   targeted?: { field: string; value: unknown; route?: string; provider?: string }[];
   liveRoutes?: string[];
+  /** `replayOf.liveAfter` and `replayOf.mocks` (the step LLM calls went live after; the mock file used). */
+  liveAfter?: number;
+  mocks?: string;
 }
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
@@ -168,6 +171,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           ...(opts.overrides ? { overrides: opts.overrides } : {}),
           ...(opts.targeted ? { targeted: opts.targeted } : {}),
           ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
+          ...(opts.liveAfter !== undefined ? { liveAfter: opts.liveAfter } : {}),
+          ...(opts.mocks !== undefined ? { mocks: opts.mocks } : {}),
         },
       },
       ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),

@@ -12,6 +12,7 @@ import type { IncomingRequest, Matcher } from './matcher.js';
 import { missCandidates, missError } from './miss.js';
 import type { OnMiss } from './modes.js';
 import type { SideEffectPolicy, Verdict } from './side-effects.js';
+import { findToolMock, toolMockResult, type Mocks } from './mocks.js';
 
 export interface AnswerOptions {
   matcher: Matcher;
@@ -20,6 +21,8 @@ export interface AnswerOptions {
   tapeName: string;
   /** Every exchange of the tape (for the initialize fallback). */
   exchanges: readonly Exchange[];
+  /** Mocked tool results (`--mock`), asked before the tape. */
+  mocks?: Mocks | undefined;
   /** The recorded messages of an exchange (default: its response's SSE events and body). Legacy SSE looks them up on the GET stream. */
   messagesOf?: (ex: Exchange) => TimedMessage[];
 }
@@ -41,6 +44,13 @@ export function toolVerdict(message: Message, policy: SideEffectPolicy): { tool:
 export async function answerRequest(message: Message, incoming: IncomingRequest, opts: AnswerOptions): Promise<McpAnswer> {
   const id = message.id as RequestId;
   const tool = toolVerdict(message, opts.policy);
+  const mock = tool === undefined ? undefined : findToolMock(opts.mocks, tool.tool, (message.params as { arguments?: unknown }).arguments);
+  if (mock !== undefined)
+    return {
+      kind: 'answer',
+      messages: [{ offsetMs: 0, message: { jsonrpc: '2.0', id, result: toolMockResult(mock) } as Message }],
+      match: { kind: 'mock', reason: `answered by a mock of ${mock.tool} from ${opts.mocks?.file ?? 'the mock file'}` },
+    };
   const sideEffect = tool?.verdict.sideEffect === true;
   const outcome = await opts.matcher.match(incoming, { allowSemantic: !sideEffect });
   let source: Exchange | undefined;

@@ -132,7 +132,7 @@ export const McpMeaningSchema = z.object({
 });
 export type McpMeaning = z.infer<typeof McpMeaningSchema>;
 
-export const MatchKindSchema = z.enum(['exact', 'semantic', 'live', 'miss', 'blocked']);
+export const MatchKindSchema = z.enum(['exact', 'semantic', 'live', 'miss', 'blocked', 'mock']);
 export type MatchKind = z.infer<typeof MatchKindSchema>;
 
 /** On replay tapes: how the served answer was found. */
@@ -202,6 +202,10 @@ export const TapeHeaderSchema = z.object({
         .optional(),
       /** Only LLM calls on these routes went live. */
       liveRoutes: z.array(z.string()).optional(),
+      /** LLM calls up to this step of the tape were answered from it, the later ones went live. */
+      liveAfter: z.number().optional(),
+      /** The mock file whose answers were served (`match.kind: "mock"`). */
+      mocks: z.string().optional(),
     })
     .optional(),
 });

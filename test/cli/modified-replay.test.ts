@@ -228,3 +228,65 @@ describe('diff of the replays against the recording', () => {
     expect(gate.code).toBe(1);
   });
 });
+
+describe('mocks and --live-after', () => {
+  it('--mock gives the unrecorded side-effect call a fake success, marked mock on the replay tape', async () => {
+    const mocks = path.join(dir, 'mocks.yaml');
+    writeFileSync(
+      mocks,
+      [
+        'mocks:',
+        '  - tool: echo',
+        '    arguments: { message: hello from the other model }',
+        '    text: "Echo: mocked"',
+        '  - route: /openai',
+        '    method: GET',
+        '    path: /v1/models',
+        '    body: { object: list, data: [{ id: mocked-model, object: model }] }',
+      ].join('\n'),
+    );
+    const rep = await serve(['replay', '--tape', 'run', '--save-as', 'run-mock', '--llm', 'live', '--model', 'gpt-4.1', '--mock', mocks]);
+    let out: Awaited<ReturnType<typeof agent>>;
+    try {
+      out = await agent(rep.url);
+      const models = await fetch(`${rep.url}/openai/v1/models`);
+      expect(models.headers.get('x-tapedeck-match')).toBe('mock');
+      expect(await models.json()).toEqual({ object: 'list', data: [{ id: 'mocked-model', object: 'model' }] });
+    } finally {
+      await rep.stop();
+    }
+    expect(out.tool).toBe('Echo: mocked');
+    expect(out.answer).toBe('Other says: Echo: mocked');
+    expect(rep.stderr()).toContain(`this run: mocks from ${mocks}: 1 tool(s), 1 HTTP route(s)`);
+    const tape = await readTape(path.join(dir, 'run-mock.jsonl'));
+    expect(tape.header.replayOf?.mocks).toBe(mocks);
+    const mocked = tape.exchanges.filter((e) => e.match?.kind === 'mock');
+    expect(mocked).toHaveLength(2);
+    expect(mocked[0]!.mcp?.toolName).toBe('echo');
+    expect(mocked[1]!.request.path).toBe('/v1/models');
+    expect(mocked[0]!.match?.reason).toContain('answered by a mock of echo');
+  });
+
+  it('--live-after STEP serves the LLM calls through STEP from the tape, and asks the later ones live', async () => {
+    const recorded = await readTape(path.join(dir, 'run.jsonl'));
+    const ordered = [...recorded.exchanges].sort((a, b) => a.offsetMs - b.offsetMs);
+    const firstLlm = ordered.findIndex((e) => e.llm !== undefined);
+    const before = llm.requests.length;
+    const rep = await serve(['replay', '--tape', 'run', '--save-as', 'run-fork', '--live-after', String(firstLlm), '--model', 'gpt-4.1']);
+    let out: Awaited<ReturnType<typeof agent>>;
+    try {
+      out = await agent(rep.url);
+    } finally {
+      await rep.stop();
+    }
+    // The first call came from the tape (the recorded echo "hello", answered from the tape), the second went live.
+    expect(out.tool).toBe('Echo: hello');
+    expect(out.answer).toBe('Other says: Echo: hello');
+    expect(llm.requests.length - before).toBe(1);
+    expect((llm.requests.at(-1)!.body as { model: string }).model).toBe('gpt-4.1');
+    expect(rep.stderr()).toContain(`this run: LLM calls through step ${firstLlm} come from the tape (1 call(s)), the later ones go live`);
+    const tape = await readTape(path.join(dir, 'run-fork.jsonl'));
+    expect(tape.header.replayOf?.liveAfter).toBe(firstLlm);
+    expect(tape.exchanges.filter((e) => e.llm).map((e) => e.match?.kind)).toEqual(['exact', 'live']);
+  });
+});

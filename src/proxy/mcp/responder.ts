@@ -14,6 +14,7 @@ import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../.
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerRequest } from '../../replay/mcp-answer.js';
+import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
 import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
 import { looksLikeRpc, parseRpc, requestId, requestSideMcp, rpcKind, STREAM_METHOD, type Message } from '../../providers/mcp.js';
@@ -27,6 +28,8 @@ export interface McpResponderOptions {
   sideEffects?: SideEffectsFile;
   /** A ready-made policy (takes precedence over `sideEffects`). */
   policy?: SideEffectPolicy;
+  /** Mocked tool results (`--mock`), asked before the tape. */
+  mocks?: Mocks;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -145,6 +148,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         onMiss: ctx.onMiss,
         tapeName: ctx.tape.name,
         exchanges: ctx.tape.exchanges,
+        mocks: opts.mocks,
       });
       if (answer.kind === 'live') return forwardLive(req, ctx, current, msg);
       const recordedSse = answer.source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;

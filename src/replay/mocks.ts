@@ -1,0 +1,105 @@
+/**
+ * Mocked answers (`replay --mock FILE`): a tool's result, or an HTTP route's answer, given by the user instead of
+ * the tape's, e.g. a fake success for a side-effect tool the tape never recorded. A mock is asked before the tape;
+ * answers it gives are marked `match.kind: "mock"` on the replay tape.
+ *
+ * ```yaml
+ * mocks:
+ *   - tool: send_email                 # an MCP tools/call of this tool
+ *     arguments: { to: a@example.com } # optional: only calls whose arguments contain these (deep equal per key)
+ *     result: { content: [{ type: text, text: sent }] }   # the tools/call result (or `text: sent` for that shape)
+ *   - route: /payments                 # an HTTP request on this route prefix
+ *     method: POST                     # optional
+ *     path: /v1/charges                # optional: the path below the prefix
+ *     status: 200                      # default 200
+ *     body: { id: ch_1, status: succeeded }
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import stringify from 'fast-json-stable-stringify';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { TapedeckError } from '../errors.js';
+
+const ToolMockSchema = z
+  .object({
+    tool: z.string().min(1),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    result: z.unknown().optional(),
+    text: z.string().optional(),
+    isError: z.boolean().optional(),
+  })
+  .strict()
+  .refine((m) => m.result !== undefined || m.text !== undefined, { message: 'a tool mock needs result or text' });
+
+const HttpMockSchema = z
+  .object({
+    route: z.string().startsWith('/'),
+    method: z.string().optional(),
+    path: z.string().startsWith('/').optional(),
+    status: z.number().int().min(100).max(599).default(200),
+    headers: z.record(z.string(), z.string()).default({}),
+    body: z.unknown().optional(),
+  })
+  .strict();
+
+export const MockFileSchema = z.object({ mocks: z.array(z.union([ToolMockSchema, HttpMockSchema])) }).strict();
+export type ToolMock = z.infer<typeof ToolMockSchema>;
+export type HttpMock = z.infer<typeof HttpMockSchema>;
+
+export interface Mocks {
+  file: string;
+  tools: ToolMock[];
+  http: HttpMock[];
+}
+
+export function loadMocks(file: string): Mocks {
+  let value: unknown;
+  try {
+    value = parseYaml(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `cannot read mock file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split('\n')[0]}`,
+    );
+  }
+  const parsed = MockFileSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TapedeckError(
+      'BAD_CONFIG',
+      `bad mock file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
+    );
+  }
+  const tools: ToolMock[] = [];
+  const http: HttpMock[] = [];
+  for (const m of parsed.data.mocks) {
+    if ('tool' in m) tools.push(m as ToolMock);
+    else http.push(m as HttpMock);
+  }
+  return { file, tools, http };
+}
+
+/** The first tool mock for a call: same tool, and every argument it names equal. */
+export function findToolMock(mocks: Mocks | undefined, tool: string, args: unknown): ToolMock | undefined {
+  const given = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  return mocks?.tools.find(
+    (m) => m.tool === tool && Object.entries(m.arguments ?? {}).every(([k, v]) => stringify(given[k] ?? null) === stringify(v ?? null)),
+  );
+}
+
+/** The tools/call result a tool mock gives. */
+export function toolMockResult(m: ToolMock): unknown {
+  if (m.result !== undefined) return m.result;
+  return { content: [{ type: 'text', text: m.text ?? '' }], ...(m.isError ? { isError: true } : {}) };
+}
+
+/** The first HTTP mock for a request on a route. */
+export function findHttpMock(mocks: Mocks | undefined, route: string, method: string, path: string): HttpMock | undefined {
+  return mocks?.http.find(
+    (m) =>
+      m.route.replace(/\/+$/, '') === route &&
+      (m.method === undefined || m.method.toUpperCase() === method.toUpperCase()) &&
+      (m.path === undefined || m.path === path),
+  );
+}
