@@ -144,7 +144,13 @@ export const replayCommand: Command = {
       ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
     };
     const started = (proxy: RunningProxy): string[] => [
-      ...formatPlan(planRun(proxy.source?.exchanges ?? [], { llm, plan })),
+      ...formatPlan(
+        planRun(proxy.source?.exchanges ?? [], {
+          llm,
+          plan,
+          ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
+        }),
+      ),
       ...(liveAfter === undefined
         ? []
         : [

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { renderSideEffectsFile, suggestSideEffects } from '../replay/side-effects-init.js';
 import { loadTape } from '../tape/tape-reader.js';
-import { validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
 
 export const sideEffectsCommand: Command = {
@@ -35,11 +35,11 @@ export const sideEffectsCommand: Command = {
       );
     const tape = stringValue(ctx.values, 'tape');
     if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
-    validateTapeName(tape);
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const loaded = await loadTape(config.dir, tape, { resolveFiles: false });
+    const ref = await resolveTape(config.dir, tape);
+    const loaded = await loadTape(ref.dir, ref.name, { resolveFiles: false });
     const suggestions = suggestSideEffects(loaded.exchanges);
-    const text = renderSideEffectsFile(tape, suggestions);
+    const text = renderSideEffectsFile(ref.name, suggestions);
     const out = stringValue(ctx.values, 'out') ?? 'side_effects.yaml';
     if (out === '-') {
       ctx.stdout.write(text);

@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/config.js';
-import { TapedeckError } from '../errors.js';
+import { isTapedeckError, TapedeckError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { tapeFile, validateTapeName } from '../tape/paths.js';
+import { resolveTape } from '../tape/resolve.js';
 import { costFnFor } from '../view/model.js';
 import { startViewer } from '../view/viewer.js';
 import { stringValue, type Command } from './command.js';
@@ -35,14 +34,18 @@ export const viewCommand: Command = {
     if (!/^\d+$/.test(portText) || port > 65535)
       throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    if (name !== undefined) {
-      validateTapeName(name);
-      if (!existsSync(tapeFile(config.dir, name)))
-        throw new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`);
-    }
+    // NAME may be `latest`, a unique prefix or a path to a .jsonl (then the viewer shows that tape's folder).
+    const ref =
+      name === undefined
+        ? undefined
+        : await resolveTape(config.dir, name).catch((err: unknown) => {
+            throw isTapedeckError(err) && err.code === 'TAPE_NOT_FOUND'
+              ? new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`)
+              : err;
+          });
     const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-    const viewer = await startViewer({ dir: config.dir, port, costOf: costFnFor(config.prices), log });
-    const url = name === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(name)}`;
+    const viewer = await startViewer({ dir: ref?.dir ?? config.dir, port, costOf: costFnFor(config.prices), log });
+    const url = ref === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(ref.name)}`;
     ctx.stdout.write(`listening on ${url}\n`);
     if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
     await new Promise<void>((resolve) => {

@@ -10,7 +10,10 @@ import type { Config } from '../config/config.js';
 import { modelFamilies, priceTable } from '../config/prices.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { createCostFn } from '../inspect/cost.js';
-import { diffRuns, runOf, type RunDiff } from '../inspect/diff.js';
+import { diffRuns, runOf, type Run, type RunDiff } from '../inspect/diff.js';
+import { embeddingSimilarity } from '../inspect/embedding-similarity.js';
+import type { OutputSimilarity } from '../inspect/similarity.js';
+import { pairedOutputs } from '../inspect/step-deltas.js';
 import type { Logger } from '../log.js';
 import { createLlmLiveResponder } from '../proxy/llm-live.js';
 import { createMcpResponder } from '../proxy/mcp/responder.js';
@@ -105,7 +108,9 @@ export async function runExperiment(opts: ExperimentOptions): Promise<Experiment
         run.exitCode = out.exitCode;
         if (out.exitCode !== 0) run.failed = `the agent exited with code ${out.exitCode}`;
         if (out.tapeFailure) run.failed = `the run's tape is incomplete: ${out.tapeFailure}`;
-        run.diff = diffRuns(original, runOf(await loadTape(opts.dir, out.tape)), { costOf });
+        const replayed = runOf(await loadTape(opts.dir, out.tape));
+        const similarity = await outputSimilarity(original, replayed, opts.config);
+        run.diff = diffRuns(original, replayed, { costOf, ...(similarity ? { similarity } : {}) });
       } catch (err) {
         if (!isTapedeckError(err)) throw err;
         run.failed = err.message;
@@ -174,6 +179,18 @@ export async function runAgentUnderReplay(
   if (result.tape.count === 0 && result.exitCode === 0)
     throw new TapedeckError('COMMAND_FAILED', `the agent made no request through tapedeck (is it configured from OPENAI_BASE_URL & co.?)`);
   return { exitCode: result.exitCode, tape: result.tape.name, ...(result.tapeFailure ? { tapeFailure: result.tapeFailure.message } : {}) };
+}
+
+/** Embeddings for output similarity when the config has an endpoint (as `tapedeck diff`); the word method when it fails. */
+async function outputSimilarity(a: Run, b: Run, config: Config): Promise<OutputSimilarity | undefined> {
+  const embeddings = config.match.semantic.embeddings;
+  if (embeddings === undefined) return undefined;
+  try {
+    return await embeddingSimilarity(pairedOutputs(a, b), embeddings);
+  } catch (err) {
+    if (isTapedeckError(err) && err.code === 'EMBEDDINGS_FAILED') return undefined;
+    throw err;
+  }
 }
 
 function variance(config: number, label: string, runs: readonly ExperimentRun[]): ConfigVariance {

@@ -40,6 +40,8 @@ export interface RunSpec {
   llm: 'tape' | 'live';
   overrides?: LlmOverrides;
   plan?: OverridePlan;
+  /** `--live-after`: the first N LLM calls (in timeline order) stay on the tape. */
+  fromTapeFirst?: number;
 }
 
 /** One recorded LLM call, and whether this run asks it live and with what. */
@@ -52,11 +54,15 @@ interface PlannedCall {
 
 function plannedCalls(exchanges: readonly Exchange[], run: RunSpec): PlannedCall[] {
   const out: PlannedCall[] = [];
+  let seen = 0;
   for (const ex of orderExchanges(exchanges)) {
     const m = ex.llm;
-    if (m === undefined || m.errorType !== undefined) continue;
+    if (m === undefined) continue;
+    seen++;
+    if (m.errorType !== undefined) continue;
     const target = { route: ex.route, provider: m.provider, model: m.model };
-    const live = run.llm === 'live' && (run.plan === undefined || isLiveCall(run.plan, target));
+    const forked = run.fromTapeFirst !== undefined && seen <= run.fromTapeFirst;
+    const live = run.llm === 'live' && !forked && (run.plan === undefined || isLiveCall(run.plan, target));
     const overrides = !live ? {} : run.plan !== undefined ? overridesFor(run.plan, target) : (run.overrides ?? {});
     out.push({ route: ex.route, meaning: m, live, overrides });
   }
@@ -78,10 +84,8 @@ export function planRun(exchanges: readonly Exchange[], run: RunSpec): RunPlan {
     const live = mine.filter((c) => c.live);
     const at = perRoute ? { route } : {};
     const recordedHere = runConfig(orderExchanges(exchanges.filter((e) => e.route === route)));
-    if (live.length === 0) {
-      if (run.llm === 'live') fromTape.push({ route, calls: mine.length });
-      continue;
-    }
+    if (live.length < mine.length && run.llm === 'live') fromTape.push({ route, calls: mine.length - live.length });
+    if (live.length === 0) continue;
     changes.push({ field: 'llm', original: 'tape', replay: 'live', calls: live.length, ...at });
     const add = (
       field: string,

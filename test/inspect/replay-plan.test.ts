@@ -52,3 +52,19 @@ describe('the run plan', () => {
     ]);
   });
 });
+
+describe('the run plan of a fork (--live-after)', () => {
+  it('keeps the first N LLM calls on the tape and scores them 1', () => {
+    const calls = [
+      exchange({ offsetMs: 0, llm: { model: 'gpt-4o', params: { temperature: 0, seed: 7 } } }),
+      exchange({ offsetMs: 1, llm: { model: 'gpt-4o', params: { temperature: 0, seed: 7 } } }),
+    ];
+    const plan = planRun(calls, { llm: 'live', overrides: { model: 'gpt-4.1' }, fromTapeFirst: 1 });
+    expect(plan.changes).toEqual([
+      { field: 'llm', original: 'tape', replay: 'live', calls: 1 },
+      { field: 'model', original: 'gpt-4o', replay: 'gpt-4.1', calls: 1 },
+    ]);
+    expect(plan.fromTape).toEqual([{ route: '/openai', calls: 1 }]);
+    expect(plan.determinism).toBe(0.8); // (1 + 0.6) / 2
+  });
+});

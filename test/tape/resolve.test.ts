@@ -63,6 +63,9 @@ describe('tape references', () => {
   it('show and rm take references; rm --with-replays deletes the replays too', async () => {
     const show = await runCli(['show', 'latest', '--dir', dir, '--json']);
     expect(show.code, show.stderr).toBe(0);
+    const init = await runCli(['side-effects', 'init', '--tape', 'sea', '--dir', dir, '--out', '-']);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain('search');
     const rm = await runCli(['rm', 'checkout-ok', '--with-replays', '--dir', dir]);
     expect(rm.code, rm.stderr).toBe(0);
     expect(rm.stdout.trim().split('\n')).toHaveLength(3);
