@@ -1,3 +1,4 @@
+import { Cancel } from './cancel.js';
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
@@ -25,7 +26,7 @@ export interface ForwardOptions {
    */
   commit?: (ex: NewExchange) => Promise<boolean>;
   /** Aborted when tapedeck stops: a request still waiting for its upstream ends now, its exchange written with the error. */
-  stopping?: AbortSignal;
+  stopping?: Cancel;
 }
 
 /** Why an upstream request was cancelled: the reason its exchange carries. */
@@ -68,7 +69,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const elapsed = (): number => round(performance.now() - req.t0);
 
   // A client that goes away cancels its upstream request (and so does tapedeck stopping); the exchange says which.
-  const cancel = new AbortController();
+  const cancel = new Cancel();
   let clientGone = false;
   let onClientGone = (): void => cancel.abort(new Cancelled('CLIENT_CLOSED', 'client went away before the upstream had answered'));
   sink.onClose(() => {
@@ -79,7 +80,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   // connection closes, as it always has (an MCP client's standing stream, say).
   const stop = (): void => cancel.abort(opts.stopping?.reason);
   if (opts.stopping?.aborted) stop();
-  opts.stopping?.addEventListener('abort', stop, { once: true });
+  opts.stopping?.once('abort', stop);
 
   let upstream: Dispatcher.ResponseData;
   try {
@@ -88,10 +89,10 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       headers: upstreamRequestHeaders(req.headers),
       body: sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
       dispatcher: opts.dispatcher,
-      signal: cancel.signal,
+      signal: cancel,
     });
   } catch (err) {
-    opts.stopping?.removeEventListener('abort', stop);
+    opts.stopping?.off('abort', stop);
     const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
     const said =
       err instanceof Cancelled
@@ -120,7 +121,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     return ex;
   }
 
-  opts.stopping?.removeEventListener('abort', stop);
+  opts.stopping?.off('abort', stop);
   const headers = headerMapOf(upstream.headers);
   const stream = isEventStream(headers['content-type']);
   const chunks: Buffer[] = [];

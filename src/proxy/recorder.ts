@@ -1,3 +1,4 @@
+import type { Cancel } from './cancel.js';
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { detectLlmApi } from '../providers/detect.js';
@@ -18,7 +19,7 @@ export interface RecorderOptions {
   /** Default `refuse`: a 503 saying the tape cannot be written, rather than answers that will not be on it. */
   onTapeFailure?: TapeFailurePolicy;
   /** Aborted when tapedeck stops: requests still waiting for their upstream end, written with the error. */
-  stopping?: AbortSignal;
+  stopping?: Cancel;
 }
 
 export interface Recorder {

@@ -1,3 +1,4 @@
+import type { Cancel } from './cancel.js';
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
@@ -38,7 +39,7 @@ export interface ReplayerOptions {
   /** Send tapedeck's `x-tapedeck-*` headers (how an answer matched) with every answer. Default true. */
   matchHeaders?: boolean;
   /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
-  stopping?: AbortSignal;
+  stopping?: Cancel;
 }
 
 export interface Replayer {

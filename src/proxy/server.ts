@@ -1,3 +1,4 @@
+import { Cancel } from './cancel.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
@@ -121,7 +122,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     connections: 256,
   });
   // Aborted first thing on stop: whatever still waits for an upstream ends at once and goes on the tape with why.
-  const stopping = new AbortController();
+  const stopping = new Cancel();
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
   let writer: TapeWriter;
@@ -141,7 +142,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     handle = createRecorder({
       out,
       dispatcher,
-      stopping: stopping.signal,
+      stopping,
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     }).handle;
     drain = out.drain;
@@ -190,7 +191,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       responders,
       allowLive: opts.allowLive,
       ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
-      stopping: stopping.signal,
+      stopping,
     });
     handle = replayer.handle;
     drain = replayer.drain;
