@@ -208,7 +208,10 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): Over
     maxTokens.length > 0 && '--max-tokens',
   ].filter(Boolean);
   if (given.length > 0 && llm !== 'live')
-    throw new TapedeckError('BAD_ARGS', `${given.join(', ')} need --llm live (the default replays the model's answers from the tape)`);
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `${given.join(', ')} ${given.length === 1 ? 'needs' : 'need'} --llm live (the default replays the model's answers from the tape)`,
+    );
   const each = <T>(list: string[], parse: (v: string) => T): (T | { route: string; value: T })[] =>
     list.map((text) => {
       const targeted = splitRouteValue(text);

@@ -31,14 +31,16 @@ export const showCommand: Command = {
   },
   allowPositionals: true,
   async run(ctx) {
-    const [name, ...extra] = ctx.positionals;
-    if (name === undefined || extra.length > 0)
+    const [given, ...extra] = ctx.positionals;
+    if (given === undefined || extra.length > 0)
       throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
     if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
     const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const ref = await resolveTape(config.dir, name);
+    const ref = await resolveTape(config.dir, given);
+    // What it resolved to (`latest`, a prefix or a path names a tape): the name is what the output shows.
+    const name = ref.name;
     const { tape, steps } = await inspectTape(ref.dir, ref.name);
     const json = ctx.values.json === true;
     const width = layoutWidth(ctx);

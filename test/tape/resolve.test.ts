@@ -63,6 +63,9 @@ describe('tape references', () => {
   it('show and rm take references; rm --with-replays deletes the replays too', async () => {
     const show = await runCli(['show', 'latest', '--dir', dir, '--json']);
     expect(show.code, show.stderr).toBe(0);
+    expect(JSON.parse(show.stdout).name).toBe('checkout-ok');
+    const timeline = await runCli(['show', 'latest', '--dir', dir]);
+    expect(timeline.stdout.split('\n')[0]).toMatch(/^checkout-ok · record/);
     const init = await runCli(['side-effects', 'init', '--tape', 'sea', '--dir', dir, '--out', '-']);
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toContain('search');
