@@ -3,12 +3,10 @@
  * built-in table; a user's prices (a file, or an inline map in the config) are merged over it model by model.
  * Lookups try the model as named, then without vendor prefix and snapshot suffixes. An unknown model has no price.
  */
-import { readFileSync } from 'node:fs';
+import { readYamlFile } from './yaml-file.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { TapedeckError } from '../errors.js';
 
 export const ModelPriceSchema = z
   .object({
@@ -42,24 +40,7 @@ export function readPriceFile(file: string): PriceMap {
 
 /** A price file's models and families. */
 function readPriceFileFull(file: string): { models: PriceMap; families?: FamilyMap | undefined } {
-  let value: unknown;
-  try {
-    value = parseYaml(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `cannot read price file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split('\n')[0]}`,
-    );
-  }
-  const parsed = PriceFileSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `bad price file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
-    );
-  }
-  return parsed.data;
+  return readYamlFile(file, PriceFileSchema, 'price file');
 }
 
 let defaults: PriceMap | undefined;

@@ -15,11 +15,9 @@
  *     body: { id: ch_1, status: succeeded }
  * ```
  */
-import { readFileSync } from 'node:fs';
+import { readYamlFile } from '../config/yaml-file.js';
 import stringify from 'fast-json-stable-stringify';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { TapedeckError } from '../errors.js';
 
 const ToolMockSchema = z
   .object({
@@ -54,26 +52,10 @@ export interface Mocks {
 }
 
 export function loadMocks(file: string): Mocks {
-  let value: unknown;
-  try {
-    value = parseYaml(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `cannot read mock file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split('\n')[0]}`,
-    );
-  }
-  const parsed = MockFileSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `bad mock file ${file}: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
-    );
-  }
+  const data = readYamlFile(file, MockFileSchema, 'mock file');
   const tools: ToolMock[] = [];
   const http: HttpMock[] = [];
-  for (const m of parsed.data.mocks) {
+  for (const m of data.mocks) {
     if ('tool' in m) tools.push(m as ToolMock);
     else http.push(m as HttpMock);
   }

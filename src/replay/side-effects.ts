@@ -3,8 +3,7 @@
  * a side-effect tool is answered from the tape; an unrecorded one is blocked whatever `--on-miss` says, and semantic
  * matching never applies to it. The file is reviewed by a person: replay refuses a file whose `done` is not true.
  */
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { readYamlFile } from '../config/yaml-file.js';
 import { ToolAnnotationsSchema, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
@@ -58,36 +57,14 @@ export interface SideEffectPolicy {
 
 /** Read, validate and check a side-effects file. Throws a one-line `TapedeckError` when it is invalid or not reviewed. */
 export function loadSideEffects(file: string, opts: { requireDone?: boolean } = {}): SideEffectsFile {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `cannot read side-effects file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `side-effects file ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
-  const parsed = SideEffectsFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `side-effects file ${file}: ${issue ? `${issue.path.join('.') || '(top)'}: ${issue.message}` : 'invalid'}`,
-    );
-  }
-  if ((opts.requireDone ?? true) && parsed.data.done !== true) {
+  const data = readYamlFile(file, SideEffectsFileSchema, 'side-effects file');
+  if ((opts.requireDone ?? true) && data.done !== true) {
     throw new TapedeckError(
       'SIDE_EFFECTS_NOT_REVIEWED',
       `side-effects file ${file} is not reviewed: check every entry, then set "done: true"`,
     );
   }
-  return parsed.data;
+  return data;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

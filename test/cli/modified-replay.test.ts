@@ -188,7 +188,7 @@ describe('replay --llm live', () => {
   it('rejects overrides without --llm live, and bad values, with one clear line', async () => {
     const noLive = await runCli(['replay', '--tape', 'run', '--dir', dir, '--model', 'gpt-4.1']);
     expect(noLive.code).not.toBe(0);
-    expect(noLive.stderr).toContain('--model need --llm live');
+    expect(noLive.stderr).toContain('--model needs --llm live');
     const badT = await runCli(['replay', '--tape', 'run', '--dir', dir, '--llm', 'live', '--temperature', 'hot']);
     expect(badT.stderr).toContain('--temperature must be a number from 0 to 2 (got "hot")');
     const badFile = await runCli(['replay', '--tape', 'run', '--dir', dir, '--llm', 'live', '--system-prompt', '@/nonexistent/prompt.txt']);
