@@ -14,14 +14,14 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProc
 export async function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<{ code: number | null; stdout: string; stderr: string; pid: number }> {
   const child = spawnCli(args, env);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, pid: child.pid! };
 }
 
 /** Resolve with the URL from the `listening on URL` line, or reject with what the process printed if it exits first. */
@@ -44,15 +44,4 @@ export function waitForListening(child: ChildProcessWithoutNullStreams): Promise
 }
 
 /** Run the CLI to completion, with its pid (to check that no process is left behind). */
-export async function runToEnd(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; stdout: string; stderr: string; pid: number }> {
-  const child = spawnCli(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr, pid: child.pid! };
-}
+export const runToEnd = runCli;
