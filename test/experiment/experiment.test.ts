@@ -9,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { abModelAnswer } from './fixtures/ab-upstream.js';
 
 const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/ab-agent.mjs');
 let dir: string;
@@ -18,23 +19,9 @@ let llm: ScriptedUpstream;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-experiment-'));
   llm = await startScriptedUpstream((req) => {
-    const body = req.body as { model: string; messages: { role: string; content: string }[] };
-    if (body.model === 'gpt-5')
+    if ((req.body as { model: string }).model === 'gpt-5')
       return { kind: 'json', status: 400, body: { error: { message: 'no such model', type: 'invalid_request_error' } } };
-    const big = body.model !== 'gpt-4o-mini';
-    const tool = body.messages.find((m) => m.role === 'tool');
-    if (tool)
-      return openaiChat({
-        model: body.model,
-        content: `It is 21C in Paris (${tool.content.split(':')[0]}).`,
-        usage: big ? [60, 12] : [50, 10],
-      });
-    return openaiChat({
-      model: body.model,
-      content: null,
-      toolCalls: [{ id: 'call_1', name: body.model === 'gpt-4.1' ? 'search' : 'lookup', arguments: '{"city":"Paris"}' }],
-      usage: big ? [40, 8] : [30, 6],
-    });
+    return abModelAnswer(req);
   });
   const rec = await runCli(['record', '--tape', 'base', '--dir', dir, '--route', `/openai=${llm.url}`, '--', process.execPath, AGENT]);
   expect(rec.code, rec.stderr).toBe(0);
