@@ -45,7 +45,7 @@ export function createDirStore(dir: string, opts: DirStoreOptions = {}): TapeSto
       const s = await stat(fileOf(name));
       return s.isFile() ? { fp: `${s.size}:${s.mtimeMs}`, mtime: s.mtime } : undefined;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as { code?: string }).code === 'BAD_ARGS') return undefined;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
   };
