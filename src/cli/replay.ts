@@ -46,7 +46,7 @@ export const replayCommand: Command = {
     '  --model M           with --llm live: the model to ask instead of the recorded one, for the calls of the provider',
     "                      M belongs to (the price table's families); ROUTE=M (e.g. /anthropic=claude-haiku-4-5)",
     '                      targets the calls on that route instead; repeatable (one per provider or route)',
-    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
+    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE: the file less its trailing newline)',
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
     '                      (these three apply where --model does, or to every live call without --model;',
@@ -237,9 +237,10 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): Over
   };
 }
 
+/** A prompt file's text, less the one trailing newline an editor ends a file with (as `$(cat FILE)` drops it). */
 function readPromptFile(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
     throw new TapedeckError(
       'BAD_ARGS',

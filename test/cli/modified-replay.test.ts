@@ -97,7 +97,8 @@ describe('replay --llm live', () => {
   it('re-asks the model with the overrides on the wire, answers tools from the tape, and records the overrides', async () => {
     const before = llm.requests.length;
     const prompt = path.join(dir, 'prompt.txt');
-    writeFileSync(prompt, 'You are a terse assistant.');
+    // As an editor saves it: one trailing newline, which is the file's end and not part of the prompt.
+    writeFileSync(prompt, 'You are a terse assistant.\n');
     const rep = await serve([
       'replay',
       '--tape',
