@@ -86,6 +86,18 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * `tapedeck show T | head -3`: the reader went away. Writes to that stream are dropped from then on and the command
+ * finishes its work (a `prune` still removes every tape it named) and exits as it would have, without a stack trace.
+ */
+function dropWritesOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+dropWritesOnClosedPipe(process.stdout);
+dropWritesOnClosedPipe(process.stderr);
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
