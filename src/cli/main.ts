@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { isTapedeckError, type ErrorCode } from '../errors.js';
 import { VERSION } from '../version.js';
 import { COMMANDS } from './commands.js';
+import { explainFlagError } from './flag-errors.js';
 import type { Command } from './command.js';
 
 /** What a person at the command line can do about an error the library reports (the library names no flags). */
@@ -59,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       allowPositionals: command.allowPositionals ?? false,
     });
   } catch (err) {
-    process.stderr.write(`tapedeck ${name}: ${(err as Error).message.split('\n')[0]}\n`);
+    process.stderr.write(`tapedeck ${name}: ${explainFlagError(command, err)}\n`);
     return 2;
   }
   if (parsed.values.help === true) {
