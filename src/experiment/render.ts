@@ -1,5 +1,6 @@
 /** An experiment as one table: per run, its configuration, score, ARS, first divergence, tool edits and deltas. */
 import { fit, formatCost, formatMs, type Style } from '../inspect/format.js';
+import { divergenceAt } from '../inspect/diff.js';
 import type { ExperimentResult } from './run-experiment.js';
 
 export function renderExperiment(r: ExperimentResult, width: number, style: Style): string[] {
@@ -17,7 +18,7 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
       out.push(style.red(`  ${n}${fit(name, label).padEnd(label)} FAILED`), style.red(fit(`      ${run.failed ?? '?'}`, width)));
       return;
     }
-    const first = d.firstDivergence === null ? 'none' : `step ${d.firstDivergence.step}`;
+    const first = d.firstDivergence === null ? 'none' : divergenceAt(d.firstDivergence, 'original', 'run');
     const line =
       `  ${n}${fit(name, label).padEnd(label)} ${d.score.toFixed(2).padStart(5)} ${d.ars.score.toFixed(2).padStart(5)} ` +
       `${String(d.toolSequenceDiff.length).padStart(5)} ${signed(d.tokensDelta).padStart(7)} ` +

@@ -11,6 +11,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { toSteps } from '../../src/inspect/steps.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
@@ -210,7 +211,7 @@ describe('diff of the replays against the recording', () => {
       configChanges: { field: string; original: unknown; replay: unknown }[];
       tokensDelta: number;
       costDelta: number | null;
-      firstDivergence: { step: number; reason: string } | null;
+      firstDivergence: { step: number; replayStep: number; reason: string } | null;
       score: number;
     };
     expect(d.identical).toBe(false);
@@ -218,9 +219,13 @@ describe('diff of the replays against the recording', () => {
     // gpt-4.1 used 40+9 and 80+20 tokens where gpt-4o-mini used 12+4 and 30+6.
     expect(d.tokensDelta).toBe(149 - 52);
     expect(d.costDelta).toBeGreaterThan(0);
-    // Step 0 is the MCP handshake (answered from the tape); step 1 is the first LLM call, whose tool call differs.
+    // The MCP handshake (answered from the tape) comes first; then the first LLM call, whose tool call differs. The
+    // divergence names it by the step numbers tapedeck show gives it on each tape.
+    const firstLlm = async (name: string): Promise<number> =>
+      toSteps((await readTape(path.join(dir, `${name}.jsonl`))).exchanges).find((s) => s.kind === 'LLM')!.index;
     expect(d.firstDivergence).toEqual({
-      step: 1,
+      step: await firstLlm('run'),
+      replayStep: await firstLlm('run-live'),
       reason: 'different arguments for echo: original {"message":"hello"}, replay {"message":"hello from the other model"}',
     });
     expect(d.score).toBeLessThan(1);
