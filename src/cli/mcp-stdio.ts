@@ -7,6 +7,7 @@ import { replayStdio } from '../proxy/stdio/replay.js';
 import { defaultServerName } from '../proxy/stdio/exchange.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { loadSideEffects, policyForTape } from '../replay/side-effects.js';
+import { sideEffectNotes } from './side-effect-notes.js';
 import { loadTape } from '../tape/tape-reader.js';
 import { createTapeWriter } from '../tape/tape-writer.js';
 import { validateTapeName } from '../tape/paths.js';
@@ -119,6 +120,12 @@ export const mcpStdioCommand: Command = {
       header: { mode: 'replay', routes: [], replayOf: { tape, onMiss } },
     });
     ctx.stderr.write(`tapedeck: replaying stdio server ${name} from "${tape}" (on-miss ${onMiss}); saving this run as "${saveAs}"\n`);
+    for (const line of sideEffectNotes(loaded.exchanges, {
+      tape,
+      onMiss,
+      ...(file && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: file } } : {}),
+    }))
+      ctx.stderr.write(`tapedeck: ${line}\n`);
     const code = await replayStdio({
       tape: loaded,
       name,

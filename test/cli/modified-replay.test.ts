@@ -138,6 +138,9 @@ describe('replay --llm live', () => {
       expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a terse assistant.' });
     }
     // The other model asked for a different echo; the tape has no such call and echo is not read-only: blocked.
+    // The preflight said so before serving, and what to run to decide which tools may run.
+    expect(rep.stderr()).toMatch(/^tapedeck: side effects: \d+ of \d+ tool\(s\) count as side effects: [^\n]*\becho\b/m);
+    expect(rep.stderr()).toContain('tapedeck: side effects: to decide per tool, run tapedeck side-effects init --tape run,');
     expect(out.args).toEqual({ message: 'hello from the other model' });
     expect(out.tool).toMatch(/tapedeck blocked the call to tool "echo"/);
     expect(out.answer).toMatch(/^Other says: /);
