@@ -4,7 +4,7 @@ import type { OutputSimilarity } from '../inspect/similarity.js';
 import { pairedOutputs } from '../inspect/step-deltas.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
-import { diffRuns, runOf } from '../inspect/diff.js';
+import { diffRuns, divergenceAt, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
 import { styleFor } from '../inspect/format.js';
 import { stringValue, type Command } from './command.js';
@@ -73,7 +73,7 @@ export const diffCommand: Command = {
 
     if (ctx.values['fail-on-divergence'] === true && !diff.identical) {
       ctx.stderr.write(
-        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at step ${diff.firstDivergence.step}: ${diff.firstDivergence.reason}` : ''}\n`,
+        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at ${divergenceAt(diff.firstDivergence, nameA, nameB)}: ${diff.firstDivergence.reason}` : ''}\n`,
       );
       return 1;
     }

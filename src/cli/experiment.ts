@@ -1,13 +1,14 @@
 import { TapedeckError } from '../errors.js';
 import { renderExperiment } from '../experiment/render.js';
 import { runExperiment } from '../experiment/run-experiment.js';
-import { outputWidth, styleFor } from '../inspect/format.js';
+import { styleFor } from '../inspect/format.js';
 import { createLogger } from '../log.js';
 import { loadSideEffects } from '../replay/side-effects.js';
 import { routeSources } from '../config/config.js';
 import { stringList, stringValue, type Command } from './command.js';
 import { parseOverrides } from './replay.js';
 import { commandConfig, STORE_OPTIONS, withStore } from './store-options.js';
+import { layoutWidth, WIDTH_OPTIONS } from './width-options.js';
 
 export const experimentCommand: Command = {
   name: 'experiment',
@@ -15,6 +16,7 @@ export const experimentCommand: Command = {
   usage: [
     'tapedeck experiment --tape NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
     '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json]',
+    '                    [--width N | --wide]',
     '                    [--dir DIR | --store URL] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
     '',
     '  --tape NAME         the recorded run (a name, a unique prefix, latest, or a path to a .jsonl)',
@@ -23,6 +25,7 @@ export const experimentCommand: Command = {
     '  --live-route ROUTE  only LLM calls on ROUTE go live, as for replay',
     '  --repeat N          run each configuration N times, to tell a real change from run-to-run noise',
     '  --json              print the results as JSON (configs, runs with their diffs, variance)',
+    '  --width N / --wide  lay out the table for N columns / cut no line (default: the terminal, else COLUMNS, else 100)',
     '  -- COMMAND ARGS     the agent, run with OPENAI_BASE_URL, ANTHROPIC_BASE_URL, ... pointing at each replay',
     '',
     "The agent's own output goes to stderr. Each run is saved as a tape NAME.exp-TIMESTAMP-N beside the original.",
@@ -40,10 +43,12 @@ export const experimentCommand: Command = {
     'side-effects': { type: 'string' },
     json: { type: 'boolean' },
     verbose: { type: 'boolean' },
+    ...WIDTH_OPTIONS,
   },
   async run(ctx) {
     const name = stringValue(ctx.values, 'tape');
     if (name === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    const width = layoutWidth(ctx);
     const [command, ...args] = ctx.rest;
     if (command === undefined)
       throw new TapedeckError('BAD_ARGS', 'the agent to run goes after --: tapedeck experiment --tape NAME ... -- COMMAND ARGS...');
@@ -86,7 +91,7 @@ export const experimentCommand: Command = {
     });
     log.flush();
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    else ctx.stdout.write(renderExperiment(result, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env)).join('\n') + '\n');
+    else ctx.stdout.write(renderExperiment(result, width, styleFor(ctx.stdout, ctx.env)).join('\n') + '\n');
     return result.runs.some((r) => r.failed !== null) ? 1 : 0;
   },
 };

@@ -7,6 +7,7 @@ import { defaultServerName } from '../proxy/stdio/exchange.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { loadSideEffects, policyForTape } from '../replay/side-effects.js';
 import { openTapeSession } from '../proxy/tape-session.js';
+import { sideEffectNotes } from './side-effect-notes.js';
 import { validateTapeName } from '../tape/paths.js';
 import type { LoadedTape } from '../tape/store.js';
 import { stringValue, type Command } from './command.js';
@@ -119,6 +120,12 @@ export const mcpStdioCommand: Command = {
         ctx.stderr.write(
           `tapedeck: replaying stdio server ${name} from "${ref.name}" (on-miss ${onMiss}); saving this run as "${out.name}"\n`,
         );
+        for (const line of sideEffectNotes(loaded.exchanges, {
+          tape: ref.name,
+          onMiss,
+          ...(file && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: file } } : {}),
+        }))
+          ctx.stderr.write(`tapedeck: ${line}\n`);
         return await replayStdio({
           tape: loaded,
           name,

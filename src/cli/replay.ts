@@ -16,7 +16,9 @@ import { loadMocks } from '../replay/mocks.js';
 import { createHttpMockResponder } from '../proxy/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
+import { STREAM_METHOD } from '../providers/mcp.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
+import { sideEffectNotes } from './side-effect-notes.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
@@ -46,7 +48,7 @@ export const replayCommand: Command = {
     '  --model M           with --llm live: the model to ask instead of the recorded one, for the calls of the provider',
     "                      M belongs to (the price table's families); ROUTE=M (e.g. /anthropic=claude-haiku-4-5)",
     '                      targets the calls on that route instead; repeatable (one per provider or route)',
-    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
+    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE: the file less its trailing newline)',
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
     '                      (these three apply where --model does, or to every live call without --model;',
@@ -157,6 +159,12 @@ export const replayCommand: Command = {
               `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
             ]),
         ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
+        ...sideEffectNotes(proxy.source?.exchanges ?? [], {
+          tape,
+          onMiss,
+          ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
+        }),
+        ...cutWhileRecording(proxy.source?.exchanges ?? []),
         ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
         `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
       ];
@@ -167,6 +175,21 @@ export const replayCommand: Command = {
     });
   },
 };
+
+/**
+ * Answers the tape has only the start of (cut mid-stream while recording: the upstream reset, or the client left):
+ * replay serves each one cut at the same point, so say so before a client is surprised by it.
+ */
+function cutWhileRecording(exchanges: readonly Exchange[]): string[] {
+  const cut = toSteps(exchanges).filter((s) => s.exchange.error?.phase === 'stream' && s.exchange.mcp?.method !== STREAM_METHOD);
+  if (cut.length === 0) return [];
+  const why = (s: (typeof cut)[number]): string =>
+    `step ${s.index}${s.exchange.error?.code === 'CLIENT_CLOSED' ? ' (the client left mid-answer)' : ` (${s.exchange.error?.code ?? 'cut'})`}`;
+  return [
+    `${cut.length} answer(s) on the tape were cut mid-stream while recording: ${cut.slice(0, 5).map(why).join(', ')}` +
+      `${cut.length > 5 ? ', ...' : ''}; replay serves them cut at the same point, never as complete answers`,
+  ];
+}
 
 /** How many LLM calls the tape has at steps 0..step (the steps `tapedeck show` numbers). */
 function llmCallsThrough(exchanges: readonly Exchange[], step: number): number {
@@ -238,9 +261,10 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): Over
   };
 }
 
+/** A prompt file's text, less the one trailing newline an editor ends a file with (as `$(cat FILE)` drops it). */
 function readPromptFile(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
     throw new TapedeckError(
       'BAD_ARGS',

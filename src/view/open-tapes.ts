@@ -57,7 +57,9 @@ export function createOpenTapes(opts: OpenTapesOptions): OpenTapes {
     const t0 = performance.now();
     const tape = await store.load(name);
     const steps = stepsOf(tape.exchanges);
-    const items = steps.map(timelineItem);
+    // The time axis starts at the first exchange (steps are in start order).
+    const origin = steps[0]?.offsetMs ?? 0;
+    const items = steps.map((s) => timelineItem(s, origin));
     const byId = new Map(items.map((it) => [it.id, it.i]));
     const spanMs = items.reduce((m, it) => Math.max(m, it.start + it.dur), 0);
     const open: OpenTape = {

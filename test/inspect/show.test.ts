@@ -141,7 +141,9 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
       { source: 'thinking', text: THINKING },
     ]);
     expect(d.decisions[2].result).toEqual({ step: 5, value: '14:00' });
-    expect(d.assumptions).toEqual([{ step: 4, text: THINKING }]);
+    expect(d.assumptions).toEqual([
+      { step: 4, text: THINKING, assumption: 'the user means Paris, France', because: 'no country was given' },
+    ]);
     expect(d.ending).toEqual({
       step: 5,
       stopReason: 'end_turn',
