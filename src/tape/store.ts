@@ -55,6 +55,12 @@ export interface WriterOptions {
   onFailure?: (err: TapedeckError) => void;
   /** On close, a tape that holds no exchange is removed (a replay nobody called leaves no clutter). */
   discardIfEmpty?: boolean;
+  /**
+   * The exact-match key of an exchange, for stores that index exchanges (PostgreSQL keeps it in an indexed column,
+   * to find the recordings of a request across tapes). Asked once per exchange, after redaction; folder and memory
+   * stores do not ask.
+   */
+  indexKey?: (ex: Exchange) => string | undefined;
 }
 
 export interface TapeWriter {

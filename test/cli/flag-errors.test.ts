@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { explainFlagError } from '../../src/cli/flag-errors.js';
 import { experimentCommand } from '../../src/cli/experiment.js';
+import { pruneCommand } from '../../src/cli/prune.js';
 import { listCommand } from '../../src/cli/list.js';
 import { showCommand } from '../../src/cli/show.js';
 import type { Command } from '../../src/cli/command.js';
@@ -21,14 +22,14 @@ describe('a flag the command does not have', () => {
   it("names the closest flag and lists the command's flags, without node's advice about --", () => {
     const line = refused(showCommand, ['run', '--debreif']);
     expect(line).toBe(
-      "unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --config, --json, --step, --errors, --debrief, --width, --wide, --help)",
+      "unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --store, --namespace, --config, --json, --step, --errors, --debrief, --width, --wide, --help)",
     );
     expect(line).not.toContain("'--'");
   });
 
   it('suggests nothing when nothing is close, and still lists the flags', () => {
     expect(refused(listCommand, ['--frobnicate'])).toBe(
-      "unknown flag --frobnicate (list's flags: --dir, --config, --json, --width, --wide, --help)",
+      "unknown flag --frobnicate (list's flags: --dir, --store, --namespace, --config, --json, --model, --tool, --since, --mode, --limit, --after, --width, --wide, --help)",
     );
   });
 
@@ -46,14 +47,14 @@ describe('a flag the command does not have', () => {
   });
 
   it('names a stray argument of a command that takes none', () => {
-    expect(refused(listCommand, ['tapes'])).toMatch(/^unexpected argument "tapes" \(list takes no arguments; list's flags: --dir/);
+    expect(refused(pruneCommand, ['tapes'])).toMatch(/^unexpected argument "tapes" \(prune takes no arguments; prune's flags: --dir/);
   });
 
   it('through the CLI: one line on stderr, exit 2', async () => {
     const r = await runCli(['show', 'run', '--debreif']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      "tapedeck show: unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --config, --json, --step, --errors, --debrief, --width, --wide, --help)\n",
+      "tapedeck show: unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --store, --namespace, --config, --json, --step, --errors, --debrief, --width, --wide, --help)\n",
     );
   });
 });
