@@ -133,6 +133,23 @@ export function createMemoryStore(): TapeStore {
       };
       return writer;
     },
+    async importTape(tape, importOpts) {
+      const name = validateTapeName(tape.name);
+      const existing = tapes.get(name);
+      if (existing?.writing === true)
+        throw new TapedeckError('TAPE_LOCKED', `tape "${name}" is locked by this process: another writer is writing it`, { status: 409 });
+      if (existing !== undefined && importOpts?.overwrite !== true)
+        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${MEMORY_LOCATION}`, { details: { tape: name } });
+      const records = [tape.headerLine];
+      for await (const { ex, line } of tape.records) {
+        for (const body of [ex.request.body, ex.response?.body])
+          if (body?.kind === 'file') blobs.set(body.sha256, await tape.readBlob(body));
+        records.push(line);
+      }
+      tapes.set(name, { header: tape.header, records, modifiedAt: new Date(), version: ++versions, writing: false });
+      changed(name);
+      return records.length - 1;
+    },
     async has(name) {
       return tapes.has(validateTapeName(name));
     },

@@ -129,6 +129,30 @@ export interface RemovedTape {
   sideFiles: boolean;
 }
 
+/** One stored record of a tape being copied: the exchange, and its record text exactly as the source holds it. */
+export interface TapeRecordCopy {
+  ex: Exchange;
+  line: string;
+}
+
+/** A whole tape to write as it is (push and pull between stores): header and records kept exactly. */
+export interface TapeImport {
+  /** The name to store it under. */
+  name: string;
+  header: TapeHeader;
+  /** The header's record text as the source holds it. */
+  headerLine: string;
+  records: AsyncIterable<TapeRecordCopy>;
+  /** The bytes of a large body the records refer to, from the source store. */
+  readBlob(body: StoredBody): Promise<Buffer>;
+}
+
+export interface ImportOptions {
+  overwrite?: boolean;
+  /** As for a writer: the exact-match key a store that indexes exchanges keeps. */
+  indexKey?: (ex: Exchange) => string | undefined;
+}
+
 /** A sink for one large body, fed as it streams: bounded memory whatever its size. */
 export interface BlobSink {
   write(chunk: Uint8Array): void;
@@ -146,6 +170,11 @@ export interface TapeStore {
   where(name: string): string;
   /** Open the one writer of a tape (TAPE_LOCKED while another holds it; TAPE_EXISTS per `ifExists`). */
   openWriter(opts: WriterOptions): Promise<TapeWriter>;
+  /**
+   * Write a whole tape as it is, all or nothing (TAPE_EXISTS unless `overwrite`; TAPE_LOCKED while a writer holds
+   * it). Resolves to the number of exchanges written. What `push` and `pull` use.
+   */
+  importTape(tape: TapeImport, opts?: ImportOptions): Promise<number>;
   /** Whether a tape of this name exists. */
   has(name: string): Promise<boolean>;
   /** The header alone (TAPE_NOT_FOUND, TAPE_CORRUPT, TAPE_FORMAT_UNSUPPORTED). */

@@ -15,6 +15,7 @@ import type { TapeListEntry, TapeProblem, TapeStore } from '../store.js';
 import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } from '../tape-reader.js';
 import { clientConfig, createPool, pgLocation, storeError, type PgLocation } from './connection.js';
 import { createPgBlobs } from './pg-blobs.js';
+import { importIntoPg } from './pg-import.js';
 import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
@@ -106,6 +107,9 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     where,
     openWriter(w) {
       return openPgWriter({ loc, blobs, where }, w);
+    },
+    importTape(tape, importOpts) {
+      return importIntoPg(loc, blobs, tape, importOpts);
     },
     async has(name) {
       return (await tapeRow(name)) !== undefined;

@@ -65,7 +65,8 @@ export interface PgWriterContext {
   where(name: string): string;
 }
 
-interface Row {
+/** An exchange ready for its row: the record, its text, and its exact-match key. */
+export interface ExchangeRow {
   ex: Exchange;
   line: string;
   key: string | undefined;
@@ -116,29 +117,19 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
   });
   const payload = notifyPayload(loc.namespace, name);
 
-  const commit = createGroupCommit<Row>(async (rows) => {
+  const commit = createGroupCommit<ExchangeRow>(async (rows) => {
     if (failure !== undefined) throw failure;
     const next = structuredClone(stats);
     for (const r of rows) addToStats(next, r.ex);
-    const blobs = [...new Set(rows.flatMap((r) => storedShas(r.ex)))];
     try {
       await client.query(
-        `WITH ins AS (
-           INSERT INTO tapedeck_exchanges
-             (tape_id, seq, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
-           SELECT $1, r.seq, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
-                  ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, r.doc
-             FROM json_to_recordset($2::json) AS r(seq integer, started_at timestamptz, route text, method text, path text,
-                  exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json)
-           RETURNING 1),
-         refs AS (
-           INSERT INTO tapedeck_blob_refs (tape_id, sha256) SELECT $1, unnest($3::text[]) ON CONFLICT DO NOTHING RETURNING 1),
+        `WITH ${INSERT_ROWS},
          upd AS (
            UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
                   modified_at = now(), version = version + 1
             WHERE id = $1 RETURNING version)
          SELECT (SELECT count(*) FROM ins) AS n, (SELECT version FROM upd) AS version, pg_notify($7, $8)`,
-        [tapeId, batchJson(rows), blobs, JSON.stringify(next), rows.length, seq, NOTIFY_CHANNEL, payload],
+        [tapeId, rowsJson(rows), blobShas(rows), JSON.stringify(next), rows.length, seq, NOTIFY_CHANNEL, payload],
       );
     } catch (err) {
       throw fail(err);
@@ -280,11 +271,31 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
   }
 }
 
+/**
+ * The CTEs that insert a batch of exchange rows ($1 the tape's id, $2 `rowsJson`) and their blob references
+ * ($3 `blobShas`): one statement, one round trip.
+ */
+export const INSERT_ROWS = `ins AS (
+   INSERT INTO tapedeck_exchanges
+     (tape_id, seq, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
+   SELECT $1, r.seq, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
+          ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, r.doc
+     FROM json_to_recordset($2::json) AS r(seq integer, started_at timestamptz, route text, method text, path text,
+          exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json)
+   RETURNING 1),
+ refs AS (
+   INSERT INTO tapedeck_blob_refs (tape_id, sha256) SELECT $1, unnest($3::text[]) ON CONFLICT DO NOTHING RETURNING 1)`;
+
+/** The sha256 of every large body a batch refers to. */
+export function blobShas(rows: readonly ExchangeRow[]): string[] {
+  return [...new Set(rows.flatMap((r) => storedShas(r.ex)))];
+}
+
 /** The batch as one JSON array whose `doc` fields are the records' own text (no second encoding). */
-function batchJson(rows: Row[]): string {
+export function rowsJson(rows: readonly ExchangeRow[]): string {
   let out = '[';
   for (let i = 0; i < rows.length; i++) {
-    const { ex, line, key } = rows[i] as Row;
+    const { ex, line, key } = rows[i] as ExchangeRow;
     const tools = [...(ex.mcp?.toolName !== undefined ? [ex.mcp.toolName] : []), ...(ex.llm?.toolCalls ?? []).map((c) => c.name)];
     const cols = {
       seq: ex.seq,
