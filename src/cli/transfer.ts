@@ -57,7 +57,8 @@ async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<numb
   const flag = way === 'push' ? 'to' : 'from';
   const url = stringValue(ctx.values, flag);
   if (url === undefined) throw new TapedeckError('BAD_ARGS', `--${flag} URL is required (postgres://USER@HOST:PORT/DB)`);
-  if (ctx.positionals.length === 0) throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
+  if (ctx.positionals.length === 0)
+    throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
   const config = commandConfig(ctx);
   const folder = createDirStore(config.dir);
   const shared = await openStore({ dir: config.dir, store: url, namespace: stringValue(ctx.values, 'namespace') });

@@ -10,7 +10,16 @@ import { addToStats, emptyStats } from '../stats.js';
 import type { ImportOptions, TapeImport } from '../store.js';
 import { clientConfig, storeError, type PgLocation } from './connection.js';
 import type { PgBlobs } from './pg-blobs.js';
-import { blobShas, INSERT_ROWS, lockHolderOf, NOTIFY_CHANNEL, notifyPayload, rowsJson, tapeLockKey, type ExchangeRow } from './pg-writer.js';
+import {
+  blobShas,
+  INSERT_ROWS,
+  lockHolderOf,
+  NOTIFY_CHANNEL,
+  notifyPayload,
+  rowsJson,
+  tapeLockKey,
+  type ExchangeRow,
+} from './pg-writer.js';
 
 const BATCH = 500;
 
@@ -27,15 +36,24 @@ export async function importIntoPg(loc: PgLocation, blobs: PgBlobs, tape: TapeIm
   try {
     const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
     if (locked.rows[0]?.ok !== true)
-      throw new TapedeckError('TAPE_LOCKED', `tape "${name}" is locked by ${await lockHolderOf(client, key)}: another tapedeck is writing it`, {
-        status: 409,
-        details: { tape: name, store: loc.display },
-      });
+      throw new TapedeckError(
+        'TAPE_LOCKED',
+        `tape "${name}" is locked by ${await lockHolderOf(client, key)}: another tapedeck is writing it`,
+        {
+          status: 409,
+          details: { tape: name, store: loc.display },
+        },
+      );
     await client.query('BEGIN');
-    const found = await client.query<{ id: string }>('SELECT id FROM tapedeck_tapes WHERE namespace = $1 AND name = $2', [loc.namespace, name]);
+    const found = await client.query<{ id: string }>('SELECT id FROM tapedeck_tapes WHERE namespace = $1 AND name = $2', [
+      loc.namespace,
+      name,
+    ]);
     if (found.rows[0] !== undefined) {
       if (opts.overwrite !== true)
-        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${loc.display}`, { details: { tape: name, store: loc.display } });
+        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${loc.display}`, {
+          details: { tape: name, store: loc.display },
+        });
       await client.query('DELETE FROM tapedeck_tapes WHERE id = $1', [found.rows[0].id]);
     }
     const h = tape.header;
