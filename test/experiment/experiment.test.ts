@@ -88,7 +88,7 @@ describe('tapedeck experiment', () => {
         repeat: number;
         tape: string;
         failed: null;
-        diff: { score: number; tokensDelta: number; firstDivergence: { step: number; reason: string } };
+        diff: { score: number; tokensDelta: number; firstDivergence: { step: number; replayStep: number; reason: string } };
       }[];
       variance: {
         label: string;
@@ -106,6 +106,7 @@ describe('tapedeck experiment', () => {
     ]);
     expect(r.runs[0]!.diff.firstDivergence).toEqual({
       step: 0,
+      replayStep: 0,
       reason: 'different tool: the model asked for [lookup] in the original, [search] in the replay',
     });
     expect(r.runs[0]!.diff.tokensDelta).toBe(24);
