@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from './paths.js';
 import type { StoredBody, TapeStore } from './store.js';
 import { linesOf, type TapeRecord } from './tape-reader.js';
-import { REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { REDACTED, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { secretHeaderMatcher } from './secret-headers.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
 /** One credential-looking value left on a tape. Never carries the value itself. */
@@ -56,7 +57,7 @@ async function scanRecords(
   opts: RedactOptions & { secrets?: SecretDetector },
 ): Promise<ScanResult> {
   const secrets = opts.secrets ?? createSecretDetector(opts);
-  const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
+  const secretHeader = secretHeaderMatcher(opts.headers);
   const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
   const findings: SecretFinding[] = [];
   const problems: string[] = [];
@@ -113,7 +114,7 @@ async function scanRecords(
       const headers = part?.headers;
       if (headers === null || typeof headers !== 'object') continue;
       for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-        if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
+        if (secretHeader(name) && typeof v === 'string' && v !== '' && v !== REDACTED)
           report(v, 'secret-header', `${side}.headers.${name}`);
       }
     }
