@@ -3,6 +3,7 @@ import { resolveSideFile } from './paths.js';
 import type { StoredBody, TapeStore } from './store.js';
 import { linesOf, type TapeRecord } from './tape-reader.js';
 import { REDACTED, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { parseJson } from './json-depth.js';
 import { secretHeaderMatcher } from './secret-headers.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
@@ -85,7 +86,8 @@ async function scanRecords(
     };
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      // A line too deep to walk is scanned as the text it is.
+      value = parseJson(raw);
     } catch {
       if (secrets.mayHold(raw)) secrets.redact(raw, report, '(unparsable line)');
       continue;
@@ -137,7 +139,7 @@ async function scanRecords(
         let parsed: unknown = content;
         if (body.encoding === 'json') {
           try {
-            parsed = JSON.parse(content);
+            parsed = parseJson(content);
           } catch {
             // scan it as text
           }
