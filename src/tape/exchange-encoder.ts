@@ -11,6 +11,7 @@ import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type T
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
 import { serializeExchange } from './serialize.js';
+import { exceedsJsonDepth } from './json-depth.js';
 import type { NewExchange, StoredBody, WriterOptions } from './store.js';
 
 /** Stores bytes of one large body; resolves to the body that refers to them. */
@@ -114,7 +115,10 @@ export function sideFolderName(tapeName: string): string {
 export function inlineBody(stored: StoredBody, bytes: Buffer): Body {
   if (stored.encoding === 'base64') return { kind: 'base64', base64: bytes.toString('base64') };
   const text = bytes.toString('utf8');
-  return stored.encoding === 'json' ? { kind: 'json', json: JSON.parse(text) as unknown } : { kind: 'text', text };
+  // JSON too deep to walk (never written so by tapedeck) is served as the text it is.
+  return stored.encoding === 'json' && !exceedsJsonDepth(text)
+    ? { kind: 'json', json: JSON.parse(text) as unknown }
+    : { kind: 'text', text };
 }
 
 /** Check stored bytes against the body's recorded size and sha256 (TAPE_CORRUPT-worthy message, or undefined). */

@@ -10,6 +10,7 @@ import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
 import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
 export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
@@ -31,6 +32,9 @@ export interface ParsedTape {
  * TAPE_FORMAT_UNSUPPORTED), the rest exchanges. A record that is not JSON or not an exchange is reported in
  * `problems` and skipped. `tornLast`: the last record is cut short (a crash mid-write), say so when it does not parse.
  */
+/** How deep the record around a body goes (`{"request":{"body":{"json":...}}}` and the like). */
+const LINE_DEPTH = 8;
+
 export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, opts: { tornLast?: boolean } = {}): ParsedTape {
   const problems: TapeProblem[] = [];
   let header: TapeHeader | undefined;
@@ -39,6 +43,12 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
   for (let i = 0; i < all.length; i++) {
     const { line, text } = all[i] as TapeRecord;
     if (text.trim() === '') continue;
+    // A record nested too deeply to walk (a body thousands of levels deep, written by hand or by an older tapedeck)
+    // is skipped like any record that cannot be read: everything after it would overflow on it.
+    if (exceedsJsonDepth(text, MAX_JSON_DEPTH + LINE_DEPTH)) {
+      problems.push({ line, message: `nested deeper than ${MAX_JSON_DEPTH} levels, too deep to read; skipped` });
+      continue;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -99,9 +109,12 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
-/** The records of a tape file's text: its lines, numbered from 1 (a final newline ends the last one). */
+/**
+ * The records of a tape file's text: its lines, numbered from 1 (a final newline ends the last one). A UTF-8 byte
+ * order mark before the first line (an editor's) is not part of it.
+ */
 export function* linesOf(text: string): Generator<TapeRecord> {
-  let start = 0;
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let line = 1;
   while (start < text.length) {
     const end = text.indexOf('\n', start);
@@ -134,7 +147,9 @@ export function readTapeHeader(file: string): TapeHeader {
       if (nl !== -1) break;
       pos += n;
     }
-    const first = Buffer.concat(chunks).toString('utf8');
+    const first = Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     if (first.trim() === '') {
       // A tape whose first line is blank: the full reader knows where its header is.
       throw new TapedeckError('TAPE_CORRUPT', `${file}: line 1 is not a tape header (empty)`, { status: 500 });
