@@ -1,14 +1,13 @@
-import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { renderExperiment } from '../experiment/render.js';
 import { runExperiment } from '../experiment/run-experiment.js';
 import { styleFor } from '../inspect/format.js';
 import { createLogger } from '../log.js';
 import { loadSideEffects } from '../replay/side-effects.js';
-import { resolveTape } from '../tape/resolve.js';
 import { routeSources } from '../config/config.js';
 import { stringList, stringValue, type Command } from './command.js';
 import { parseOverrides } from './replay.js';
+import { commandConfig, STORE_OPTIONS, withStore } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS } from './width-options.js';
 
 export const experimentCommand: Command = {
@@ -18,7 +17,7 @@ export const experimentCommand: Command = {
     'tapedeck experiment --tape NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
     '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json]',
     '                    [--width N | --wide]',
-    '                    [--dir DIR] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
+    '                    [--dir DIR | --store URL] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
     '',
     '  --tape NAME         the recorded run (a name, a unique prefix, latest, or a path to a .jsonl)',
     '  --model M           a model to try (repeatable; [ROUTE=]M as for replay): one configuration per combination',
@@ -33,8 +32,7 @@ export const experimentCommand: Command = {
   ].join('\n'),
   options: {
     tape: { type: 'string', short: 't' },
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     route: { type: 'string', multiple: true },
     model: { type: 'string', multiple: true },
     'system-prompt': { type: 'string', multiple: true },
@@ -63,31 +61,33 @@ export const experimentCommand: Command = {
     const axes = parseOverrides(ctx.values, 'live');
     const file = stringValue(ctx.values, 'config');
     const flags = stringList(ctx.values, 'route');
-    const config = loadConfig(file, { dir: stringValue(ctx.values, 'dir'), routes: flags }, ctx.env);
+    const config = commandConfig(ctx, { routes: flags });
     const sources = routeSources(file, flags);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
-    const ref = await resolveTape(config.dir, name);
     const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-    const result = await runExperiment({
-      dir: ref.dir,
-      tape: ref.name,
-      config,
-      axes,
-      ...(liveRoutes.length > 0 ? { liveRoutes } : {}),
-      repeat: Number(repeatText),
-      command,
-      args,
-      env: ctx.env,
-      // The agent's stdout and stderr go to ours: stdout stays the table (or the JSON).
-      stdio: ['ignore', 2, 2],
-      routes: sources.chosen,
-      fallbackRoutes: sources.defaults,
-      ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
-      log,
-      onRun: (run) =>
-        ctx.stderr.write(
-          `tapedeck: run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}\n`,
-        ),
+    const result = await withStore(config, async (store) => {
+      const ref = await store.resolve(name);
+      return runExperiment({
+        store: ref.store,
+        tape: ref.name,
+        config,
+        axes,
+        ...(liveRoutes.length > 0 ? { liveRoutes } : {}),
+        repeat: Number(repeatText),
+        command,
+        args,
+        env: ctx.env,
+        // The agent's stdout and stderr go to ours: stdout stays the table (or the JSON).
+        stdio: ['ignore', 2, 2],
+        routes: sources.chosen,
+        fallbackRoutes: sources.defaults,
+        ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
+        log,
+        onRun: (run) =>
+          ctx.stderr.write(
+            `tapedeck: run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}\n`,
+          ),
+      });
     });
     log.flush();
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n');

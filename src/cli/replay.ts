@@ -10,8 +10,8 @@ import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay
 import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
 import { runWrapped } from './wrap.js';
+import { withStore } from './store-options.js';
 import { validateTapeName } from '../tape/paths.js';
-import { resolveTape } from '../tape/resolve.js';
 import { loadMocks } from '../replay/mocks.js';
 import { createHttpMockResponder } from '../proxy/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
@@ -25,7 +25,7 @@ export const replayCommand: Command = {
   name: 'replay',
   summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
   usage: [
-    'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
+    'tapedeck replay --tape NAME [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
     '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
@@ -60,7 +60,7 @@ export const replayCommand: Command = {
     '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
     '                      asked before the tape; marked match "mock" on the replay tape',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
+    '  (--dir, --store, --namespace, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,
@@ -110,68 +110,69 @@ export const replayCommand: Command = {
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
     // resolved once every flag is known to be good.
-    const ref = await resolveTape(config.dir, settings.tape);
-    const tape = ref.name;
-    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
-    const options: ReplayOptions = {
-      ...proxyBase({ ...settings, tape }),
-      dir: ref.dir,
-      // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
-      routes: settings.routeSources.chosen,
-      fallbackRoutes: settings.routeSources.defaults,
-      mode: 'replay',
-      onMiss,
-      timing,
-      ...(saveAs !== undefined ? { saveAs } : {}),
-      matcher: (loaded) =>
-        createReplayMatcher(loaded.exchanges, {
-          eager: true,
-          ...matchingOptions(config),
-          semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
-        }),
-      // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
-      // notifications, side effects blocked).
-      responders: (loaded) => [
-        ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
-        ...(llm === 'live'
-          ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
-          : []),
-        createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
-      ],
-      llm,
-      ...header,
-      ...(liveAfter !== undefined ? { liveAfter } : {}),
-      ...(mockFile !== undefined ? { mocks: mockFile } : {}),
-      ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
-      ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
-    };
-    const started = (proxy: RunningProxy): string[] => [
-      ...formatPlan(
-        planRun(proxy.source?.exchanges ?? [], {
-          llm,
-          plan,
-          ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
-        }),
-      ),
-      ...(liveAfter === undefined
-        ? []
-        : [
-            `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
-          ]),
-      ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
-      ...sideEffectNotes(proxy.source?.exchanges ?? [], {
-        tape,
+    return withStore(config, async (store) => {
+      const ref = await store.resolve(settings.tape);
+      const tape = ref.name;
+      if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+      const options: ReplayOptions = {
+        ...proxyBase({ ...settings, tape }, ref.store),
+        // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
+        routes: settings.routeSources.chosen,
+        fallbackRoutes: settings.routeSources.defaults,
+        mode: 'replay',
         onMiss,
-        ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
-      }),
-      ...cutWhileRecording(proxy.source?.exchanges ?? []),
-      ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
-      `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
-    ];
-    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
-    const proxy = await startProxy(options);
-    for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
-    return serveUntilSignal(proxy, ctx, log);
+        timing,
+        ...(saveAs !== undefined ? { saveAs } : {}),
+        matcher: (loaded) =>
+          createReplayMatcher(loaded.exchanges, {
+            eager: true,
+            ...matchingOptions(config),
+            semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+          }),
+        // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
+        // notifications, side effects blocked).
+        responders: (loaded) => [
+          ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
+          ...(llm === 'live'
+            ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
+            : []),
+          createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
+        ],
+        llm,
+        ...header,
+        ...(liveAfter !== undefined ? { liveAfter } : {}),
+        ...(mockFile !== undefined ? { mocks: mockFile } : {}),
+        ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+        ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
+      };
+      const started = (proxy: RunningProxy): string[] => [
+        ...formatPlan(
+          planRun(proxy.source?.exchanges ?? [], {
+            llm,
+            plan,
+            ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
+          }),
+        ),
+        ...(liveAfter === undefined
+          ? []
+          : [
+              `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
+            ]),
+        ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
+        ...sideEffectNotes(proxy.source?.exchanges ?? [], {
+          tape,
+          onMiss,
+          ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
+        }),
+        ...cutWhileRecording(proxy.source?.exchanges ?? []),
+        ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
+        `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
+      ];
+      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
+      const proxy = await startProxy(options);
+      for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
+      return serveUntilSignal(proxy, ctx, log);
+    });
   },
 };
 

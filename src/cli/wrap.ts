@@ -5,7 +5,7 @@ import { TapedeckError } from '../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
 import { runTrouble } from '../inspect/run-trouble.js';
-import { readTape } from '../tape/tape-reader.js';
+import { createDirStore } from '../tape/dir-store.js';
 
 /** Wrapper mode (`record|replay ... -- COMMAND ARGS...`): run the command under the proxy, print what was set, exit with its code. */
 export async function runWrapped(
@@ -43,8 +43,12 @@ export async function runWrapped(
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
   ctx.stderr.write(`tapedeck: ${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}\n`);
   // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
-  const trouble = result.tape.count > 0 ? runTrouble((await readTape(result.tape.path)).exchanges) : undefined;
-  if (trouble !== undefined) ctx.stderr.write(`tapedeck: on the tape: ${trouble}\n`);
+  if (result.tape.count > 0) {
+    const store = proxy.store ?? (proxy.dir !== undefined ? createDirStore(proxy.dir) : undefined);
+    const tape = await store?.load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
+    const trouble = tape ? runTrouble(tape.exchanges) : undefined;
+    if (trouble !== undefined) ctx.stderr.write(`tapedeck: on the tape: ${trouble}\n`);
+  }
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
     ctx.stderr.write(`tapedeck: passed through untouched, not on the tape: ${hosts}\n`);

@@ -23,14 +23,14 @@ import { buildOverridePlan, planHeader, type OverridePlan } from '../replay/over
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { allowLiveFor, createSideEffectPolicy, type SideEffectsFile } from '../replay/side-effects.js';
 import type { Route } from '../tape/schema.js';
-import { loadTape } from '../tape/tape-reader.js';
+import type { TapeStore } from '../tape/store.js';
 import { createSecretDetector } from '../tape/secrets.js';
 import { blockedCalls, runTrouble, upstreamFailures, type BlockedCall, type UpstreamFailure } from '../inspect/run-trouble.js';
 import { combinations, type ExperimentAxes, type ExperimentConfig } from './combinations.js';
 
 export interface ExperimentOptions {
-  /** The tape to replay, in `dir`. */
-  dir: string;
+  /** The store holding the tape to replay; each run is saved there too. */
+  store: TapeStore;
   tape: string;
   config: Config;
   axes: ExperimentAxes;
@@ -97,7 +97,7 @@ export async function runExperiment(opts: ExperimentOptions): Promise<Experiment
   const plans = configs.map((c) =>
     buildOverridePlan(c.overrides, { families, ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}) }),
   );
-  const original = runOf(await loadTape(opts.dir, opts.tape));
+  const original = runOf(await opts.store.load(opts.tape));
   const costOf = createCostFn(priceTable(opts.config.prices));
   const prefix = opts.prefix ?? `${opts.tape}.exp-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runs: ExperimentRun[] = [];
@@ -121,7 +121,7 @@ export async function runExperiment(opts: ExperimentOptions): Promise<Experiment
         const out = await runAgentUnderReplay({ ...opts, plan: plans[i] as OverridePlan, saveAs });
         run.tape = out.tape;
         run.exitCode = out.exitCode;
-        const replayed = runOf(await loadTape(opts.dir, out.tape));
+        const replayed = runOf(await opts.store.load(out.tape));
         run.blocked = blockedCalls(replayed.exchanges);
         run.upstreamErrors = upstreamFailures(replayed.exchanges);
         if (out.exitCode !== 0) {
@@ -164,7 +164,9 @@ export async function runAgentUnderReplay(
   const proxy: ReplayOptions = {
     mode: 'replay',
     tape: opts.tape,
-    dir: opts.dir,
+    store: opts.store,
+    // A run whose agent made no call is still a run: its (empty) tape is compared like any other.
+    keepEmpty: true,
     host: '127.0.0.1',
     port: 0,
     routes: opts.routes ?? [],

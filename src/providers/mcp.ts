@@ -27,10 +27,9 @@ export interface TimedMessage {
   message: Message;
 }
 
-/** The method tapedeck gives a recorded server-to-client stream (a GET stream, legacy or standalone): not a JSON-RPC method. */
-export const STREAM_METHOD = 'tapedeck/stream';
-/** The method tapedeck gives a client's JSON-RPC response (to a server request such as sampling). */
-export const RESPONSE_METHOD = 'tapedeck/response';
+import { RESPONSE_METHOD, STREAM_METHOD } from '../tape/schema.js';
+
+export { STREAM_METHOD, RESPONSE_METHOD };
 
 // --- JSON-RPC messages
 

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from './paths.js';
+import type { StoredBody, TapeStore } from './store.js';
+import { linesOf, type TapeRecord } from './tape-reader.js';
 import { REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './redact.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
@@ -31,15 +33,36 @@ export interface ScanResult {
  * tapedeck, edited by hand, or recorded with rules that have grown since. Side files are scanned too.
  */
 export async function scanTapeFile(file: string, opts: RedactOptions & { secrets?: SecretDetector } = {}): Promise<ScanResult> {
+  const text = await readFile(file, 'utf8');
+  return scanRecords(file, linesOf(text), (body) => readFile(resolveSideFile(file, body.file)), opts);
+}
+
+/** Scan a tape in any store: its stored records and large bodies. `file` in findings is where the tape is. */
+export async function scanTape(
+  store: TapeStore,
+  name: string,
+  opts: RedactOptions & { secrets?: SecretDetector } = {},
+): Promise<ScanResult> {
+  // A side file is scanned as it is, even when it no longer matches its hash (tampered with, or edited by hand).
+  if (store.kind === 'dir') return scanTapeFile(store.where(name), opts);
+  return scanRecords(store.where(name), store.lines(name), (body) => store.readBlob(name, body), opts);
+}
+
+/** Every credential-looking value in a tape's records (and its large bodies, read with `readStored`). */
+async function scanRecords(
+  file: string,
+  records: Iterable<TapeRecord> | AsyncIterable<TapeRecord>,
+  readStored: (body: StoredBody) => Promise<Buffer>,
+  opts: RedactOptions & { secrets?: SecretDetector },
+): Promise<ScanResult> {
   const secrets = opts.secrets ?? createSecretDetector(opts);
   const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
   const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
   const findings: SecretFinding[] = [];
   const problems: string[] = [];
-  const text = await readFile(file, 'utf8');
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? '';
+  for await (const record of records) {
+    const raw = record.text;
+    const i = record.line - 1;
     if (raw.trim() === '') continue;
     const seen = new Set<string>();
     let exchange: string | undefined;
@@ -104,7 +127,7 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
         const where = `${side}.body(side file ${body.file})`;
         let content: string;
         try {
-          content = await readFile(resolveSideFile(file, body.file), 'utf8');
+          content = (await readStored(body as StoredBody)).toString('utf8');
         } catch (err) {
           problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
           continue;

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -17,27 +16,17 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { sideDir, tapeFile } from './paths.js';
 import { acquireTapeLock, type TapeLock } from './lock.js';
-import { createRedactor, type RedactOptions } from './redact.js';
-import { createMarkerReplacer, highestMarker } from './secrets.js';
+import { createExchangeEncoder, newTapeHeader, storedBody, type ExchangeEncoder } from './exchange-encoder.js';
+import { highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
-import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
-import { serializeExchange } from './serialize.js';
-import { VERSION } from '../version.js';
+import type { TapeHeader } from './schema.js';
+import type { TapeWriter, WriterOptions } from './store.js';
 
-/** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
-export type NewExchange = Omit<Exchange, 'type' | 'id' | 'seq'>;
+export type { NewExchange, TapeWriter } from './store.js';
 
-export interface TapeWriterOptions {
+/** The folder store's writer: a `WriterOptions` plus the folder, and a file-system seam for tests. */
+export interface TapeWriterOptions extends WriterOptions {
   dir: string;
-  name: string;
-  header: Omit<TapeHeader, 'type' | 'format' | 'tapedeck' | 'name' | 'createdAt'>;
-  /** What to do when the tape exists: fail (default), overwrite it, or append to it. */
-  ifExists?: 'fail' | 'overwrite' | 'append';
-  redact?: RedactOptions;
-  /** Bodies above this size (bytes of their JSON text) go to a side file. Default 1 MiB. */
-  largeBodyBytes?: number;
-  /** Called once, at the first failed write (disk full, I/O error); from then on every append rejects with it. */
-  onFailure?: (err: TapedeckError) => void;
   /** File-system seam for tests: the writes that put lines on disk. Default: node:fs. */
   fs?: Partial<WriterFs>;
 }
@@ -48,22 +37,6 @@ export interface WriterFs {
   ftruncateSync(fd: number, len: number): void;
 }
 
-export interface TapeWriter {
-  readonly path: string;
-  readonly name: string;
-  readonly header: TapeHeader;
-  /** Milliseconds since the tape's session started: the shared timeline for every exchange. */
-  now(): number;
-  /** Append one exchange; resolves once its line is written. Lines are written in call order, never interleaved. */
-  append(ex: NewExchange): Promise<Exchange>;
-  /** Number of exchanges on disk: written completely (including ones from an appended-to tape); never a line that failed. */
-  readonly count: number;
-  /** The first write failure (`TAPE_WRITE_FAILED`, the OS error as `cause`), once the tape can no longer be written. */
-  readonly failure: TapedeckError | undefined;
-  /** Flush, sync, close the file and release the tape's lock. Never throws for a failed tape: see `failure`. */
-  close(): Promise<void>;
-}
-
 /**
  * Append-only JSONL writer. Each exchange is one complete line; the lines of one event-loop turn go out in one
  * write right after it, from a single queue, so a `kill -9` leaves every completed exchange readable (at worst a
@@ -72,8 +45,6 @@ export interface TapeWriter {
 export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWriter> {
   const file = tapeFile(opts.dir, opts.name);
   const ifExists = opts.ifExists ?? 'fail';
-  const redactor = createRedactor(opts.redact);
-  const largeBodyBytes = opts.largeBodyBytes ?? 1024 * 1024;
   const fs: WriterFs = { writeSync, ftruncateSync, ...opts.fs };
   await mkdir(path.dirname(file), { recursive: true });
 
@@ -87,9 +58,15 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   const lock = acquireTapeLock(file, opts.name);
   let fd: number | undefined;
   try {
-    const opened = await openTape(file, opts, exists && ifExists === 'append', redactor.url);
+    const opened = await openTape(file, opts, exists && ifExists === 'append');
     fd = opened.fd;
-    return startWriter(opts, file, fd, lock, opened, redactor, largeBodyBytes, fs);
+    const encoder = createExchangeEncoder({
+      redact: opts.redact,
+      largeBodyBytes: opts.largeBodyBytes,
+      firstMarker: opened.firstMarker,
+      putBlob: (bytes, encoding) => writeSideFile(file, opts.name, bytes, encoding),
+    });
+    return startWriter(opts, file, fd, lock, opened, encoder, fs);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
     lock.release();
@@ -109,7 +86,7 @@ interface OpenedTape {
   firstMarker: number;
 }
 
-async function openTape(file: string, opts: TapeWriterOptions, append: boolean, redactUrl: (u: string) => string): Promise<OpenedTape> {
+async function openTape(file: string, opts: TapeWriterOptions, append: boolean): Promise<OpenedTape> {
   if (append) {
     const existing = await readTape(file);
     const header = existing.header;
@@ -128,20 +105,11 @@ async function openTape(file: string, opts: TapeWriterOptions, append: boolean, 
     };
   }
   if (existsSync(file)) rmSync(sideDir(file), { recursive: true, force: true });
-  const createdAt = new Date();
-  const header = TapeHeaderSchema.parse({
-    type: 'header',
-    format: TAPE_FORMAT_VERSION,
-    tapedeck: VERSION,
-    name: opts.name,
-    createdAt: createdAt.toISOString(),
-    ...opts.header,
-    routes: opts.header.routes.map((r) => ({ prefix: r.prefix, upstream: redactUrl(r.upstream) })),
-  });
+  const header = newTapeHeader(opts.name, opts.header, opts.redact);
   const fd = openSync(file, 'w');
   try {
     const offset = writeAllSync(fd, JSON.stringify(header) + '\n', { writeSync, ftruncateSync });
-    return { fd, header, seq: 0, onDisk: 0, startMs: createdAt.getTime(), offset, firstMarker: 1 };
+    return { fd, header, seq: 0, onDisk: 0, startMs: Date.parse(header.createdAt), offset, firstMarker: 1 };
   } catch (err) {
     closeSync(fd);
     throw writeFailed(opts.name, file, (err as { cause?: unknown }).cause ?? err, 0);
@@ -154,13 +122,11 @@ function startWriter(
   fd: number,
   lock: TapeLock,
   opened: OpenedTape,
-  redactor: ReturnType<typeof createRedactor>,
-  largeBodyBytes: number,
+  encoder: ExchangeEncoder,
   fs: WriterFs,
 ): TapeWriter {
   const { header, startMs } = opened;
   let { seq, onDisk, offset } = opened;
-  const markers = createMarkerReplacer(opened.firstMarker);
   const perfStart = performance.now() - (Date.now() - startMs);
 
   let closed = false;
@@ -227,31 +193,13 @@ function startWriter(
     onDisk += waiters.length;
     for (const w of waiters) w.resolve();
   };
+  const inFlight = new Set<Promise<unknown>>();
   const enqueueLine = (line: string): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       batch.push(line);
       batchWaiters.push({ resolve, reject });
       scheduled ??= setImmediate(flush);
     });
-
-  const externalize = async (body: Body | undefined): Promise<Body | undefined> => {
-    if (body === undefined || body.kind === 'empty' || body.kind === 'file') return body;
-    const [encoding, content] =
-      body.kind === 'json'
-        ? (['json', JSON.stringify(body.json)] as const)
-        : body.kind === 'text'
-          ? (['text', body.text] as const)
-          : (['base64', body.base64] as const);
-    if (content.length <= largeBodyBytes) return body;
-    const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8');
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    const ext = encoding === 'json' ? 'json' : encoding === 'text' ? 'txt' : 'bin';
-    const dir = sideDir(file);
-    mkdirSync(dir, { recursive: true });
-    const name = `${sha256}.${ext}`;
-    await writeFile(path.join(dir, name), bytes);
-    return { kind: 'file', file: `${path.basename(dir)}/${name}`, encoding, bytes: bytes.byteLength, sha256 };
-  };
 
   return {
     path: file,
@@ -267,30 +215,30 @@ function startWriter(
     async append(input) {
       if (failure !== undefined) throw failure;
       if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
-      const mine = seq++;
-      let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
-      let line = serializeExchange(ex);
-      // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
-      if (redactor.secrets.mayHold(line)) {
-        ex = redactor.secrets.redact(ex, markers);
-        line = serializeExchange(ex);
-      }
-      if (line.length > largeBodyBytes) {
-        // Something in it is large: bodies above the limit go to side files, whole (already redacted).
+      let encoded = encoder.encode(input, seq++);
+      if (encoded instanceof Promise) {
+        // A large body is being stored apart: close waits for it.
+        const storing = encoded;
+        inFlight.add(storing);
         try {
-          ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
-          if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
+          encoded = await storing;
         } catch (err) {
-          throw fail(err);
+          // A large body that could not be stored apart: the tape cannot be written any more.
+          if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
+          throw err;
+        } finally {
+          inFlight.delete(storing);
         }
-        line = serializeExchange(ex);
       }
+      const { ex, line } = encoded;
       await enqueueLine(line + '\n');
       return ex;
     },
     async close() {
       if (closed) return;
       closed = true;
+      // Exchanges appended before the close whose large bodies are still being stored go on the tape first.
+      await Promise.allSettled([...inFlight]);
       if (scheduled !== undefined) clearImmediate(scheduled);
       flush();
       try {
@@ -299,6 +247,11 @@ function startWriter(
         // a pipe or a filesystem without fsync: the data is written all the same
       }
       closeSync(fd);
+      // A tape nobody wrote to (a replay no client called) leaves nothing behind.
+      if (opts.discardIfEmpty === true && seq === 0 && failure === undefined) {
+        rmSync(file, { force: true });
+        rmSync(sideDir(file), { recursive: true, force: true });
+      }
       lock.release();
     },
   };
@@ -337,4 +290,17 @@ function writeBytes(fd: number, bytes: Buffer, fs: WriterFs): number {
     }
   }
   return off;
+}
+
+/** Write one large body to the tape's side folder (`<tape>.files/<sha256>.<ext>`); the name is its content's hash. */
+async function writeSideFile(file: string, name: string, bytes: Buffer, encoding: 'json' | 'text' | 'base64') {
+  const body = storedBody(name, bytes, encoding);
+  const dir = sideDir(file);
+  mkdirSync(dir, { recursive: true });
+  try {
+    await writeFile(path.join(dir, path.basename(body.file)), bytes);
+  } catch (err) {
+    throw new TapedeckError('TAPE_WRITE_FAILED', `cannot write side file ${body.file}`, { cause: err });
+  }
+  return body;
 }

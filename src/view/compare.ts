@@ -15,7 +15,7 @@ import {
   type StepKind,
   type ToolCallEntry,
 } from './model.js';
-import type { OpenTape } from './tape-store.js';
+import type { OpenTape } from './open-tapes.js';
 
 const SHORT_ARGS = 200;
 

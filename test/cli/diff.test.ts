@@ -268,7 +268,7 @@ describe('tapedeck diff', () => {
     const flag = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--nope']);
     expect(flag.code).toBe(2);
     const missing = await runCli(['diff', 'base', 'nope', '--dir', dir]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim()).toMatch(/^tapedeck diff: no tape at .*nope\.jsonl$/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/^tapedeck diff: no tape "nope" in .*\(tapedeck list shows them\)$/);
   }, 30_000);
 });

@@ -10,8 +10,9 @@ import { diffTapes } from '../../src/inspect/diff.js';
 import { createLogger } from '../../src/log.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { createTapeWriter } from '../../src/tape/tape-writer.js';
-import { costFnFor } from '../../src/view/model.js';
-import { createTapeStore } from '../../src/view/tape-store.js';
+import { costFnFor, usageCostFnFor } from '../../src/view/model.js';
+import { createOpenTapes } from '../../src/view/open-tapes.js';
+import { createDirStore } from '../../src/tape/dir-store.js';
 import { createViewApp, type ViewApp } from '../../src/view/view-app.js';
 import { startViewer } from '../../src/view/viewer.js';
 import { GOAL, recordAgentTapes } from '../inspect/record-agent.js';
@@ -46,7 +47,7 @@ beforeAll(async () => {
   await writeTape(dir, 'idle-start', [llmCall(60_000), toolCall(60_100), llmCall(60_200)]);
   const costOf = costFnFor(undefined);
   view = createViewApp({
-    store: createTapeStore({ dir, costOf }),
+    tapes: createOpenTapes({ store: createDirStore(dir), usageCost: usageCostFnFor(undefined) }),
     costOf,
     log: createLogger('silent'),
     port: () => PORT,
@@ -202,7 +203,7 @@ describe('live', () => {
   it('tells an open page when the tape it shows grows', async () => {
     const name = 'growing';
     await writeTape(dir, name, [llmCall(0)]);
-    const viewer = await startViewer({ dir, port: 0, costOf: costFnFor(undefined), log: createLogger('silent'), pollMs: 30 });
+    const viewer = await startViewer({ dir, port: 0, log: createLogger('silent'), pollMs: 30 });
     const abort = new AbortController();
     try {
       const res = await fetch(`${viewer.url}api/live?name=${name}`, { signal: abort.signal });

@@ -1,0 +1,29 @@
+/**
+ * The store a command works on: a folder (the default), or a shared store named by URL
+ * (`postgres://USER@HOST:PORT/DB[?namespace=NS]`). The PostgreSQL store is loaded only when asked for.
+ */
+import { TapedeckError } from '../errors.js';
+import { createDirStore } from './dir-store.js';
+import type { TapeStore } from './store.js';
+
+export interface StoreSpec {
+  /** The tape folder, used when no `store` URL is given. */
+  dir: string;
+  /** A store URL. */
+  store?: string | undefined;
+  /** Keeps teams or branches apart in one shared store. */
+  namespace?: string | undefined;
+}
+
+export async function openStore(spec: StoreSpec): Promise<TapeStore> {
+  if (spec.store === undefined) return createDirStore(spec.dir);
+  throw new TapedeckError(
+    'BAD_ARGS',
+    `unknown tape store "${redactStoreUrl(spec.store)}": give a folder with --dir, or a postgres://USER@HOST:PORT/DB URL with --store`,
+  );
+}
+
+/** A store URL fit to print: the password (and any `password=` parameter) replaced. */
+export function redactStoreUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
+}
