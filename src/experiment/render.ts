@@ -36,7 +36,7 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
     const d = run.diff;
     const n = `${i + 1}`.padEnd(4);
     if (d === null) {
-      out.push(style.red(`  ${n}${cell} FAILED`), style.red(fit(`      ${run.failed ?? '?'}`, width)));
+      out.push(style.red(`  ${n}${cell} FAILED`), ...wrap(run.failed ?? '?', width).map(style.red));
       return;
     }
     const line =
@@ -44,11 +44,12 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
       `${String(d.toolSequenceDiff.length).padStart(5)} ${signed(d.tokensDelta).padStart(7)} ` +
       `${(d.costDelta === null ? '?' : signed(d.costDelta, formatCost)).padStart(10)} ${signed(d.durationDeltaMs, (x) => formatMs(x)).padStart(9)}  `;
     if (run.failed !== null) {
-      out.push(style.red(`${line}FAILED`), style.red(fit(`      ${run.failed}`, width)));
+      out.push(style.red(`${line}FAILED`), ...wrap(run.failed, width).map(style.red));
       return;
     }
     out.push(line + (firsts[i] as string));
     if (d.firstDivergence !== null) out.push(style.dim(fit(`      ${d.firstDivergence.reason}`, width)));
+    for (const b of run.blocked) out.push(...wrap(`⊘ blocked at step ${b.step}: ${b.tool} (${b.reason})`, width).map(style.yellow));
   });
   if (legend) {
     out.push('', style.bold('configurations'));
@@ -74,6 +75,22 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
   out.push('', style.dim(`deltas are the run minus the original "${r.tape}"; each run is saved as a tape (tapedeck diff ${r.tape} NAME)`));
   for (const [i, run] of r.runs.entries()) if (run.tape !== null) out.push(style.dim(`  ${i + 1}: ${run.tape}`));
   return out;
+}
+
+/** Why a run failed or what it had blocked: indented under its row and wrapped at spaces, never cut. */
+function wrap(text: string, width: number): string[] {
+  const indent = '      ';
+  const room = Math.max(20, width - indent.length);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > room) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(indent + line);
+  return lines;
 }
 
 function signed(n: number, format: (x: number) => string = String): string {

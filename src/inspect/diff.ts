@@ -21,6 +21,7 @@ import { configChanges, type ConfigChange } from './run-config.js';
 import { round4, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './similarity.js';
 import { ars, type Ars } from './ars.js';
 import { stepDeltas, type StepDelta } from './step-deltas.js';
+import { upstreamFailureOf } from './run-trouble.js';
 import { errorOf, orderExchanges, Step } from './steps.js';
 import type { CostFn } from './cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
@@ -191,6 +192,15 @@ function stepDifference(a: Step, b: Step): string | undefined {
   const ea = a.exchange;
   const eb = b.exchange;
   if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${stepLabel(a)}, replay ${stepLabel(b)}`;
+  // An upstream that failed one side (a 429, a 500, a broken connection) is the cause: say so before its effects
+  // (no tool calls, no output) are reported as the model's doing.
+  const fa = upstreamFailureOf(ea);
+  const fb = upstreamFailureOf(eb);
+  if (fa !== fb) {
+    if (fa === undefined) return `the replay's ${stepLabel(b)} failed upstream: ${fb}`;
+    if (fb === undefined) return `the original's ${stepLabel(a)} failed upstream: ${fa}`;
+    return `${stepLabel(a)} failed upstream differently: original ${fa}, replay ${fb}`;
+  }
   if (ea.mcp && eb.mcp) {
     if (ea.mcp.toolName !== eb.mcp.toolName)
       return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;

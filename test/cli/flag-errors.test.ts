@@ -2,11 +2,14 @@ import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { explainFlagError } from '../../src/cli/flag-errors.js';
 import { experimentCommand } from '../../src/cli/experiment.js';
-import { pruneCommand } from '../../src/cli/prune.js';
 import { listCommand } from '../../src/cli/list.js';
+import { pruneCommand } from '../../src/cli/prune.js';
 import { showCommand } from '../../src/cli/show.js';
 import type { Command } from '../../src/cli/command.js';
 import { runCli } from '../helpers/cli.js';
+
+/** Every flag of a command as the message lists them. */
+const flags = (command: Command): string => [...Object.keys(command.options).map((f) => `--${f}`), '--help'].join(', ');
 
 /** What main.ts prints for these arguments (parseArgs as main.ts calls it). */
 function refused(command: Command, args: string[]): string {
@@ -21,16 +24,13 @@ function refused(command: Command, args: string[]): string {
 describe('a flag the command does not have', () => {
   it("names the closest flag and lists the command's flags, without node's advice about --", () => {
     const line = refused(showCommand, ['run', '--debreif']);
-    expect(line).toBe(
-      "unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --store, --namespace, --config, --json, --step, --errors, --debrief, --width, --wide, --help)",
-    );
+    expect(line).toBe(`unknown flag --debreif: did you mean --debrief? (show's flags: ${flags(showCommand)})`);
+    expect(flags(showCommand)).toMatch(/^--dir, .*--json, --step, --errors, --debrief, --width, --wide, --help$/);
     expect(line).not.toContain("'--'");
   });
 
   it('suggests nothing when nothing is close, and still lists the flags', () => {
-    expect(refused(listCommand, ['--frobnicate'])).toBe(
-      "unknown flag --frobnicate (list's flags: --dir, --store, --namespace, --config, --json, --model, --tool, --since, --mode, --limit, --after, --width, --wide, --help)",
-    );
+    expect(refused(listCommand, ['--frobnicate'])).toBe(`unknown flag --frobnicate (list's flags: ${flags(listCommand)})`);
   });
 
   it('catches a prefix and a flag of another command spelt near one of this one', () => {
@@ -47,14 +47,14 @@ describe('a flag the command does not have', () => {
   });
 
   it('names a stray argument of a command that takes none', () => {
-    expect(refused(pruneCommand, ['tapes'])).toMatch(/^unexpected argument "tapes" \(prune takes no arguments; prune's flags: --dir/);
+    expect(refused(pruneCommand, ['tapes'])).toBe(
+      `unexpected argument "tapes" (prune takes no arguments; prune's flags: ${flags(pruneCommand)})`,
+    );
   });
 
   it('through the CLI: one line on stderr, exit 2', async () => {
     const r = await runCli(['show', 'run', '--debreif']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(
-      "tapedeck show: unknown flag --debreif: did you mean --debrief? (show's flags: --dir, --store, --namespace, --config, --json, --step, --errors, --debrief, --width, --wide, --help)\n",
-    );
+    expect(r.stderr).toBe(`tapedeck show: unknown flag --debreif: did you mean --debrief? (show's flags: ${flags(showCommand)})\n`);
   });
 });

@@ -43,6 +43,8 @@ function result(): ExperimentResult {
       exitCode: 0,
       failed: null,
       diff: diff(0.5 + i / 10),
+      blocked: i === 1 ? [{ step: 3, tool: 'send_email', reason: '"send_email" counts as a side effect' }] : [],
+      upstreamErrors: [],
     })),
     variance: [],
   };
@@ -53,6 +55,16 @@ describe('the experiment table', () => {
     const lines = renderExperiment(result(), Infinity, plain);
     for (const [i, c] of result().configs.entries()) expect(lines.find((l) => l.startsWith(`  ${i + 1}   `))).toContain(c.label);
     expect(lines.join('\n')).not.toContain('config 1');
+  });
+
+  it('marks the calls a run had blocked, under its row', () => {
+    const lines = renderExperiment(result(), Infinity, plain);
+    const row = lines.findIndex((l) => l.startsWith('  2   '));
+    expect(lines.slice(row + 1, row + 3)).toEqual([
+      '      different output',
+      '      ⊘ blocked at step 3: send_email ("send_email" counts as a side effect)',
+    ]);
+    expect(lines.filter((l) => l.includes('⊘'))).toHaveLength(1);
   });
 
   it('never cuts labels into ambiguity: when they do not fit it names the configurations and lists each label whole', () => {

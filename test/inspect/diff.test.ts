@@ -199,6 +199,27 @@ describe('diffTapes', () => {
     expect(divergenceAt({ step: 4, replayStep: null, reason: '' }, 'rec', 'rep')).toBe('step 4 in rec (rep had ended)');
   });
 
+  it('an upstream error is named as the cause, before its effects (no tool call) are taken for the model changing its mind', () => {
+    const b = run();
+    b[0] = exchange({
+      offsetMs: 0,
+      status: 429,
+      response: { error: { message: 'Rate limit reached for gpt-4o', type: 'requests', code: 'rate_limit_exceeded' } },
+      llm: { model: 'gpt-4o', errorType: 'requests' },
+      match: { kind: 'live', reason: 'forwarded' },
+    });
+    const d = diffTapes(tape(run()), tape(b));
+    expect(d.firstDivergence).toEqual({
+      step: 0,
+      replayStep: 0,
+      reason: "the replay's LLM gpt-4o failed upstream: HTTP 429 rate_limit_exceeded: Rate limit reached for gpt-4o",
+    });
+    const both = diffTapes(tape(b), tape(b.map((ex, i) => (i === 0 ? { ...ex, response: { status: 500, headers: {} } } : ex))));
+    expect(both.firstDivergence?.reason).toBe(
+      'LLM gpt-4o failed upstream differently: original HTTP 429 rate_limit_exceeded: Rate limit reached for gpt-4o, replay HTTP 500 requests',
+    );
+  });
+
   it('a replay miss is a different result', () => {
     const b = run();
     b[1] = {
