@@ -4,7 +4,15 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import {
+  ExchangeSchema,
+  TAPE_FORMATS_READ,
+  TapeHeaderSchema,
+  type Body,
+  type Exchange,
+  type TapeHeader,
+} from './schema.js';
+import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 
 /** A line the reader could not use: reported, skipped, never fatal. */
 export interface TapeProblem {
@@ -43,6 +51,7 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
   const problems: TapeProblem[] = [];
   let header: TapeHeader | undefined;
   const exchanges: Exchange[] = [];
+  const parts: PartLine[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (line.trim() === '') continue;
@@ -69,6 +78,10 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
       header = h.data;
       continue;
     }
+    if (isPartLine(value)) {
+      parts.push({ line: i + 1, value });
+      continue;
+    }
     const ex = ExchangeSchema.safeParse(value);
     if (!ex.success) {
       const issue = ex.error.issues[0];
@@ -81,6 +94,7 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     exchanges.push(ex.data);
   }
   if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${file}: empty tape (no header line)`, { status: 500 });
+  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
   const usable = opts.resolveFiles !== false ? await resolveSideFiles(file, exchanges, problems) : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
@@ -121,14 +135,14 @@ export async function tapeModifiedAt(file: string): Promise<Date> {
 function checkFormat(file: string, value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const h = value as Record<string, unknown>;
-  if (h.type !== 'header' || !('format' in h) || h.format === TAPE_FORMAT_VERSION) return;
+  if (h.type !== 'header' || !('format' in h) || TAPE_FORMATS_READ.includes(h.format as number)) return;
   const writer = typeof h.tapedeck === 'string' ? `tapedeck ${h.tapedeck}` : 'an unknown tapedeck';
-  const newer = typeof h.format === 'number' && h.format > TAPE_FORMAT_VERSION;
+  const newer = typeof h.format === 'number' && h.format > Math.max(...TAPE_FORMATS_READ);
   throw new TapedeckError(
     'TAPE_FORMAT_UNSUPPORTED',
     `tape ${file} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
-      `${TAPE_FORMAT_VERSION}${newer ? ': upgrade tapedeck' : ''}`,
-    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMAT_VERSION } },
+      `${TAPE_FORMATS_READ.join(' and ')}${newer ? ': upgrade tapedeck' : ''}`,
+    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMATS_READ } },
   );
 }
 
@@ -158,10 +172,15 @@ async function resolveSideFiles(file: string, exchanges: Exchange[], problems: T
     try {
       if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
       if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
       kept.push(ex);
     } catch (err) {
       const which =
-        ex.request.body.kind === 'file' ? ex.request.body.file : ex.response?.body?.kind === 'file' ? ex.response.body.file : '?';
+        ex.request.body.kind === 'file'
+          ? ex.request.body.file
+          : ex.response?.body?.kind === 'file'
+            ? ex.response.body.file
+            : (ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?';
       problems.push({
         line: 0,
         message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,

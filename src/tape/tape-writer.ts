@@ -20,7 +20,16 @@ import { acquireTapeLock, type TapeLock } from './lock.js';
 import { createRedactor, type RedactOptions } from './redact.js';
 import { createMarkerReplacer, highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
-import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import {
+  TAPE_FORMAT_SESSIONS,
+  TAPE_FORMAT_VERSION,
+  TapeHeaderSchema,
+  type Body,
+  type EndLine,
+  type Exchange,
+  type TapeHeader,
+  type WsFrame,
+} from './schema.js';
 import { serializeExchange } from './serialize.js';
 import { VERSION } from '../version.js';
 
@@ -42,6 +51,19 @@ export interface TapeWriterOptions {
   fs?: Partial<WriterFs>;
 }
 
+/** An exchange written while it is still open: see `TapeWriter.begin`. */
+export interface OpenExchange {
+  /** The exchange line as written (its id, seq, redacted headers). */
+  readonly exchange: Exchange;
+  /**
+   * Append messages, redacted like bodies, large ones in side files. The messages added in one event-loop turn go
+   * out as one `frames` line, after every line queued before it; resolves once that line is on disk.
+   */
+  addFrames(frames: readonly WsFrame[]): Promise<void>;
+  /** Write the `end` line after every message added so far; nothing can be added after it. Resolves once it is on disk. */
+  end(final: Omit<EndLine, 'type' | 'exchange'>): Promise<void>;
+}
+
 /** The few file operations the writer's line path uses (a seam so tests can make a write fail half-way). */
 export interface WriterFs {
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number;
@@ -56,6 +78,11 @@ export interface TapeWriter {
   now(): number;
   /** Append one exchange; resolves once its line is written. Lines are written in call order, never interleaved. */
   append(ex: NewExchange): Promise<Exchange>;
+  /**
+   * Start an exchange that grows while it is open (a WebSocket session): its line is written now (and the tape
+   * becomes format 2), its messages as they come (`addFrames`), its `end` line when it ends. The reader merges them.
+   */
+  begin(ex: NewExchange): Promise<OpenExchange>;
   /** Number of exchanges on disk: written completely (including ones from an appended-to tape); never a line that failed. */
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the OS error as `cause`), once the tape can no longer be written. */
@@ -177,13 +204,15 @@ function startWriter(
   // Each line is complete before it is queued, so a crash can tear at most the last line.
   // The write is synchronous on purpose: appending a few KiB to the page cache costs ~1.5 µs of CPU, less than the
   // promise, thread-pool hand-off and wake-up of an fs/promises write (appends measured 14 µs instead of 17-22 µs).
-  let batch: string[] = [];
-  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  // A line is text, or made at flush time (a session's `frames` line collects the messages of the whole turn).
+  let batch: (string | (() => string))[] = [];
+  // `counts`: an exchange line (continuation lines of a session are not exchanges of their own).
+  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void; counts: boolean }[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = (): void => {
     scheduled = undefined;
     if (batch.length === 0) return;
-    const lines = batch;
+    const lines = batch.map((l) => (typeof l === 'string' ? l : l()));
     const waiters = batchWaiters;
     batch = [];
     batchWaiters = [];
@@ -217,20 +246,20 @@ function startWriter(
         }
       }
       offset += end;
-      onDisk += whole;
+      onDisk += waiters.slice(0, whole).filter((w) => w.counts).length;
       const error = fail(partial.cause ?? err);
       if (!truncated) error.message += `; the last line on disk is torn (truncating it failed too)`;
       waiters.forEach((w, i) => (i < whole ? w.resolve() : w.reject(error)));
       return;
     }
     offset += written;
-    onDisk += waiters.length;
+    for (const w of waiters) if (w.counts) onDisk++;
     for (const w of waiters) w.resolve();
   };
-  const enqueueLine = (line: string): Promise<void> =>
+  const enqueueLine = (line: string | (() => string), counts = true): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       batch.push(line);
-      batchWaiters.push({ resolve, reject });
+      batchWaiters.push({ resolve, reject, counts });
       scheduled ??= setImmediate(flush);
     });
 
@@ -253,6 +282,110 @@ function startWriter(
     return { kind: 'file', file: `${path.basename(dir)}/${name}`, encoding, bytes: bytes.byteLength, sha256 };
   };
 
+  const append = async (input: NewExchange): Promise<Exchange> => {
+    if (failure !== undefined) throw failure;
+    if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
+    const mine = seq++;
+    let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
+    let line = serializeExchange(ex);
+    // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
+    if (redactor.secrets.mayHold(line)) {
+      ex = redactor.secrets.redact(ex, markers);
+      line = serializeExchange(ex);
+    }
+    if (line.length > largeBodyBytes) {
+      // Something in it is large: bodies above the limit go to side files, whole (already redacted).
+      try {
+        ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
+        if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
+      } catch (err) {
+        throw fail(err);
+      }
+      line = serializeExchange(ex);
+    }
+    await enqueueLine(line + '\n');
+    return ex;
+  };
+
+  // A tape with a session is format 2 (see TAPE_FORMAT_SESSIONS). The header line starts `{"type":"header","format":1,`
+  // (the writer's own JSON.stringify): the digit changes in place, the line keeps its length, nothing else moves.
+  const markSessions = (): void => {
+    if (header.format === TAPE_FORMAT_SESSIONS) return;
+    const patch = openSync(file, 'r+');
+    try {
+      const head = Buffer.alloc(256);
+      const n = readSync(patch, head, 0, head.byteLength, 0);
+      const at = head.subarray(0, n).indexOf(`"format":${TAPE_FORMAT_VERSION},`);
+      if (at !== -1) writeSync(patch, String(TAPE_FORMAT_SESSIONS), at + '"format":'.length);
+    } catch (err) {
+      throw fail(err);
+    } finally {
+      closeSync(patch);
+    }
+    header.format = TAPE_FORMAT_SESSIONS;
+  };
+
+  const openExchange = (ex: Exchange): OpenExchange => {
+    const id = ex.id;
+    // Messages wait here until the turn's `frames` line is made (at flush); `line` is that line's promise.
+    let collected: WsFrame[] = [];
+    let line: Promise<void> | undefined;
+    // Each call's messages are prepared (redacted, large ones to side files) in call order.
+    let tail: Promise<unknown> = Promise.resolve();
+    let ended = false;
+    const prepare = async (frames: readonly WsFrame[]): Promise<WsFrame[]> => {
+      let out = frames as WsFrame[];
+      if (redactor.secrets.mayHold(JSON.stringify(out))) out = redactor.secrets.redact(out, markers);
+      if (!out.some((f) => f.data !== undefined && f.data.kind !== 'empty' && f.data.kind !== 'file')) return out;
+      const sized: WsFrame[] = [];
+      for (const f of out) {
+        const data = f.data === undefined ? undefined : await externalize(f.data);
+        sized.push(data === f.data ? f : { ...f, ...(data ? { data } : {}) });
+      }
+      return sized;
+    };
+    const collect = (frames: readonly WsFrame[]): Promise<void> => {
+      for (const f of frames) collected.push(f);
+      line ??= enqueueLine(() => {
+        const taken = collected;
+        collected = [];
+        line = undefined;
+        return JSON.stringify({ type: 'frames', exchange: id, frames: taken }) + '\n';
+      }, false);
+      return line;
+    };
+    return {
+      exchange: ex,
+      addFrames(frames) {
+        if (ended) return Promise.reject(new TapedeckError('TAPE_CLOSED', `session ${id} on tape "${opts.name}" has ended`));
+        if (failure !== undefined) return Promise.reject(failure);
+        // The chain waits for the messages to be collected, not written: those of one turn share a line.
+        const queued = tail.then(async () => {
+          if (failure !== undefined) throw failure;
+          let ready: WsFrame[];
+          try {
+            ready = await prepare(frames);
+          } catch (err) {
+            throw fail(err);
+          }
+          return { written: collect(ready) };
+        });
+        tail = queued.catch(() => undefined);
+        return queued.then((c) => c.written);
+      },
+      end(final) {
+        if (ended) return Promise.resolve();
+        ended = true;
+        const done = tail.then(() => {
+          if (failure !== undefined) throw failure;
+          return enqueueLine(JSON.stringify({ type: 'end', exchange: id, ...final }) + '\n', false);
+        });
+        tail = done.catch(() => undefined);
+        return done;
+      },
+    };
+  };
+
   return {
     path: file,
     name: opts.name,
@@ -264,29 +397,16 @@ function startWriter(
       return failure;
     },
     now: () => performance.now() - perfStart,
-    async append(input) {
+    append,
+    async begin(input) {
       if (failure !== undefined) throw failure;
       if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
-      const mine = seq++;
-      let ex = redactor.exchange({ ...input, type: 'exchange', id: String(mine).padStart(6, '0'), seq: mine } as Exchange);
-      let line = serializeExchange(ex);
-      // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
-      if (redactor.secrets.mayHold(line)) {
-        ex = redactor.secrets.redact(ex, markers);
-        line = serializeExchange(ex);
-      }
-      if (line.length > largeBodyBytes) {
-        // Something in it is large: bodies above the limit go to side files, whole (already redacted).
-        try {
-          ex = { ...ex, request: { ...ex.request, body: (await externalize(ex.request.body)) ?? { kind: 'empty' } } };
-          if (ex.response?.body !== undefined) ex.response = { ...ex.response, body: await externalize(ex.response.body) };
-        } catch (err) {
-          throw fail(err);
-        }
-        line = serializeExchange(ex);
-      }
-      await enqueueLine(line + '\n');
-      return ex;
+      markSessions();
+      const first = input.websocket?.frames ?? [];
+      const ex = await append({ ...input, websocket: { frames: [] } });
+      const open = openExchange(ex);
+      if (first.length > 0) void open.addFrames(first).catch(() => undefined);
+      return open;
     },
     async close() {
       if (closed) return;
