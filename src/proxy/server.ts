@@ -18,6 +18,11 @@ import { shutdownReason } from './forward.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
+import type { LlmOverrides } from '../providers/types.js';
+import { createSessionPlayer } from './ws/player.js';
+import { createSessionRecorder } from './ws/recorder.js';
+import type { SessionHandler } from './ws/types.js';
+import { createUpgradeListener } from './ws/upgrade.js';
 
 interface CommonOptions {
   tape: string;
@@ -69,6 +74,8 @@ export interface ReplayOptions extends CommonOptions {
   /** `replayOf.liveAfter` and `replayOf.mocks` (the step LLM calls went live after; the mock file used). */
   liveAfter?: number;
   mocks?: string;
+  /** Modified replay of WebSocket sessions (Realtime, Live): the overrides for a session that goes live, else undefined. */
+  sessionLive?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
 }
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
@@ -125,6 +132,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const stopping = new Cancel();
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
+  // WebSocket sessions (upgrade requests): relayed and recorded, or played from the tape.
+  let sessions: SessionHandler;
   let writer: TapeWriter;
   let source: LoadedTape | undefined;
   let routes = [...opts.routes];
@@ -146,6 +155,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     }).handle;
     drain = out.drain;
+    sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
   } else {
     const tape = await loadTape(opts.dir, opts.tape);
     source = tape;
@@ -180,10 +190,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     });
     const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
     const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
+    const sessionOut = createExchangeLog(writer, log);
     const replayer = createReplayer({
       tape,
       matcher,
-      out: createExchangeLog(writer, log),
+      out: sessionOut,
       onMiss: opts.onMiss ?? 'strict',
       timing: opts.timing ?? { mode: 'instant' },
       dispatcher,
@@ -195,6 +206,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     });
     handle = replayer.handle;
     drain = replayer.drain;
+    sessions = createSessionPlayer({
+      tape,
+      out: sessionOut,
+      log,
+      onMiss: opts.onMiss ?? 'strict',
+      timing: opts.timing ?? { mode: 'instant' },
+      ...(opts.redact ? { redact: opts.redact } : {}),
+      handshakeMs: timeouts.responseMs,
+      ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
+    });
   }
 
   const host = opts.host ?? '127.0.0.1';
@@ -210,6 +231,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   server.on('connect', forward.onConnect(server));
+  server.on('upgrade', createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: listener }));
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -245,6 +267,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
         forward.closeAll();
+        sessions.closeAll();
         await closed;
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         let timer: NodeJS.Timeout | undefined;

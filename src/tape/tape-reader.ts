@@ -4,14 +4,7 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import {
-  ExchangeSchema,
-  TAPE_FORMATS_READ,
-  TapeHeaderSchema,
-  type Body,
-  type Exchange,
-  type TapeHeader,
-} from './schema.js';
+import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 
 /** A line the reader could not use: reported, skipped, never fatal. */
@@ -180,7 +173,7 @@ async function resolveSideFiles(file: string, exchanges: Exchange[], problems: T
           ? ex.request.body.file
           : ex.response?.body?.kind === 'file'
             ? ex.response.body.file
-            : (ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?';
+            : ((ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?');
       problems.push({
         line: 0,
         message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,

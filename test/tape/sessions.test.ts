@@ -53,7 +53,9 @@ describe('sessions on the tape (exchanges that grow)', () => {
     expect(w.header.format).toBe(2);
     // Two messages in one turn: one line.
     const a = open.addFrames([text('server', 1, { type: 'session.created' })]);
-    const b = open.addFrames([text('client', 2, { type: 'session.update', session: { api_key: 'sk-proj-abcdefghijklmnopqrstuvwxyz012345' } })]);
+    const b = open.addFrames([
+      text('client', 2, { type: 'session.update', session: { api_key: 'sk-proj-abcdefghijklmnopqrstuvwxyz012345' } }),
+    ]);
     await Promise.all([a, b]);
     await open.addFrames([{ from: 'client', offsetMs: 9, kind: 'close', code: 1000, reason: 'bye' }]);
     await open.end({ durationMs: 10 });
