@@ -11,6 +11,7 @@ import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
 import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
 import { TapedeckError } from '../errors.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
+import { createPortServer } from './port-sniff.js';
 import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
@@ -221,8 +222,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const host = opts.host ?? '127.0.0.1';
   const own = ownHosts({ bound: host, allow: opts.allowHosts });
   let boundPort = -1;
+  // One CA for the forward proxy's interception and for TLS on tapedeck's own port, made (or loaded) on first use.
+  let authority: CertificateAuthority | undefined;
+  const ca = (): CertificateAuthority => (authority ??= (opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())))());
   const forward = createForwardProxy({
-    ca: opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())),
+    ca,
     passThrough: opts.forwardProxy?.passThrough ?? [],
     anyClient: opts.forwardProxy?.anyClient === true,
     isSelf: isSelfFor(own, () => boundPort),
@@ -232,8 +236,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   server.on('connect', forward.onConnect(server));
   server.on('upgrade', createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: listener }));
+  // The port takes http:// and https:// (ws:// and wss://) alike, told apart by each connection's first byte.
+  const front = createPortServer(server, { tlsContext: (name) => ca().contextFor(name), log });
   const info = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
+    front.server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
           ? new TapedeckError('PORT_IN_USE', `port ${opts.port ?? 8787} on ${host} is in use`, {
@@ -242,7 +248,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           : err,
       ),
     );
-    server.listen(opts.port ?? 8787, host, () => resolve(server.address() as AddressInfo));
+    front.server.listen(opts.port ?? 8787, host, () => resolve(front.server.address() as AddressInfo));
   }).catch(async (err: unknown) => {
     // Not listening: give the tape (and its lock) back before reporting why.
     await writer.close();
@@ -263,9 +269,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     close() {
       closing ??= (async () => {
         stopping.abort(shutdownReason());
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => front.server.close(() => resolve()));
+        server.close();
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
+        front.closeAll();
         forward.closeAll();
         sessions.closeAll();
         await closed;
