@@ -56,7 +56,7 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
-  layer(['src/errors.ts', 'src/log.ts', 'src/version.ts'], ['tape', ...ABOVE_TAPE]),
+  layer(['src/errors.ts', 'src/log.ts', 'src/version.ts', 'src/edit-distance.ts'], ['tape', ...ABOVE_TAPE]),
   layer(['src/tape/**'], ABOVE_TAPE),
   layer(['src/providers/**'], ['config', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'cli', 'demo']),
   layer(['src/config/**'], ['providers', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'cli', 'demo']),

@@ -5,8 +5,29 @@
 
 // --- tape: the format, reading and writing
 export * from './tape/schema.js';
-export { createTapeWriter, type TapeWriter, type TapeWriterOptions, type WriterFs, type NewExchange } from './tape/tape-writer.js';
-export { readTape, loadTape, listTapeNames, type LoadedTape, type TapeProblem } from './tape/tape-reader.js';
+export type {
+  TapeStore,
+  TapeWriter,
+  WriterOptions,
+  NewExchange,
+  LoadedTape,
+  TapeProblem,
+  ReadTapeOptions,
+  TapeQuery,
+  TapePage,
+  TapeListEntry,
+  ResolvedTape,
+  ResolveOptions,
+  RemovedTape,
+  StoredBody,
+  BlobSink,
+} from './tape/store.js';
+export { openStore, redactStoreUrl, type StoreSpec } from './tape/open-store.js';
+export { createDirStore, type DirStoreOptions } from './tape/dir-store.js';
+export { createMemoryStore } from './tape/memory-store.js';
+export { statsOf, type TapeStats, type ModelUsage } from './tape/stats.js';
+export { createTapeWriter, type TapeWriterOptions, type WriterFs } from './tape/tape-writer.js';
+export { readTape, loadTape, listTapeNames } from './tape/tape-reader.js';
 export { createRedactor, REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './tape/redact.js';
 export {
   createSecretDetector,
@@ -82,6 +103,7 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 
 // --- proxy: record and replay servers
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
+export { openTapeSession, defaultReplayName, type SessionOptions, type TapeSession, type ReplaySettings } from './proxy/tape-session.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
 export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
 export { agentEnv, writeCaBundle, type AgentEnvOptions } from './proxy/agent-env.js';
@@ -130,7 +152,7 @@ export { inspectTape, type InspectedTape } from './inspect/load.js';
 export { Step, toSteps, stepOf, stepKind, tokensOf, errorOf, orderExchanges, type StepKind } from './inspect/steps.js';
 export { stepState, resolveStepIndex, failingSteps, type StepState, type ToolResultSoFar } from './inspect/step-state.js';
 export { debrief, type Debrief, type DebriefDecision, type ReasonSource } from './inspect/debrief.js';
-export { costOf, usageCost, createCostFn, type CostFn } from './inspect/cost.js';
+export { costOf, usageCost, createCostFn, createUsageCostFn, type CostFn, type UsageCostFn } from './inspect/cost.js';
 export { costReport, renderCostReport, type CostReport, type CostCall } from './inspect/cost-report.js';
 export { diffTapes, diffRuns, runOf, divergence, stepLabel, type RunDiff, type DiffOptions, type Run } from './inspect/diff.js';
 export { renderDiff } from './inspect/diff-summary.js';
@@ -140,15 +162,23 @@ export { textSimilarity, wordSimilarity, type OutputSimilarity, type SimilarityM
 export { embeddingSimilarity } from './inspect/embedding-similarity.js';
 export { ars, arsBand, type Ars, type ArsBand } from './inspect/ars.js';
 export { stepDeltas, pairedOutputs, type StepDelta } from './inspect/step-deltas.js';
-export { summarizeTape, listTapes, type TapeSummary, type TapeListing, type SummarizeOptions } from './inspect/summary.js';
+export {
+  summarizeTape,
+  summaryFromStats,
+  listTapes,
+  type TapeSummary,
+  type TapeListing,
+  type TapeListingPage,
+  type SummarizeOptions,
+} from './inspect/summary.js';
 export { timelineRow, type TimelineRow } from './inspect/timeline.js';
-export { removeTape, pruneTapes, parseAge, type RemovedTape, type PruneResult } from './tape/housekeeping.js';
-export { resolveTape, replaysOf, LATEST, LATEST_REPLAY, type ResolvedTape, type ResolveOptions } from './tape/resolve.js';
+export { pruneTapes, parseAge, type PruneOptions, type PruneResult } from './tape/housekeeping.js';
+export { LATEST, LATEST_REPLAY } from './tape/resolve.js';
 
 // --- view and export: the browser viewer, HAR 1.2, OpenTelemetry
 export { startViewer, type ViewerOptions, type RunningViewer } from './view/viewer.js';
 export { createViewApp, type ViewAppOptions, type ViewApp } from './view/view-app.js';
-export { createTapeStore, type TapeStore, type OpenTape, type TapeListItem } from './view/tape-store.js';
+export { createOpenTapes, type OpenTapes, type OpenTape, type TapeListItem } from './view/open-tapes.js';
 export { toHar, type Har, type HarEntry } from './export/har.js';
 export { tapeSpans, otlpJson, pushOtlp, SCHEMA_URL, type TraceOptions } from './export/otlp.js';
 

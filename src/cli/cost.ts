@@ -1,33 +1,31 @@
-import { loadConfig } from '../config/config.js';
 import { priceTable } from '../config/prices.js';
 import { costReport, renderCostReport } from '../inspect/cost-report.js';
 import { outputWidth } from '../inspect/format.js';
-import { resolveTape } from '../tape/resolve.js';
-import { loadTape } from '../tape/tape-reader.js';
 import { TapedeckError } from '../errors.js';
-import { stringList, stringValue, type Command } from './command.js';
+import { stringList, type Command } from './command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
 
 export const costCommand: Command = {
   name: 'cost',
   summary: 'what a recorded run cost, and what the same tokens would cost on other models (no calls made)',
   usage: [
-    'tapedeck cost NAME [--as MODEL]... [--dir DIR] [--config FILE] [--json]',
+    'tapedeck cost NAME [--as MODEL]... [--dir DIR | --store URL] [--config FILE] [--json]',
     '',
     '  NAME         a tape (a name, a unique prefix, latest, or a path to a .jsonl)',
     '  --as MODEL   also price every LLM call of the tape on MODEL (repeatable); a model without a price is "-"',
     '  --json       print {tape, models, calls: [{call, id, model, tokens, recorded, as}], total, unknownPrices}',
+    STORE_USAGE,
   ].join('\n'),
-  options: { dir: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' }, as: { type: 'string', multiple: true } },
+  options: { ...STORE_OPTIONS, json: { type: 'boolean' }, as: { type: 'string', multiple: true } },
   allowPositionals: true,
   async run(ctx) {
     const [name, ...extra] = ctx.positionals;
     if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck cost NAME [--as MODEL]... [--json]');
     const as = stringList(ctx.values, 'as');
     for (const m of as) if (m.trim() === '') throw new TapedeckError('BAD_ARGS', '--as needs a model name');
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const ref = await resolveTape(config.dir, name);
-    const tape = await loadTape(ref.dir, ref.name);
-    for (const p of tape.problems) ctx.stderr.write(`tapedeck cost: ${ref.name}: line ${p.line}: ${p.message}\n`);
+    const config = commandConfig(ctx);
+    const tape = await loadTapeRef(config, name);
+    for (const p of tape.problems) ctx.stderr.write(`tapedeck cost: ${tape.name}: line ${p.line}: ${p.message}\n`);
     const report = costReport(tape, [...new Set(as)], priceTable(config.prices));
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(report, null, 2) + '\n');
     else ctx.stdout.write(renderCostReport(report, outputWidth(ctx.stdout), usd).join('\n') + '\n');

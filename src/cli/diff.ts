@@ -1,34 +1,32 @@
-import { loadConfig } from '../config/config.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { embeddingSimilarity } from '../inspect/embedding-similarity.js';
 import type { OutputSimilarity } from '../inspect/similarity.js';
 import { pairedOutputs } from '../inspect/step-deltas.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
-import { diffRuns, runOf } from '../inspect/diff.js';
+import { diffRuns, divergenceAt, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
 import { styleFor } from '../inspect/format.js';
-import { loadTape } from '../tape/tape-reader.js';
-import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const diffCommand: Command = {
   name: 'diff',
   summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
   usage: [
-    'tapedeck diff A B [--dir DIR] [--json] [--fail-on-divergence] [--min-score S] [--width N | --wide]',
+    'tapedeck diff A B [--dir DIR | --store URL] [--json] [--fail-on-divergence] [--min-score S] [--width N | --wide]',
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
     '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
     '                         configChanges, steps, unusedRecordings; see the README)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
+    STORE_USAGE,
     WIDTH_USAGE,
   ].join('\n'),
   options: {
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     json: { type: 'boolean' },
     'fail-on-divergence': { type: 'boolean' },
     'min-score': { type: 'string' },
@@ -44,12 +42,10 @@ export const diffCommand: Command = {
     if (minScore !== undefined && (minScoreFlag?.trim() === '' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1)) {
       throw new TapedeckError('BAD_ARGS', `--min-score needs a number from 0 to 1, got "${minScoreFlag}"`);
     }
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
+    const config = commandConfig(ctx);
     const costOf = createCostFn(priceTable(config.prices));
-    const refA = await resolveTape(config.dir, nameA);
-    const refB = await resolveTape(config.dir, nameB);
-    const a = runOf(await loadTape(refA.dir, refA.name));
-    const b = runOf(await loadTape(refB.dir, refB.name));
+    const a = runOf(await loadTapeRef(config, nameA));
+    const b = runOf(await loadTapeRef(config, nameB));
     let similarity: OutputSimilarity | undefined;
     const embeddings = config.match.semantic.embeddings;
     if (embeddings !== undefined) {
@@ -77,7 +73,7 @@ export const diffCommand: Command = {
 
     if (ctx.values['fail-on-divergence'] === true && !diff.identical) {
       ctx.stderr.write(
-        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at step ${diff.firstDivergence.step}: ${diff.firstDivergence.reason}` : ''}\n`,
+        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at ${divergenceAt(diff.firstDivergence, nameA, nameB)}: ${diff.firstDivergence.reason}` : ''}\n`,
       );
       return 1;
     }

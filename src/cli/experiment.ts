@@ -1,14 +1,14 @@
-import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { renderExperiment } from '../experiment/render.js';
 import { runExperiment } from '../experiment/run-experiment.js';
-import { outputWidth, styleFor } from '../inspect/format.js';
+import { styleFor } from '../inspect/format.js';
 import { createLogger } from '../log.js';
 import { loadSideEffects } from '../replay/side-effects.js';
-import { resolveTape } from '../tape/resolve.js';
 import { routeSources } from '../config/config.js';
 import { stringList, stringValue, type Command } from './command.js';
 import { parseOverrides } from './replay.js';
+import { commandConfig, STORE_OPTIONS, withStore } from './store-options.js';
+import { layoutWidth, WIDTH_OPTIONS } from './width-options.js';
 
 export const experimentCommand: Command = {
   name: 'experiment',
@@ -16,7 +16,8 @@ export const experimentCommand: Command = {
   usage: [
     'tapedeck experiment --tape NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
     '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json]',
-    '                    [--dir DIR] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
+    '                    [--width N | --wide]',
+    '                    [--dir DIR | --store URL] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
     '',
     '  --tape NAME         the recorded run (a name, a unique prefix, latest, or a path to a .jsonl)',
     '  --model M           a model to try (repeatable; [ROUTE=]M as for replay): one configuration per combination',
@@ -24,14 +25,14 @@ export const experimentCommand: Command = {
     '  --live-route ROUTE  only LLM calls on ROUTE go live, as for replay',
     '  --repeat N          run each configuration N times, to tell a real change from run-to-run noise',
     '  --json              print the results as JSON (configs, runs with their diffs, variance)',
+    '  --width N / --wide  lay out the table for N columns / cut no line (default: the terminal, else COLUMNS, else 100)',
     '  -- COMMAND ARGS     the agent, run with OPENAI_BASE_URL, ANTHROPIC_BASE_URL, ... pointing at each replay',
     '',
     "The agent's own output goes to stderr. Each run is saved as a tape NAME.exp-TIMESTAMP-N beside the original.",
   ].join('\n'),
   options: {
     tape: { type: 'string', short: 't' },
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     route: { type: 'string', multiple: true },
     model: { type: 'string', multiple: true },
     'system-prompt': { type: 'string', multiple: true },
@@ -42,10 +43,12 @@ export const experimentCommand: Command = {
     'side-effects': { type: 'string' },
     json: { type: 'boolean' },
     verbose: { type: 'boolean' },
+    ...WIDTH_OPTIONS,
   },
   async run(ctx) {
     const name = stringValue(ctx.values, 'tape');
     if (name === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    const width = layoutWidth(ctx);
     const [command, ...args] = ctx.rest;
     if (command === undefined)
       throw new TapedeckError('BAD_ARGS', 'the agent to run goes after --: tapedeck experiment --tape NAME ... -- COMMAND ARGS...');
@@ -58,35 +61,37 @@ export const experimentCommand: Command = {
     const axes = parseOverrides(ctx.values, 'live');
     const file = stringValue(ctx.values, 'config');
     const flags = stringList(ctx.values, 'route');
-    const config = loadConfig(file, { dir: stringValue(ctx.values, 'dir'), routes: flags }, ctx.env);
+    const config = commandConfig(ctx, { routes: flags });
     const sources = routeSources(file, flags);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
-    const ref = await resolveTape(config.dir, name);
     const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-    const result = await runExperiment({
-      dir: ref.dir,
-      tape: ref.name,
-      config,
-      axes,
-      ...(liveRoutes.length > 0 ? { liveRoutes } : {}),
-      repeat: Number(repeatText),
-      command,
-      args,
-      env: ctx.env,
-      // The agent's stdout and stderr go to ours: stdout stays the table (or the JSON).
-      stdio: ['ignore', 2, 2],
-      routes: sources.chosen,
-      fallbackRoutes: sources.defaults,
-      ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
-      log,
-      onRun: (run) =>
-        ctx.stderr.write(
-          `tapedeck: run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}\n`,
-        ),
+    const result = await withStore(config, async (store) => {
+      const ref = await store.resolve(name);
+      return runExperiment({
+        store: ref.store,
+        tape: ref.name,
+        config,
+        axes,
+        ...(liveRoutes.length > 0 ? { liveRoutes } : {}),
+        repeat: Number(repeatText),
+        command,
+        args,
+        env: ctx.env,
+        // The agent's stdout and stderr go to ours: stdout stays the table (or the JSON).
+        stdio: ['ignore', 2, 2],
+        routes: sources.chosen,
+        fallbackRoutes: sources.defaults,
+        ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
+        log,
+        onRun: (run) =>
+          ctx.stderr.write(
+            `tapedeck: run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}\n`,
+          ),
+      });
     });
     log.flush();
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    else ctx.stdout.write(renderExperiment(result, outputWidth(ctx.stdout), styleFor(ctx.stdout, ctx.env)).join('\n') + '\n');
+    else ctx.stdout.write(renderExperiment(result, width, styleFor(ctx.stdout, ctx.env)).join('\n') + '\n');
     return result.runs.some((r) => r.failed !== null) ? 1 : 0;
   },
 };

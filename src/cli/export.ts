@@ -1,17 +1,15 @@
 import { writeFile } from 'node:fs/promises';
-import { loadConfig } from '../config/config.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { toHar } from '../export/har.js';
 import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
-import { resolveTape } from '../tape/resolve.js';
-import { loadTape } from '../tape/tape-reader.js';
 import { stringValue, type Command } from './command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
 
 export const exportCommand: Command = {
   name: 'export',
   summary: 'write a tape as HAR 1.2 or as an OpenTelemetry trace (OTLP/JSON, or pushed to an OTLP/HTTP endpoint)',
   usage: [
-    'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL] [--no-content] [--dir DIR] [--config FILE]',
+    'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL] [--no-content] [--dir DIR | --store URL]',
     '',
     '  --format har          HAR 1.2: one entry per exchange, timings, headers and bodies (redacted as on the tape),',
     '                        SSE events in _eventSourceMessages',
@@ -19,10 +17,10 @@ export const exportCommand: Command = {
     '  --out FILE            write there (default: stdout, unless --otlp-endpoint is given)',
     '  --otlp-endpoint URL   push the trace over OTLP/HTTP (JSON), e.g. http://127.0.0.1:4318 (/v1/traces is added)',
     '  --no-content          otlp: leave out prompts, answers, tool arguments and results (opt-in attributes)',
+    STORE_USAGE,
   ].join('\n'),
   options: {
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     format: { type: 'string', short: 'f' },
     out: { type: 'string', short: 'o' },
     'otlp-endpoint': { type: 'string' },
@@ -48,22 +46,16 @@ export const exportCommand: Command = {
         throw isTapedeckError(err) ? new TapedeckError('BAD_ARGS', `--otlp-endpoint: ${err.message}`) : err;
       }
     }
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const ref = await resolveTape(config.dir, name).catch((err: unknown) => {
-      throw isTapedeckError(err) && err.code === 'TAPE_NOT_FOUND'
-        ? new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`)
-        : err;
-    });
-    const tape = await loadTape(ref.dir, ref.name);
+    const tape = await loadTapeRef(commandConfig(ctx), name, { includeReplays: true });
     for (const p of tape.problems) ctx.stderr.write(`tapedeck export: ${name}: line ${p.line}: ${p.message}\n`);
 
     if (format === 'har') {
-      const har = toHar({ ...tape, name: ref.name });
+      const har = toHar(tape);
       await emit(JSON.stringify(har, null, 2) + '\n', out, ctx.stdout);
       ctx.stderr.write(`tapedeck export: ${har.log.entries.length} HAR entries${out ? ` -> ${out}` : ''}\n`);
       return 0;
     }
-    const spans = tapeSpans({ ...tape, name: ref.name }, { content: ctx.values['no-content'] !== true });
+    const spans = tapeSpans(tape, { content: ctx.values['no-content'] !== true });
     if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
     if (endpoint !== undefined) await pushOtlp(spans, endpoint);
     ctx.stderr.write(

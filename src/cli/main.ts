@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { isTapedeckError, type ErrorCode } from '../errors.js';
 import { VERSION } from '../version.js';
 import { COMMANDS } from './commands.js';
+import { explainFlagError } from './flag-errors.js';
 import type { Command } from './command.js';
 
 /** What a person at the command line can do about an error the library reports (the library names no flags). */
@@ -13,7 +14,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
 };
 
 /** Errors in what was asked for (exit 2), as opposed to failures while doing it (exit 1). */
-const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE', 'UNKNOWN_MODEL_PROVIDER']);
+const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE', 'UNKNOWN_MODEL_PROVIDER', 'TAPE_NOT_FOUND']);
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -59,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       allowPositionals: command.allowPositionals ?? false,
     });
   } catch (err) {
-    process.stderr.write(`tapedeck ${name}: ${(err as Error).message.split('\n')[0]}\n`);
+    process.stderr.write(`tapedeck ${name}: ${explainFlagError(command, err)}\n`);
     return 2;
   }
   if (parsed.values.help === true) {
@@ -77,7 +78,8 @@ export async function main(argv: string[]): Promise<number> {
     });
   } catch (err) {
     if (isTapedeckError(err)) {
-      const hint = HINTS[err.code];
+      const hint =
+        err.code === 'TAPE_EXISTS' && (name === 'push' || name === 'pull') ? 'pass --overwrite to replace them' : HINTS[err.code];
       process.stderr.write(`tapedeck ${name}: ${err.message}${hint ? `: ${hint}` : ''}\n`);
       return USAGE_ERRORS.has(err.code) ? 2 : 1;
     }
@@ -85,6 +87,18 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+/**
+ * `tapedeck show T | head -3`: the reader went away. Writes to that stream are dropped from then on and the command
+ * finishes its work (a `prune` still removes every tape it named) and exits as it would have, without a stack trace.
+ */
+function dropWritesOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+dropWritesOnClosedPipe(process.stdout);
+dropWritesOnClosedPipe(process.stderr);
 
 main(process.argv.slice(2)).then(
   (code) => {

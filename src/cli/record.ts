@@ -3,12 +3,13 @@ import { startProxy, type RecordOptions } from '../proxy/server.js';
 import { runWrapped } from './wrap.js';
 import type { Command } from './command.js';
 import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+import { withStore } from './store-options.js';
 
 export const recordCommand: Command = {
   name: 'record',
   summary: 'forward every request to its upstream and write each exchange to a tape',
   usage: [
-    'tapedeck record --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
+    'tapedeck record --tape NAME [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--overwrite | --append] [--verbose] [--connect-timeout S] [--response-timeout S]',
     '                [--idle-timeout S] [--shutdown-timeout S] [-- COMMAND ARGS...]',
     '',
@@ -17,6 +18,8 @@ export const recordCommand: Command = {
     '                      exit with its code',
     '  --tape NAME         tape to write (DIR/NAME.jsonl)',
     '  --dir DIR           where tapes live (default ./tapes, or TAPEDECK_DIR, or the config file)',
+    '  --store URL         record into a shared store instead: postgres://USER@HOST:PORT/DB (or TAPEDECK_STORE)',
+    '  --namespace NS      keep teams or branches apart in one shared store',
     '  --port N            port to listen on (default 8787; 0 takes any free port)',
     '  --host H            address to listen on (default 127.0.0.1)',
     '  --route PREFIX=URL  send PREFIX/... to URL/... (repeatable; adds to the default routes); name an MCP',
@@ -37,15 +40,17 @@ export const recordCommand: Command = {
     const { log } = settings;
     if (ctx.values.overwrite === true && ctx.values.append === true)
       throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
-    const options: RecordOptions = {
-      ...proxyBase(settings),
-      mode: 'record',
-      whenTapeFails: settings.config.whenTapeFails,
-      ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
-    };
-    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => [`recording to ${p.writer.path}`] });
-    const proxy = await startProxy(options);
-    ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);
-    return serveUntilSignal(proxy, ctx, log);
+    return withStore(settings.config, async (store) => {
+      const options: RecordOptions = {
+        ...proxyBase(settings, store),
+        mode: 'record',
+        whenTapeFails: settings.config.whenTapeFails,
+        ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
+      };
+      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => [`recording to ${p.writer.path}`] });
+      const proxy = await startProxy(options);
+      ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);
+      return serveUntilSignal(proxy, ctx, log);
+    });
   },
 };

@@ -10,20 +10,22 @@ import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay
 import type { OnMiss, Timing } from '../proxy/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
 import { runWrapped } from './wrap.js';
+import { withStore } from './store-options.js';
 import { validateTapeName } from '../tape/paths.js';
-import { resolveTape } from '../tape/resolve.js';
 import { loadMocks } from '../replay/mocks.js';
 import { createHttpMockResponder } from '../proxy/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
+import { STREAM_METHOD } from '../providers/mcp.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
+import { sideEffectNotes } from './side-effect-notes.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
   usage: [
-    'tapedeck replay --tape NAME [--dir DIR] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
+    'tapedeck replay --tape NAME [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
     '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
     '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
@@ -46,7 +48,7 @@ export const replayCommand: Command = {
     '  --model M           with --llm live: the model to ask instead of the recorded one, for the calls of the provider',
     "                      M belongs to (the price table's families); ROUTE=M (e.g. /anthropic=claude-haiku-4-5)",
     '                      targets the calls on that route instead; repeatable (one per provider or route)',
-    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE to read it from a file)',
+    '  --system-prompt S   with --llm live: replace the system prompt (text, or @FILE: the file less its trailing newline)',
     '  --temperature T     with --llm live: sampling temperature',
     '  --max-tokens N      with --llm live: output token limit',
     '                      (these three apply where --model does, or to every live call without --model;',
@@ -58,7 +60,7 @@ export const replayCommand: Command = {
     '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
     '                      asked before the tape; marked match "mock" on the replay tape',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
+    '  (--dir, --store, --namespace, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,
@@ -108,64 +110,86 @@ export const replayCommand: Command = {
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
     // resolved once every flag is known to be good.
-    const ref = await resolveTape(config.dir, settings.tape);
-    const tape = ref.name;
-    if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
-    const options: ReplayOptions = {
-      ...proxyBase({ ...settings, tape }),
-      dir: ref.dir,
-      // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
-      routes: settings.routeSources.chosen,
-      fallbackRoutes: settings.routeSources.defaults,
-      mode: 'replay',
-      onMiss,
-      timing,
-      ...(saveAs !== undefined ? { saveAs } : {}),
-      matcher: (loaded) =>
-        createReplayMatcher(loaded.exchanges, {
-          eager: true,
-          ...matchingOptions(config),
-          semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+    return withStore(config, async (store) => {
+      const ref = await store.resolve(settings.tape);
+      const tape = ref.name;
+      if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+      const options: ReplayOptions = {
+        ...proxyBase({ ...settings, tape }, ref.store),
+        // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
+        routes: settings.routeSources.chosen,
+        fallbackRoutes: settings.routeSources.defaults,
+        mode: 'replay',
+        onMiss,
+        timing,
+        ...(saveAs !== undefined ? { saveAs } : {}),
+        matcher: (loaded) =>
+          createReplayMatcher(loaded.exchanges, {
+            eager: true,
+            ...matchingOptions(config),
+            semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+          }),
+        // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
+        // notifications, side effects blocked).
+        responders: (loaded) => [
+          ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
+          ...(llm === 'live'
+            ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
+            : []),
+          createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
+        ],
+        llm,
+        ...header,
+        ...(liveAfter !== undefined ? { liveAfter } : {}),
+        ...(mockFile !== undefined ? { mocks: mockFile } : {}),
+        ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+        ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
+      };
+      const started = (proxy: RunningProxy): string[] => [
+        ...formatPlan(
+          planRun(proxy.source?.exchanges ?? [], {
+            llm,
+            plan,
+            ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
+          }),
+        ),
+        ...(liveAfter === undefined
+          ? []
+          : [
+              `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
+            ]),
+        ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
+        ...sideEffectNotes(proxy.source?.exchanges ?? [], {
+          tape,
+          onMiss,
+          ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
         }),
-      // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
-      // notifications, side effects blocked).
-      responders: (loaded) => [
-        ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
-        ...(llm === 'live'
-          ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
-          : []),
-        createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
-      ],
-      llm,
-      ...header,
-      ...(liveAfter !== undefined ? { liveAfter } : {}),
-      ...(mockFile !== undefined ? { mocks: mockFile } : {}),
-      ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
-      ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
-    };
-    const started = (proxy: RunningProxy): string[] => [
-      ...formatPlan(
-        planRun(proxy.source?.exchanges ?? [], {
-          llm,
-          plan,
-          ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
-        }),
-      ),
-      ...(liveAfter === undefined
-        ? []
-        : [
-            `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
-          ]),
-      ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
-      ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
-      `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
-    ];
-    if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
-    const proxy = await startProxy(options);
-    for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
-    return serveUntilSignal(proxy, ctx, log);
+        ...cutWhileRecording(proxy.source?.exchanges ?? []),
+        ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
+        `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
+      ];
+      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
+      const proxy = await startProxy(options);
+      for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
+      return serveUntilSignal(proxy, ctx, log);
+    });
   },
 };
+
+/**
+ * Answers the tape has only the start of (cut mid-stream while recording: the upstream reset, or the client left):
+ * replay serves each one cut at the same point, so say so before a client is surprised by it.
+ */
+function cutWhileRecording(exchanges: readonly Exchange[]): string[] {
+  const cut = toSteps(exchanges).filter((s) => s.exchange.error?.phase === 'stream' && s.exchange.mcp?.method !== STREAM_METHOD);
+  if (cut.length === 0) return [];
+  const why = (s: (typeof cut)[number]): string =>
+    `step ${s.index}${s.exchange.error?.code === 'CLIENT_CLOSED' ? ' (the client left mid-answer)' : ` (${s.exchange.error?.code ?? 'cut'})`}`;
+  return [
+    `${cut.length} answer(s) on the tape were cut mid-stream while recording: ${cut.slice(0, 5).map(why).join(', ')}` +
+      `${cut.length > 5 ? ', ...' : ''}; replay serves them cut at the same point, never as complete answers`,
+  ];
+}
 
 /** How many LLM calls the tape has at steps 0..step (the steps `tapedeck show` numbers). */
 function llmCallsThrough(exchanges: readonly Exchange[], step: number): number {
@@ -237,9 +261,10 @@ export function parseOverrides(values: ParsedValues, llm: 'tape' | 'live'): Over
   };
 }
 
+/** A prompt file's text, less the one trailing newline an editor ends a file with (as `$(cat FILE)` drops it). */
 function readPromptFile(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
     throw new TapedeckError(
       'BAD_ARGS',

@@ -4,6 +4,7 @@ import { TapedeckError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import type { RunningProxy, Timeouts } from '../proxy/server.js';
 import { validateTapeName } from '../tape/paths.js';
+import type { TapeStore } from '../tape/store.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
 
@@ -11,6 +12,8 @@ import { stringList, stringValue, type CommandContext, type OptionsConfig } from
 export const SERVE_OPTIONS: OptionsConfig = {
   tape: { type: 'string', short: 't' },
   dir: { type: 'string' },
+  store: { type: 'string' },
+  namespace: { type: 'string' },
   port: { type: 'string', short: 'p' },
   host: { type: 'string' },
   route: { type: 'string', multiple: true },
@@ -69,6 +72,8 @@ export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } =
     file,
     {
       dir: stringValue(ctx.values, 'dir'),
+      store: stringValue(ctx.values, 'store'),
+      namespace: stringValue(ctx.values, 'namespace'),
       host: stringValue(ctx.values, 'host'),
       port,
       routes: flags,
@@ -87,10 +92,13 @@ export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } =
 
 export { routesOf };
 
-/** The startProxy options every serving command shares, from the resolved settings. */
-export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettings, 'tape' | 'config' | 'log' | 'onTapeFailure'>): {
+/** The startProxy options every serving command shares, from the resolved settings and the open store. */
+export function proxyBase(
+  { tape, config, log, onTapeFailure }: Pick<ServeSettings, 'tape' | 'config' | 'log' | 'onTapeFailure'>,
+  store: TapeStore,
+): {
   tape: string;
-  dir: string;
+  store: TapeStore;
   host: string;
   port: number;
   routes: ReturnType<typeof routesOf>;
@@ -103,7 +111,7 @@ export function proxyBase({ tape, config, log, onTapeFailure }: Pick<ServeSettin
 } {
   return {
     tape,
-    dir: config.dir,
+    store,
     host: config.host,
     port: config.port,
     routes: routesOf(config),

@@ -1,28 +1,27 @@
-import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { debrief, renderDebrief } from '../inspect/debrief.js';
 import { fit, styleFor } from '../inspect/format.js';
-import { resolveTape } from '../tape/resolve.js';
 import { inspectTape } from '../inspect/load.js';
 import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
 import { renderTimeline, timelineRow } from '../inspect/timeline.js';
 import { stringValue, type Command } from './command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
 
 export const showCommand: Command = {
   name: 'show',
   summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
   usage: [
-    'tapedeck show NAME [--dir DIR] [--json] [--width N | --wide]',
+    'tapedeck show NAME [--dir DIR | --store URL] [--json] [--width N | --wide]',
     'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step -1)',
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
     '',
+    STORE_USAGE,
     WIDTH_USAGE,
   ].join('\n'),
   options: {
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     json: { type: 'boolean' },
     step: { type: 'string' },
     errors: { type: 'boolean' },
@@ -37,11 +36,11 @@ export const showCommand: Command = {
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
     if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const ref = await resolveTape(config.dir, given);
-    // What it resolved to (`latest`, a prefix or a path names a tape): the name is what the output shows.
-    const name = ref.name;
-    const { tape, steps } = await inspectTape(ref.dir, ref.name);
+    const { name, tape, steps } = await withStore(commandConfig(ctx), async (store) => {
+      const ref = await store.resolve(given);
+      // What it resolved to (`latest`, a prefix or a path names a tape): the name is what the output shows.
+      return { name: ref.name, ...(await inspectTape(ref.store, ref.name)) };
+    });
     const json = ctx.values.json === true;
     const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);

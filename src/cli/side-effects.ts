@@ -1,28 +1,26 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { loadConfig } from '../config/config.js';
 import { TapedeckError } from '../errors.js';
 import { renderSideEffectsFile, suggestSideEffects } from '../replay/side-effects-init.js';
-import { loadTape } from '../tape/tape-reader.js';
-import { resolveTape } from '../tape/resolve.js';
 import { stringValue, type Command } from './command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 
 export const sideEffectsCommand: Command = {
   name: 'side-effects',
   summary: 'suggest a side-effects file (which tools must never run in replay) from what a tape saw',
   usage: [
-    'tapedeck side-effects init --tape NAME [--out FILE] [--dir DIR] [--force]',
+    'tapedeck side-effects init --tape NAME [--out FILE] [--dir DIR | --store URL] [--force]',
     '',
     '  --tape NAME   tape to read tool lists and calls from',
     '  --out FILE    where to write the suggestions (default side_effects.yaml; "-" prints them)',
     '  --force       overwrite FILE if it exists',
     'Suggestions come from MCP tool annotations first, then name and description keywords; each line says why.',
     'The file is written with done: false: review it, then set done: true (tapedeck replay --side-effects FILE).',
+    STORE_USAGE,
   ].join('\n'),
   options: {
     tape: { type: 'string', short: 't' },
     out: { type: 'string', short: 'o' },
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     force: { type: 'boolean' },
   },
   allowPositionals: true,
@@ -35,11 +33,12 @@ export const sideEffectsCommand: Command = {
       );
     const tape = stringValue(ctx.values, 'tape');
     if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    const ref = await resolveTape(config.dir, tape);
-    const loaded = await loadTape(ref.dir, ref.name, { resolveFiles: false });
+    const loaded = await withStore(commandConfig(ctx), async (store) => {
+      const ref = await store.resolve(tape);
+      return ref.store.load(ref.name, { resolveFiles: false });
+    });
     const suggestions = suggestSideEffects(loaded.exchanges);
-    const text = renderSideEffectsFile(ref.name, suggestions);
+    const text = renderSideEffectsFile(loaded.name, suggestions);
     const out = stringValue(ctx.values, 'out') ?? 'side_effects.yaml';
     if (out === '-') {
       ctx.stdout.write(text);

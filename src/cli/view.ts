@@ -1,26 +1,24 @@
 import { spawn } from 'node:child_process';
-import { loadConfig } from '../config/config.js';
-import { isTapedeckError, TapedeckError } from '../errors.js';
+import { TapedeckError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { resolveTape } from '../tape/resolve.js';
-import { costFnFor } from '../view/model.js';
 import { startViewer } from '../view/viewer.js';
 import { stringValue, type Command } from './command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 
 export const viewCommand: Command = {
   name: 'view',
   summary: 'open the tapes in a browser: timeline waterfall, step detail, debrief, compare two runs, live updates',
   usage: [
-    'tapedeck view [NAME] [--dir DIR] [--port N] [--no-open] [--config FILE]',
+    'tapedeck view [NAME] [--dir DIR | --store URL] [--port N] [--no-open] [--config FILE]',
     '',
     '  NAME        open this tape (default: the list of tapes)',
     '  --port N    port on 127.0.0.1 (default 0: any free port); the URL is printed on stdout',
     '  --no-open   do not start a browser (xdg-open / open)',
     '  --verbose   structured logs on stderr',
+    STORE_USAGE,
   ].join('\n'),
   options: {
-    dir: { type: 'string' },
-    config: { type: 'string' },
+    ...STORE_OPTIONS,
     port: { type: 'string', short: 'p' },
     'no-open': { type: 'boolean' },
     verbose: { type: 'boolean' },
@@ -33,31 +31,26 @@ export const viewCommand: Command = {
     const port = Number(portText);
     if (!/^\d+$/.test(portText) || port > 65535)
       throw new TapedeckError('BAD_ARGS', `--port must be a number from 0 to 65535 (got "${portText}")`);
-    const config = loadConfig(stringValue(ctx.values, 'config'), { dir: stringValue(ctx.values, 'dir') }, ctx.env);
-    // NAME may be `latest`, a unique prefix or a path to a .jsonl (then the viewer shows that tape's folder).
-    const ref =
-      name === undefined
-        ? undefined
-        : await resolveTape(config.dir, name).catch((err: unknown) => {
-            throw isTapedeckError(err) && err.code === 'TAPE_NOT_FOUND'
-              ? new TapedeckError('BAD_ARGS', `no tape "${name}" in ${config.dir} (tapedeck list shows them)`)
-              : err;
-          });
+    const config = commandConfig(ctx);
     const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
-    const viewer = await startViewer({ dir: ref?.dir ?? config.dir, port, costOf: costFnFor(config.prices), log });
-    const url = ref === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(ref.name)}`;
-    ctx.stdout.write(`listening on ${url}\n`);
-    if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
+    await withStore(config, async (configured) => {
+      // NAME may be `latest`, a unique prefix or a path to a .jsonl (then the viewer shows that tape's folder).
+      const ref = name === undefined ? undefined : await configured.resolve(name, { includeReplays: true });
+      const viewer = await startViewer({ store: ref?.store ?? configured, port, prices: config.prices, log });
+      const url = ref === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(ref.name)}`;
+      ctx.stdout.write(`listening on ${url}\n`);
+      if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await viewer.close();
     });
-    await viewer.close();
     log.flush();
     return 0;
   },

@@ -4,6 +4,8 @@ import { sandboxLaunch, sandboxSupport } from '../proxy/sandbox.js';
 import { TapedeckError } from '../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
+import { runTrouble } from '../inspect/run-trouble.js';
+import { createDirStore } from '../tape/dir-store.js';
 
 /** Wrapper mode (`record|replay ... -- COMMAND ARGS...`): run the command under the proxy, print what was set, exit with its code. */
 export async function runWrapped(
@@ -40,6 +42,13 @@ export async function runWrapped(
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
   ctx.stderr.write(`tapedeck: ${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}\n`);
+  // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
+  if (result.tape.count > 0) {
+    const store = proxy.store ?? (proxy.dir !== undefined ? createDirStore(proxy.dir) : undefined);
+    const tape = await store?.load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
+    const trouble = tape ? runTrouble(tape.exchanges) : undefined;
+    if (trouble !== undefined) ctx.stderr.write(`tapedeck: on the tape: ${trouble}\n`);
+  }
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
     ctx.stderr.write(`tapedeck: passed through untouched, not on the tape: ${hosts}\n`);

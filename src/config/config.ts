@@ -30,6 +30,10 @@ export const SemanticSchema = z
 export const ConfigSchema = z
   .object({
     dir: z.string().default('./tapes'),
+    /** A shared tape store instead of the folder: `postgres://USER@HOST:PORT/DB[?namespace=NS]`. */
+    store: z.string().min(1).optional(),
+    /** Keeps teams or branches apart in one shared store (over the URL's `?namespace=`). */
+    namespace: z.string().min(1).optional(),
     host: z.string().default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).default(8787),
     routes: RoutesSchema.default({}),
@@ -94,7 +98,11 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 /** Flags and environment that override the files. */
 export interface ConfigOverrides {
+  /** A folder given now: the tapes are there, whatever store the files name. */
   dir?: string | undefined;
+  /** A store URL given now (`--store`). */
+  store?: string | undefined;
+  namespace?: string | undefined;
   host?: string | undefined;
   port?: number | undefined;
   allowHosts?: readonly string[] | undefined;
@@ -106,7 +114,10 @@ export interface ConfigOverrides {
 
 const DEFAULT_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
 
-/** Load config: built-in defaults, then the given file, then `TAPEDECK_DIR`, then overrides. Bad input throws BAD_CONFIG. */
+/**
+ * Load config: built-in defaults, then the given file, then `TAPEDECK_DIR` / `TAPEDECK_STORE`, then overrides (a
+ * `--dir` given now wins over a store named by the files or the environment). Bad input throws BAD_CONFIG.
+ */
 export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const base = readConfigFile(DEFAULT_FILE);
   const user = file === undefined ? {} : readConfigFile(file);
@@ -121,7 +132,15 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   }
   const config = parsed.data;
   if (env.TAPEDECK_DIR) config.dir = env.TAPEDECK_DIR;
-  if (overrides.dir !== undefined) config.dir = overrides.dir;
+  if (env.TAPEDECK_STORE) config.store = env.TAPEDECK_STORE;
+  if (overrides.dir !== undefined && overrides.store !== undefined)
+    throw new TapedeckError('BAD_ARGS', '--dir and --store name two places for the tapes: give one');
+  if (overrides.dir !== undefined) {
+    config.dir = overrides.dir;
+    delete config.store;
+  }
+  if (overrides.store !== undefined) config.store = overrides.store;
+  if (overrides.namespace !== undefined) config.namespace = overrides.namespace;
   if (overrides.host !== undefined) config.host = overrides.host;
   if (overrides.port !== undefined) config.port = overrides.port;
   for (const [k, v] of Object.entries(overrides.timeouts ?? {})) if (v !== undefined) config.timeouts[k as keyof Config['timeouts']] = v;

@@ -23,13 +23,14 @@ import { buildOverridePlan, planHeader, type OverridePlan } from '../replay/over
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { allowLiveFor, createSideEffectPolicy, type SideEffectsFile } from '../replay/side-effects.js';
 import type { Route } from '../tape/schema.js';
-import { loadTape } from '../tape/tape-reader.js';
+import type { TapeStore } from '../tape/store.js';
 import { createSecretDetector } from '../tape/secrets.js';
+import { blockedCalls, runTrouble, upstreamFailures, type BlockedCall, type UpstreamFailure } from '../inspect/run-trouble.js';
 import { combinations, type ExperimentAxes, type ExperimentConfig } from './combinations.js';
 
 export interface ExperimentOptions {
-  /** The tape to replay, in `dir`. */
-  dir: string;
+  /** The store holding the tape to replay; each run is saved there too. */
+  store: TapeStore;
   tape: string;
   config: Config;
   axes: ExperimentAxes;
@@ -61,9 +62,13 @@ export interface ExperimentRun {
   /** The run's tape (also when it failed part way). */
   tape: string | null;
   exitCode: number | null;
-  /** Why the run failed: the agent's exit code, a command that would not start, an incomplete tape. */
+  /** Why the run failed: the agent's exit code (and what went wrong on its tape), a command that would not start, an incomplete tape. */
   failed: string | null;
   diff: RunDiff | null;
+  /** Calls replay refused to run in this run (side effects the tape has no recording of), by step. */
+  blocked: BlockedCall[];
+  /** Calls an upstream failed in this run (a 429 from the model, a 500), by step. */
+  upstreamErrors: UpstreamFailure[];
 }
 
 export interface ExperimentResult {
@@ -92,7 +97,7 @@ export async function runExperiment(opts: ExperimentOptions): Promise<Experiment
   const plans = configs.map((c) =>
     buildOverridePlan(c.overrides, { families, ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}) }),
   );
-  const original = runOf(await loadTape(opts.dir, opts.tape));
+  const original = runOf(await opts.store.load(opts.tape));
   const costOf = createCostFn(priceTable(opts.config.prices));
   const prefix = opts.prefix ?? `${opts.tape}.exp-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const runs: ExperimentRun[] = [];
@@ -101,14 +106,29 @@ export async function runExperiment(opts: ExperimentOptions): Promise<Experiment
     for (let r = 1; r <= repeat; r++) {
       n++;
       const saveAs = `${prefix}-${n}`;
-      const run: ExperimentRun = { config: i + 1, label: c.label, repeat: r, tape: null, exitCode: null, failed: null, diff: null };
+      const run: ExperimentRun = {
+        config: i + 1,
+        label: c.label,
+        repeat: r,
+        tape: null,
+        exitCode: null,
+        failed: null,
+        diff: null,
+        blocked: [],
+        upstreamErrors: [],
+      };
       try {
         const out = await runAgentUnderReplay({ ...opts, plan: plans[i] as OverridePlan, saveAs });
         run.tape = out.tape;
         run.exitCode = out.exitCode;
-        if (out.exitCode !== 0) run.failed = `the agent exited with code ${out.exitCode}`;
+        const replayed = runOf(await opts.store.load(out.tape));
+        run.blocked = blockedCalls(replayed.exchanges);
+        run.upstreamErrors = upstreamFailures(replayed.exchanges);
+        if (out.exitCode !== 0) {
+          const trouble = runTrouble(replayed.exchanges);
+          run.failed = `the agent exited with code ${out.exitCode}${trouble ? `; on its tape: ${trouble}` : ''}`;
+        }
         if (out.tapeFailure) run.failed = `the run's tape is incomplete: ${out.tapeFailure}`;
-        const replayed = runOf(await loadTape(opts.dir, out.tape));
         const similarity = await outputSimilarity(original, replayed, opts.config);
         run.diff = diffRuns(original, replayed, { costOf, ...(similarity ? { similarity } : {}) });
       } catch (err) {
@@ -144,7 +164,9 @@ export async function runAgentUnderReplay(
   const proxy: ReplayOptions = {
     mode: 'replay',
     tape: opts.tape,
-    dir: opts.dir,
+    store: opts.store,
+    // A run whose agent made no call is still a run: its (empty) tape is compared like any other.
+    keepEmpty: true,
     host: '127.0.0.1',
     port: 0,
     routes: opts.routes ?? [],

@@ -13,6 +13,7 @@ import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
 import { conversationIn, type ConversationMessage } from '../view/model.js';
 import { exchangeUrl, serverOf } from './exchange-url.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export interface SpanShape {
   name: string;
@@ -53,6 +54,10 @@ const PARAMS: [string[], string][] = [
 
 export function spanShape(ex: Exchange, content: boolean): SpanShape {
   const shape = ex.llm ? llmShape(ex, ex.llm, content) : ex.mcp && ex.mcp.method !== STREAM_METHOD ? mcpShape(ex, content) : httpShape(ex);
+  // A replay's own refusal names itself, whatever shape the refusal took for the client (a tool result with
+  // isError, a JSON-RPC error, the provider's error body).
+  const refused = replayRefusal(ex);
+  if (refused) shape.error = refused;
   const a = shape.attributes;
   a['tapedeck.exchange.id'] = ex.id;
   a['tapedeck.route'] = ex.route;
@@ -169,10 +174,15 @@ function httpShape(ex: Exchange): SpanShape {
   return { name: ex.request.method, attributes: a, ...(error ? { error } : {}) };
 }
 
-/** A failure below the protocol: no answer, a cut stream, an HTTP error status, a replay miss or block. */
-function transportError(ex: Exchange): SpanShape['error'] {
+/** A replay miss or a blocked side effect: `tapedeck.miss` / `tapedeck.blocked`. */
+function replayRefusal(ex: Exchange): SpanShape['error'] {
   if (ex.match?.kind === 'blocked') return { type: 'tapedeck.blocked', message: ex.match.reason ?? 'blocked side effect' };
   if (ex.match?.kind === 'miss') return { type: 'tapedeck.miss', message: ex.match.reason ?? 'not on the tape' };
+  return undefined;
+}
+
+/** A failure below the protocol: no answer, a cut stream, an HTTP error status. */
+function transportError(ex: Exchange): SpanShape['error'] {
   if (ex.error && !(ex.mcp?.method === STREAM_METHOD && ex.error.code === 'CLIENT_CLOSED'))
     return { type: ex.error.code, message: ex.error.message };
   if (ex.response && ex.response.status >= 400) return { type: String(ex.response.status), message: `HTTP ${ex.response.status}` };
@@ -208,7 +218,7 @@ function responseFacts(ex: Exchange): { model?: string; id?: string } {
   for (const e of r?.events?.slice(0, 8) ?? []) {
     if (out.model !== undefined && out.id !== undefined) break;
     try {
-      take(JSON.parse(e.data));
+      take(parseJson(e.data));
     } catch {
       // [DONE] and other non-JSON events
     }

@@ -26,7 +26,14 @@ export function usageCost(usage: Usage | undefined, model: string | undefined, t
   return Math.round(usd * 1e9) / 1e9;
 }
 
-/** A `CostFn` over a given table, for `summarizeTape` / `listTapes` / `diffTapes`. */
+/** A `CostFn` over a given table, for `diffRuns` and the viewer's compare. */
 export function createCostFn(table: PriceMap = defaultPrices()): CostFn {
   return (ex) => costOf(ex, table);
+}
+
+/** USD for token counts on a model; null when unknown. What tape summaries price their per-model totals with. */
+export type UsageCostFn = (usage: Usage | undefined, model: string | undefined) => number | null;
+
+export function createUsageCostFn(table: PriceMap = defaultPrices()): UsageCostFn {
+  return (usage, model) => usageCost(usage, model, table);
 }

@@ -13,6 +13,7 @@ import { adapterFor } from '../providers/registry.js';
 import type { Exchange } from '../tape/schema.js';
 import { formatMs, shorten, type Style } from './format.js';
 import type { Step } from './steps.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export type ReasonSource = 'rationale' | 'text-before-call' | 'thinking';
 
@@ -34,6 +35,16 @@ export interface DebriefReason {
   /** From a structured rationale: the model's confidence in [0, 1], and what it refers to (`obs:1`, ...). */
   confidence?: number;
   refs?: string[];
+  /** From a structured rationale: the options the model weighed and did not take, with why when it said. */
+  alternatives?: { option: string; rejectedBecause?: string }[];
+}
+
+/** An assumption the model stated ("I assume X because Y"): the sentence, what it assumed, and its reason if given. */
+export interface DebriefAssumption {
+  step: number;
+  text: string;
+  assumption: string;
+  because?: string;
 }
 
 /** How the run ended: `blocked` when a call was refused as a side effect, `error` when its last step failed. */
@@ -42,7 +53,7 @@ export type Verdict = 'success' | 'error' | 'blocked';
 export interface Debrief {
   goal: string | null;
   decisions: DebriefDecision[];
-  assumptions: { step: number; text: string }[];
+  assumptions: DebriefAssumption[];
   ending: { step: number | null; stopReason: string | null; finalAnswer: string | null; error: string | null; verdict: Verdict };
   totals: {
     steps: number;
@@ -68,8 +79,7 @@ export function debrief(steps: readonly Step[]): Debrief {
   for (const s of llmSteps) {
     const llm = s.exchange.llm;
     if (!llm) continue;
-    for (const text of [llm.outputText, llm.thinking])
-      for (const a of assumptionsIn(text ?? '')) assumptions.push({ step: s.index, text: a });
+    for (const text of [llm.outputText, llm.thinking]) for (const a of assumptionsIn(text ?? '')) assumptions.push({ step: s.index, ...a });
     const before = textBeforeEachCall(s.exchange, llm.toolCalls.length) ?? llm.toolCalls.map(() => llm.outputText ?? '');
     // Numbered blocks anywhere in the response's text or thinking belong to the Nth call.
     const numbered = new Map<number, DebriefReason[]>();
@@ -140,7 +150,7 @@ function rationaleReason(inner: string): DebriefReason | undefined {
   if (text === '') return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch {
     return { source: 'rationale', text };
   }
@@ -149,7 +159,23 @@ function rationaleReason(inner: string): DebriefReason | undefined {
   const reason: DebriefReason = { source: 'rationale', text: typeof o.why === 'string' ? o.why : text };
   if (typeof o.confidence === 'number') reason.confidence = o.confidence;
   if (Array.isArray(o.refs)) reason.refs = o.refs.filter((r): r is string => typeof r === 'string');
+  if (Array.isArray(o.alternatives)) {
+    const alternatives = o.alternatives.flatMap((a): NonNullable<DebriefReason['alternatives']> => {
+      if (typeof a === 'string') return [{ option: a }];
+      const alt = a as { option?: unknown; rejectedBecause?: unknown } | null;
+      if (typeof alt?.option !== 'string') return [];
+      return [{ option: alt.option, ...(typeof alt.rejectedBecause === 'string' ? { rejectedBecause: alt.rejectedBecause } : {}) }];
+    });
+    if (alternatives.length > 0) reason.alternatives = alternatives;
+  }
   return reason;
+}
+
+/** What a rationale block says in words: its `why` when it is JSON, else its text. */
+function rationaleWords(inner: string): string {
+  const reason = rationaleReason(inner);
+  if (reason === undefined) return '';
+  return /[.!?]$/.test(reason.text) ? reason.text : `${reason.text}.`;
 }
 
 /** `blocked` when the last step was refused or any call was blocked; `error` when the last step failed; else `success`. */
@@ -160,12 +186,27 @@ function verdictOf(steps: readonly Step[]): Verdict {
   return steps.some((s) => s.exchange.match?.kind === 'blocked') ? 'blocked' : 'success';
 }
 
-function assumptionsIn(text: string): string[] {
+/** The sentences of a text that state an assumption, each split into what was assumed and why (when said). */
+function assumptionsIn(text: string): Omit<DebriefAssumption, 'step'>[] {
   return text
-    .replace(RATIONALE, (_m, _n: string | undefined, inner: string) => inner)
+    .replace(RATIONALE, (_m, _n: string | undefined, inner: string) => ` ${rationaleWords(inner)} `)
     .split(/(?<=[.!?])\s+|\n+/)
     .map((t) => t.trim())
-    .filter((t) => ASSUMPTION.test(t));
+    .filter((t) => ASSUMPTION.test(t))
+    .map(splitAssumption);
+}
+
+const ASSUMING = String.raw`(?:I(?:'m| am)? assum(?:e|ing)|assuming|my assumption is)`;
+
+/** `I assume X because Y`, `Since Y, I assume X`, `Assuming X`: what was assumed, and the reason given. */
+function splitAssumption(sentence: string): Omit<DebriefAssumption, 'step'> {
+  const s = sentence.replace(/[.!?]+$/, '').trim();
+  const reasonFirst = new RegExp(String.raw`^(?:since|because|as|given that)\s+(.+?),\s*${ASSUMING}\s+(?:that\s+)?(.+)$`, 'i').exec(s);
+  if (reasonFirst) return { text: sentence, assumption: reasonFirst[2] as string, because: reasonFirst[1] as string };
+  const rest = new RegExp(String.raw`\b${ASSUMING}\s*(?:that\s+)?(.+)$`, 'i').exec(s)?.[1] ?? s;
+  const split = /^(.+?)\s*,?\s*\(?\bbecause\b\s+(.+?)\)?$/i.exec(rest);
+  if (split) return { text: sentence, assumption: split[1] as string, because: split[2] as string };
+  return { text: sentence, assumption: rest };
 }
 
 /**
@@ -222,6 +263,12 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
         r.refs && r.refs.length > 0 ? `refs: ${r.refs.join(', ')}` : undefined,
       ].filter((x) => x !== undefined);
       out.push(`     why (${r.source}): ${shorten(r.text, max * 2)}${extra.length > 0 ? ` (${extra.join('; ')})` : ''}`);
+      for (const alt of r.alternatives ?? [])
+        out.push(
+          style.dim(
+            `     instead of ${shorten(alt.option, max)}${alt.rejectedBecause ? `: rejected because ${shorten(alt.rejectedBecause, max)}` : ''}`,
+          ),
+        );
     }
     if (c.result) {
       const line = `     got${c.result.isError ? ' ERROR' : ''} (step ${c.result.step}): ${shorten(c.result.value, max)}`;
@@ -230,7 +277,8 @@ export function renderDebrief(d: Debrief, width: number, style: Style): string[]
   });
   out.push('', style.bold('assumptions stated:'));
   if (d.assumptions.length === 0) out.push('  none stated');
-  for (const a of d.assumptions) out.push(`  step ${a.step}: ${shorten(a.text, max)}`);
+  for (const a of d.assumptions)
+    out.push(`  step ${a.step}: ${shorten(a.assumption, max)}${a.because ? ` (because ${shorten(a.because, max)})` : ''}`);
   out.push('', style.bold('ending:'));
   out.push(`  stop reason: ${d.ending.stopReason ?? 'unknown'}${d.ending.step !== null ? ` (step ${d.ending.step})` : ''}`);
   out.push(

@@ -1,5 +1,5 @@
 /** `tapedeck diff` for people: verdict and score, configuration changes, the tool sequences side by side, edits, first divergence, output, deltas. */
-import type { Run, RunDiff } from './diff.js';
+import { divergenceAt, type Run, type RunDiff } from './diff.js';
 import { fit, formatCost, formatMs, oneLine, shorten, type Style } from './format.js';
 import type { StepDelta } from './step-deltas.js';
 import { editMarks, type ToolCallEntry } from './tool-sequence.js';
@@ -41,7 +41,12 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   }
 
   if (d.firstDivergence === null) out.push('', `${style.bold('first divergence')}  none: the runs match step for step`);
-  else out.push('', `${style.bold('first divergence')}  step ${d.firstDivergence.step}`, fit(`  ${d.firstDivergence.reason}`, width));
+  else
+    out.push(
+      '',
+      `${style.bold('first divergence')}  ${divergenceAt(d.firstDivergence, a.tape.name, b.tape.name)}`,
+      fit(`  ${d.firstDivergence.reason}`, width),
+    );
   out.push(
     '',
     `${style.bold('final output')}  ${d.outputDiff.equal ? 'equal' : `differs (similarity ${d.outputDiff.similarity.toFixed(2)}, ${d.outputDiff.method})`}`,
@@ -79,10 +84,12 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
 /** The LLM calls side by side: models, output similarity, token / cost / duration deltas. */
 function stepTable(steps: readonly StepDelta[], width: number, style: Style): string[] {
   const model = Math.max(8, Math.min(22, Math.floor((width - 46) / 2)));
-  const head = `  ${'#'.padEnd(3)} ${'original'.padEnd(model)} ${'replay'.padEnd(model)} ${'output'.padStart(6)} ${'tokens'.padStart(7)} ${'cost'.padStart(10)} ${'duration'.padStart(9)}`;
+  const at = steps.map((s) => (s.step === s.replayStep ? String(s.step) : `${s.step ?? '-'}/${s.replayStep ?? '-'}`));
+  const stepCol = Math.max(4, ...at.map((x) => x.length));
+  const head = `  ${'call'.padEnd(4)} ${'step'.padEnd(stepCol)} ${'original'.padEnd(model)} ${'replay'.padEnd(model)} ${'output'.padStart(6)} ${'tokens'.padStart(7)} ${'cost'.padStart(10)} ${'duration'.padStart(9)}`;
   const rows = steps.map(
-    (s) =>
-      `  ${String(s.call).padEnd(3)} ${fit(s.original ?? '-', model).padEnd(model)} ${fit(s.replay ?? '-', model).padEnd(model)} ` +
+    (s, i) =>
+      `  ${String(s.call).padEnd(4)} ${(at[i] as string).padEnd(stepCol)} ${fit(s.original ?? '-', model).padEnd(model)} ${fit(s.replay ?? '-', model).padEnd(model)} ` +
       `${(s.outputSimilarity === null ? '-' : s.outputSimilarity.toFixed(2)).padStart(6)} ${signed(s.tokensDelta).padStart(7)} ` +
       `${(s.costDelta === null ? '?' : signed(s.costDelta, (x) => formatCost(x))).padStart(10)} ${signed(s.durationDeltaMs, (x) => formatMs(x)).padStart(9)}`,
   );

@@ -21,6 +21,7 @@ import { configChanges, type ConfigChange } from './run-config.js';
 import { round4, wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './similarity.js';
 import { ars, type Ars } from './ars.js';
 import { stepDeltas, type StepDelta } from './step-deltas.js';
+import { upstreamFailureOf } from './run-trouble.js';
 import { errorOf, orderExchanges, Step } from './steps.js';
 import type { CostFn } from './cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
@@ -31,8 +32,8 @@ export interface RunDiff {
   /** LLM calls in the replay minus LLM calls in the original. */
   iterationsDelta: number;
   toolSequenceDiff: ToolEdit[];
-  /** The first compared step where the runs part; null when every step matches. */
-  firstDivergence: { step: number; reason: string } | null;
+  /** Where the runs first part, and why; null when every compared step matches (see `Divergence`). */
+  firstDivergence: Divergence | null;
   outputDiff: { equal: boolean; original: string | null; replay: string | null; similarity: number; method: SimilarityMethod };
   /** Total tokens, replay minus original. */
   tokensDelta: number;
@@ -52,6 +53,16 @@ export interface RunDiff {
   unusedRecordings: number | null;
 }
 
+/**
+ * Where two runs part, in the step numbers `tapedeck show` gives each tape (`show A --step N`): `step` in the
+ * original, `replayStep` in the replay. One of them is null when that run had ended before it (the other went on).
+ */
+export interface Divergence {
+  step: number | null;
+  replayStep: number | null;
+  reason: string;
+}
+
 export interface DiffOptions {
   /** Cost of one exchange (default: the built-in price table). */
   costOf?: CostFn;
@@ -63,7 +74,10 @@ export interface DiffOptions {
 export interface Run {
   tape: LoadedTape;
   exchanges: Exchange[];
-  /** The compared steps: LLM calls and MCP requests (notifications, server streams and plain HTTP left out). */
+  /**
+   * The compared steps: LLM calls and MCP requests (notifications, server streams and plain HTTP left out). Each
+   * keeps its step number on the whole timeline (`index`, as `tapedeck show` numbers it).
+   */
   steps: Step[];
   tools: ToolCallEntry[];
   finalOutput: string | null;
@@ -87,7 +101,7 @@ export function stepLabel(step: Step): string {
 /** A run from its tape, read through the meaning recorded on each exchange. */
 export function runOf(tape: LoadedTape): Run {
   const exchanges = orderExchanges(tape.exchanges);
-  const steps = exchanges.filter(compared).map((ex, i) => new Step(i, ex));
+  const steps = exchanges.map((ex, i) => new Step(i, ex)).filter((s) => compared(s.exchange));
   let finalOutput: string | null = null;
   for (const ex of exchanges)
     if (ex.llm?.outputText !== undefined && ex.llm.outputText !== '' && ex.llm.errorType === undefined) finalOutput = ex.llm.outputText;
@@ -137,23 +151,39 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
   };
 }
 
-/** The first step where two step lists part, with why; null when they match step for step. */
-export function divergence(a: readonly Step[], b: readonly Step[]): { step: number; reason: string } | null {
+/**
+ * The first position where two lists of compared steps part, with why; null when they match step for step. The
+ * steps are paired by position among the compared steps; the result names each one by its own step number.
+ */
+export function divergence(a: readonly Step[], b: readonly Step[]): Divergence | null {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     const reason = stepDifference(a[i] as Step, b[i] as Step);
-    if (reason !== undefined) return { step: i, reason };
+    if (reason !== undefined) return { step: (a[i] as Step).index, replayStep: (b[i] as Step).index, reason };
   }
   if (a.length === b.length) return null;
-  const step = Math.min(a.length, b.length);
+  const k = Math.min(a.length, b.length);
   return a.length > b.length
     ? {
-        step,
-        reason: `the replay ended here; the original went on with ${a.length - step} more step(s), starting with ${stepLabel(a[step] as Step)}`,
+        step: (a[k] as Step).index,
+        replayStep: null,
+        reason: `the replay ended here; the original went on with ${a.length - k} more step(s), starting with ${stepLabel(a[k] as Step)}`,
       }
     : {
-        step,
-        reason: `the original ended here; the replay went on with ${b.length - step} more step(s), starting with ${stepLabel(b[step] as Step)}`,
+        step: null,
+        replayStep: (b[k] as Step).index,
+        reason: `the original ended here; the replay went on with ${b.length - k} more step(s), starting with ${stepLabel(b[k] as Step)}`,
       };
+}
+
+/**
+ * Where the runs part, for people, in `tapedeck show`'s step numbers: `step 4` when it is the same step number in
+ * both, `step 4 in A, step 5 in B` when not, `step 6 in B (A had ended)` when one run had ended.
+ */
+export function divergenceAt(d: Divergence, a: string, b: string): string {
+  if (d.step !== null && d.replayStep !== null)
+    return d.step === d.replayStep ? `step ${d.step}` : `step ${d.step} in ${a}, step ${d.replayStep} in ${b}`;
+  if (d.step !== null) return `step ${d.step} in ${a} (${b} had ended)`;
+  return `step ${d.replayStep ?? '?'} in ${b} (${a} had ended)`;
 }
 
 const SHORT = 80;
@@ -162,6 +192,15 @@ function stepDifference(a: Step, b: Step): string | undefined {
   const ea = a.exchange;
   const eb = b.exchange;
   if (a.kind !== b.kind || ea.mcp?.method !== eb.mcp?.method) return `different step: original ${stepLabel(a)}, replay ${stepLabel(b)}`;
+  // An upstream that failed one side (a 429, a 500, a broken connection) is the cause: say so before its effects
+  // (no tool calls, no output) are reported as the model's doing.
+  const fa = upstreamFailureOf(ea);
+  const fb = upstreamFailureOf(eb);
+  if (fa !== fb) {
+    if (fa === undefined) return `the replay's ${stepLabel(b)} failed upstream: ${fb}`;
+    if (fb === undefined) return `the original's ${stepLabel(a)} failed upstream: ${fa}`;
+    return `${stepLabel(a)} failed upstream differently: original ${fa}, replay ${fb}`;
+  }
   if (ea.mcp && eb.mcp) {
     if (ea.mcp.toolName !== eb.mcp.toolName)
       return `different tool: original calls ${ea.mcp.toolName ?? '?'}, replay calls ${eb.mcp.toolName ?? '?'}`;

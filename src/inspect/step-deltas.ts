@@ -17,6 +17,9 @@ export interface RunSteps {
 export interface StepDelta {
   /** 0-based index among the LLM calls. */
   call: number;
+  /** The call's step number on each tape, as `tapedeck show` numbers it (`null` when that run made no such call). */
+  step: number | null;
+  replayStep: number | null;
   /** Each side's model (`null` when that run made no such call). */
   original: string | null;
   replay: string | null;
@@ -30,8 +33,10 @@ export interface StepDelta {
 }
 
 export function stepDeltas(a: RunSteps, b: RunSteps, opts: { costOf: CostFn; similarity: OutputSimilarity }): StepDelta[] {
-  const ca = llmCalls(a);
-  const cb = llmCalls(b);
+  const sa = llmSteps(a);
+  const sb = llmSteps(b);
+  const ca = sa.map((s) => s.exchange);
+  const cb = sb.map((s) => s.exchange);
   const out: StepDelta[] = [];
   for (let i = 0; i < Math.max(ca.length, cb.length); i++) {
     const x = ca[i];
@@ -40,6 +45,8 @@ export function stepDeltas(a: RunSteps, b: RunSteps, opts: { costOf: CostFn; sim
     const cy = costOrZero(y, opts.costOf);
     out.push({
       call: i,
+      step: sa[i]?.index ?? null,
+      replayStep: sb[i]?.index ?? null,
       original: x === undefined ? null : (x.llm?.model ?? x.llm?.api ?? '?'),
       replay: y === undefined ? null : (y.llm?.model ?? y.llm?.api ?? '?'),
       outputSimilarity: x === undefined || y === undefined ? null : opts.similarity.of(x.llm?.outputText ?? '', y.llm?.outputText ?? ''),
@@ -60,8 +67,12 @@ export function pairedOutputs(a: RunSteps, b: RunSteps): [string, string][] {
   return pairs;
 }
 
+function llmSteps(run: RunSteps): Step[] {
+  return run.steps.filter((s) => s.kind === 'LLM');
+}
+
 function llmCalls(run: RunSteps): Exchange[] {
-  return run.steps.filter((s) => s.kind === 'LLM').map((s) => s.exchange);
+  return llmSteps(run).map((s) => s.exchange);
 }
 
 function totalTokens(ex: Exchange | undefined): number {

@@ -4,9 +4,9 @@
  * the exchange and the meaning recorded on it (`llm`, `mcp`, `match`) when asked for.
  */
 import { conversationOf } from '../providers/describe.js';
-import { STREAM_METHOD } from '../providers/mcp.js';
 import { bodyText } from '../tape/body.js';
 import type { Exchange, MatchKind } from '../tape/schema.js';
+import { exchangeError } from '../tape/stats.js';
 
 export type StepKind = 'LLM' | 'MCP' | 'HTTP';
 
@@ -124,16 +124,5 @@ export function stepOf(ex: Exchange, index: number): Step {
   return new Step(index, ex);
 }
 
-/** Why an exchange failed (or was blocked / missed on replay), or undefined when it did not. */
-export function errorOf(ex: Exchange): string | undefined {
-  if (ex.match?.kind === 'blocked') return `blocked${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
-  if (ex.match?.kind === 'miss') return `miss${ex.match.reason ? `: ${ex.match.reason}` : ''}`;
-  // A standing MCP server stream ends when the client closes it, and replay declines one (405): neither is a failure.
-  if (ex.mcp?.method === STREAM_METHOD && (ex.error?.code === 'CLIENT_CLOSED' || ex.response?.status === 405)) return undefined;
-  if (ex.error) return `${ex.error.code}: ${ex.error.message}`;
-  if (ex.llm?.errorType) return ex.llm.errorType;
-  if (ex.mcp?.error !== undefined) return `json-rpc error ${JSON.stringify(ex.mcp.error)}`;
-  if (ex.mcp?.isError === true) return 'tool error';
-  if (ex.response && ex.response.status >= 400) return `HTTP ${ex.response.status}`;
-  return undefined;
-}
+/** Why an exchange failed (or was blocked / missed on replay), or undefined when it did not (the tape layer's rule). */
+export const errorOf = exchangeError;

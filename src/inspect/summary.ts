@@ -1,12 +1,12 @@
 /**
- * Per-tape totals for `tapedeck list`: exchanges, LLM and tool calls, tokens, cost, duration, and for replay
- * tapes which tape they replayed and how each answer was found.
+ * Per-tape totals for `tapedeck list` and the viewer's list: exchanges, LLM and tool calls, tokens, cost, duration,
+ * and for replay tapes which tape they replayed and how each answer was found. Built from the running totals every
+ * store keeps (`tape/stats.ts`), priced with the price table of the day.
  */
-import { listTapeNames, readTape, type LoadedTape, type TapeProblem } from '../tape/tape-reader.js';
-import { tapeFile } from '../tape/paths.js';
-import type { MatchKind } from '../tape/schema.js';
-import type { CostFn } from './cost.js';
-import { errorOf } from './steps.js';
+import type { MatchKind, TapeHeader } from '../tape/schema.js';
+import { statsOf, type TapeStats } from '../tape/stats.js';
+import type { LoadedTape, TapeListEntry, TapeProblem, TapeQuery, TapeStore } from '../tape/store.js';
+import { createUsageCostFn, type UsageCostFn } from './cost.js';
 
 export interface TapeSummary {
   name: string;
@@ -24,84 +24,84 @@ export interface TapeSummary {
   /** From the first request start to the last response end, in ms. */
   durationMs: number;
   errors: number;
+  /** Models and tools seen. */
+  models: string[];
+  tools: string[];
   replayOf?: { tape: string; onMiss: string };
   matches?: Record<MatchKind, number>;
   problems: TapeProblem[];
 }
 
 export interface SummarizeOptions {
-  costOf?: CostFn;
+  /** Prices per-model token totals (default: the built-in price table). */
+  usageCost?: UsageCostFn;
 }
 
-export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): TapeSummary {
-  const costOf = opts.costOf ?? (() => null);
-  const tokens = { input: 0, output: 0, total: 0 };
-  let llmCalls = 0;
-  let mcpToolCalls = 0;
-  let modelToolCalls = 0;
+/** A summary from a tape's header and running totals. */
+export function summaryFromStats(
+  name: string,
+  header: TapeHeader,
+  stats: TapeStats,
+  problems: TapeProblem[],
+  opts: SummarizeOptions = {},
+): TapeSummary {
+  const price = opts.usageCost ?? createUsageCostFn();
   let cost: number | null = null;
   let costedCalls = 0;
-  let start = Infinity;
-  let end = 0;
-  let errors = 0;
-  const matches: Record<MatchKind, number> = { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0, mock: 0 };
-  for (const ex of tape.exchanges) {
-    start = Math.min(start, ex.offsetMs);
-    end = Math.max(end, ex.offsetMs + ex.timing.durationMs);
-    if (ex.match) matches[ex.match.kind]++;
-    if (errorOf(ex) !== undefined) errors++;
-    if (ex.mcp?.method === 'tools/call') mcpToolCalls++;
-    if (!ex.llm) continue;
-    llmCalls++;
-    modelToolCalls += ex.llm.toolCalls.length;
-    const u = ex.llm.usage;
-    if (u) {
-      tokens.input += u.inputTokens ?? 0;
-      tokens.output += u.outputTokens ?? 0;
-      tokens.total += u.totalTokens ?? (u.inputTokens ?? 0) + (u.outputTokens ?? 0);
-    }
-    const c = costOf(ex);
-    if (c !== null) {
-      cost = (cost ?? 0) + c;
-      costedCalls++;
-    }
+  for (const [model, u] of Object.entries(stats.usage)) {
+    const c = price(
+      { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedInputTokens: u.cachedInputTokens },
+      model === '' ? undefined : model,
+    );
+    if (c === null) continue;
+    cost = Math.round(((cost ?? 0) + c) * 1e9) / 1e9;
+    costedCalls += u.calls;
   }
   const summary: TapeSummary = {
-    name: tape.name,
-    createdAt: tape.header.createdAt,
-    mode: tape.header.mode,
-    exchanges: tape.exchanges.length,
-    llmCalls,
+    name,
+    createdAt: header.createdAt,
+    mode: header.mode,
+    exchanges: stats.exchanges,
+    llmCalls: stats.llmCalls,
     // A tool the model asked for runs either through an MCP exchange on this tape or in the agent itself:
     // count whichever side saw more, so a call is never counted twice.
-    toolCalls: Math.max(mcpToolCalls, modelToolCalls),
-    tokens,
+    toolCalls: Math.max(stats.mcpToolCalls, stats.modelToolCalls),
+    tokens: { ...stats.tokens },
     cost,
     costedCalls,
-    durationMs: tape.exchanges.length === 0 ? 0 : end - start,
-    errors,
-    problems: tape.problems,
+    durationMs: stats.startMs === null || stats.endMs === null ? 0 : stats.endMs - stats.startMs,
+    errors: stats.errors,
+    models: stats.models,
+    tools: stats.tools,
+    problems,
   };
-  if (tape.header.mode === 'replay' || tape.header.replayOf) {
-    if (tape.header.replayOf) summary.replayOf = { tape: tape.header.replayOf.tape, onMiss: tape.header.replayOf.onMiss };
-    summary.matches = matches;
+  if (header.mode === 'replay' || header.replayOf) {
+    if (header.replayOf) summary.replayOf = { tape: header.replayOf.tape, onMiss: header.replayOf.onMiss };
+    summary.matches = { ...stats.matches };
   }
   return summary;
 }
 
-/** One row of `list`: a summary, or why the tape could not be read at all (missing/corrupt header). */
-export type TapeListing = { ok: true; summary: TapeSummary } | { ok: false; name: string; error: string };
+export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): TapeSummary {
+  return summaryFromStats(tape.name, tape.header, statsOf(tape.exchanges), tape.problems, opts);
+}
 
-/** Summaries of every tape under `dir`, sorted by name. A tape that cannot be read is reported, never fatal. */
-export async function listTapes(dir: string, opts: SummarizeOptions = {}): Promise<TapeListing[]> {
-  const out: TapeListing[] = [];
-  for (const name of await listTapeNames(dir)) {
-    try {
-      const tape = await readTape(tapeFile(dir, name), { resolveFiles: false });
-      out.push({ ok: true, summary: summarizeTape({ ...tape, name }, opts) });
-    } catch (err) {
-      out.push({ ok: false, name, error: (err as Error).message });
-    }
-  }
-  return out;
+/** One row of `list`: a summary, or why the tape could not be read at all (missing/corrupt header). */
+export type TapeListing = { ok: true; summary: TapeSummary; modifiedAt: string } | { ok: false; name: string; error: string };
+
+export function listingOf(entry: TapeListEntry, opts: SummarizeOptions = {}): TapeListing {
+  return entry.ok
+    ? { ok: true, summary: summaryFromStats(entry.name, entry.header, entry.stats, entry.problems, opts), modifiedAt: entry.modifiedAt }
+    : { ok: false, name: entry.name, error: entry.error };
+}
+
+export interface TapeListingPage {
+  tapes: TapeListing[];
+  next?: string;
+}
+
+/** Summaries of a store's tapes, by name, filtered and paged. A tape that cannot be read is reported, never fatal. */
+export async function listTapes(store: TapeStore, query: TapeQuery = {}, opts: SummarizeOptions = {}): Promise<TapeListingPage> {
+  const page = await store.list(query);
+  return { tapes: page.tapes.map((e) => listingOf(e, opts)), ...(page.next !== undefined ? { next: page.next } : {}) };
 }

@@ -27,10 +27,10 @@ export interface TimedMessage {
   message: Message;
 }
 
-/** The method tapedeck gives a recorded server-to-client stream (a GET stream, legacy or standalone): not a JSON-RPC method. */
-export const STREAM_METHOD = 'tapedeck/stream';
-/** The method tapedeck gives a client's JSON-RPC response (to a server request such as sampling). */
-export const RESPONSE_METHOD = 'tapedeck/response';
+import { RESPONSE_METHOD, STREAM_METHOD } from '../tape/schema.js';
+import { JsonTooDeepError, parseJson } from '../tape/json-depth.js';
+
+export { STREAM_METHOD, RESPONSE_METHOD };
 
 // --- JSON-RPC messages
 
@@ -50,9 +50,10 @@ export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; err
 export function parseRpc(text: string): ParsedRpc {
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, error: new TapedeckError('PARSE_ERROR', 'Parse error: the message is not valid JSON') };
+    value = parseJson(text);
+  } catch (err) {
+    const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
+    return { ok: false, error: new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`) };
   }
   return validateRpc(value);
 }
@@ -101,7 +102,7 @@ export function recordedMessages(ex: Pick<Exchange, 'response'>): TimedMessage[]
   for (const ev of ex.response?.events ?? []) {
     if (ev.data === '' || (ev.event !== undefined && ev.event !== 'message')) continue;
     try {
-      const m: unknown = JSON.parse(ev.data);
+      const m: unknown = parseJson(ev.data);
       if (looksLikeRpc(m) && !Array.isArray(m)) out.push({ offsetMs: ev.offsetMs, message: m as Message });
     } catch {
       // not JSON: not a message

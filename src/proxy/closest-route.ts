@@ -6,7 +6,10 @@
  * `/mcp`), and a misspelt prefix (edit distance).
  */
 import { detectLlmApi } from '../providers/detect.js';
+import { editDistance } from '../edit-distance.js';
 import type { Route } from '../tape/schema.js';
+
+export { editDistance };
 
 export interface RouteSuggestion {
   /** The path to use instead (the route's prefix plus the rest of the asked path). */
@@ -16,19 +19,6 @@ export interface RouteSuggestion {
 }
 
 const segments = (p: string): string[] => p.split('/').filter((s) => s !== '');
-
-/** Levenshtein distance between two short strings. */
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length] as number;
-}
 
 /** The closest configured route for `pathname` (which matched none), or undefined when none is close. */
 export function closestRoute(pathname: string, method: string, routes: readonly Route[]): RouteSuggestion | undefined {

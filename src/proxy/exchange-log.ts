@@ -6,6 +6,7 @@
 import { isTapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { describeExchange } from '../providers/describe.js';
+import { splitBatchExchange } from '../providers/mcp-batch.js';
 import type { Exchange } from '../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
 
@@ -33,7 +34,14 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
+  // A JSON-RPC batch goes on the tape one message per exchange (each as if sent alone), in one write.
   const append = async (ex: NewExchange, described: boolean): Promise<boolean> => {
+    const parts = splitBatchExchange(ex);
+    if (parts === undefined) return appendOne(ex, described);
+    const done = await Promise.all(parts.map((part) => appendOne(part, false)));
+    return done.every(Boolean);
+  };
+  const appendOne = async (ex: NewExchange, described: boolean): Promise<boolean> => {
     let written: Exchange;
     try {
       written = await writer.append(described ? ex : describeExchange(ex, log));

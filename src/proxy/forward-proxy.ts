@@ -13,7 +13,9 @@ import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.js';
 import { bareHostname, type OwnHosts } from '../own-hosts.js';
+import { parseAuthority } from './authority.js';
 import type { CertificateAuthority } from './ca.js';
+import { guardSocketHandler } from './socket-guard.js';
 
 export interface ForwardProxyOptions {
   /** The CA for intercepted HTTPS; asked for on the first tunnel (so a proxy never used as one creates none). */
@@ -119,12 +121,11 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
       req.pipe(up);
     },
     onConnect(server) {
-      return (req, socket, head) => {
-        const target = req.url ?? '';
-        const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(target);
+      const tunnel = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+        const target = parseAuthority(req.url ?? '');
         socket.on('error', () => socket.destroy());
-        if (m === null) {
-          socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\ntapedeck: CONNECT needs host:port\n');
+        if (!target.ok) {
+          socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${target.reason}\n`);
           return;
         }
         const refused = refusal((socket as Socket).remoteAddress);
@@ -133,11 +134,9 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
           socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${refused}\n`);
           return;
         }
-        const host = bareHostname(m[1] as string);
-        const port = Number(m[2]);
+        const { host, port, origin } = target;
         open.add(socket);
         socket.once('close', () => open.delete(socket));
-        const origin = `https://${host.includes(':') ? `[${host}]` : host}${port === 443 ? '' : `:${port}`}`;
         if (passesThrough(origin)) {
           count(`${host}:${port}`);
           opts.log.info({ host, port }, 'pass-through: tunnelled untouched, not on the tape');
@@ -164,7 +163,17 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
         const tls = new TLSSocket(socket, {
           isServer: true,
           // The name the client asked for (SNI), else the CONNECT host (an IP address has no SNI).
-          SNICallback: (name, cb) => cb(null, authority.contextFor(name || host)),
+          // A name no certificate can be made for fails this handshake only (the callback runs outside any guard).
+          SNICallback: (name, cb) => {
+            let context: ReturnType<CertificateAuthority['contextFor']>;
+            try {
+              context = authority.contextFor(name || host);
+            } catch (err) {
+              cb(err as Error, undefined);
+              return;
+            }
+            cb(null, context);
+          },
           secureContext: authority.contextFor(host),
           ALPNProtocols: ['http/1.1'],
         });
@@ -176,6 +185,8 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
         // The requests inside the tunnel are served by the same listener, which finds their origin by the socket.
         server.emit('connection', tls);
       };
+      // Whatever a client sends, an exception here ends its connection, never the process.
+      return guardSocketHandler('CONNECT', opts.log, tunnel);
     },
     closeAll() {
       for (const s of open) s.destroy();

@@ -43,7 +43,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
     res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
   };
 
-  return (incoming, res) => {
+  const serve = (incoming: IncomingMessage, res: ServerResponse): void => {
     const t0 = performance.now();
     const offsetMs = opts.clock();
     const startedAt = new Date();
@@ -111,6 +111,17 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         fail(res, known, req.method, req.path);
       });
     });
+  };
+
+  // Whatever a client sends, an exception while taking its request in ends that request with a 500, never the process.
+  return (incoming, res) => {
+    try {
+      serve(incoming, res);
+    } catch (err) {
+      opts.log.error({ err: (err as Error).message, url: String(incoming.url).slice(0, 200) }, 'could not take a request in');
+      incoming.resume();
+      fail(res, new TapedeckError('INTERNAL', 'tapedeck could not handle this request'), incoming.method ?? 'GET', '/');
+    }
   };
 }
 

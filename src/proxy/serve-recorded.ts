@@ -11,8 +11,8 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
 
 /**
  * Send a recorded exchange's response to a sink: same status, headers and body; a stream event by event with its
- * original boundaries (and gaps, under `recorded` / scaled timing); a recorded upstream reset cuts the connection
- * again at the same point. Resolves when everything is sent.
+ * original boundaries (and gaps, under `recorded` / scaled timing); an answer cut while recording (an upstream reset,
+ * or the client leaving mid-stream) cuts the connection again at the same point. Resolves when everything is sent.
  */
 export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { timing: Timing; headers: HeaderMap }): Promise<void> {
   const recorded = ex.response;
@@ -28,7 +28,9 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
     return;
   }
   const headers = { ...clientHeaderMap(recorded.headers, { decoded: true }), ...opts.headers };
-  const cut = ex.error?.phase === 'stream' && ex.error.code !== 'CLIENT_CLOSED';
+  // Cut mid-answer while recording, by the upstream or by the client that went away (`CLIENT_CLOSED`): the tape has
+  // the start of an answer only, so it is served cut at the same point, never ended as if it were whole.
+  const cut = ex.error?.phase === 'stream';
   let closed = false;
   sink.onClose(() => (closed = true));
 

@@ -7,8 +7,7 @@ import { ownHosts } from '../own-hosts.js';
 import { createMatcher, type Matcher } from '../replay/matcher.js';
 import type { RedactOptions } from '../tape/redact.js';
 import type { Route } from '../tape/schema.js';
-import { loadTape, type LoadedTape } from '../tape/tape-reader.js';
-import { createTapeWriter, type TapeWriter } from '../tape/tape-writer.js';
+import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { TapedeckError } from '../errors.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
 import { createPortServer } from './port-sniff.js';
@@ -18,6 +17,8 @@ import { createExchangeLog } from './exchange-log.js';
 import { shutdownReason } from './forward.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
+import { openTapeSession } from './tape-session.js';
+import { createDirStore } from '../tape/dir-store.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
 import type { LlmOverrides } from '../providers/types.js';
 import { createSessionPlayer } from './ws/player.js';
@@ -27,7 +28,9 @@ import { createUpgradeListener } from './ws/upgrade.js';
 
 interface CommonOptions {
   tape: string;
-  dir: string;
+  /** Where the tape is (and the replay tape goes): a store, or a tape folder (`dir`). One of the two. */
+  store?: TapeStore;
+  dir?: string;
   host?: string;
   /** 0 takes any free port. Default 8787. */
   port?: number;
@@ -58,6 +61,8 @@ export interface ReplayOptions extends CommonOptions {
   onMiss?: OnMiss;
   /** Name of the replay tape. Default: `<tape>.replay-<timestamp>`. */
   saveAs?: string;
+  /** Keep the replay tape when no request reached it (default: removed on close). */
+  keepEmpty?: boolean;
   timing?: Timing;
   /** Build the matcher for the loaded tape. Default: exact matching only. */
   matcher?: (tape: LoadedTape) => Matcher;
@@ -131,6 +136,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   });
   // Aborted first thing on stop: whatever still waits for an upstream ends at once and goes on the tape with why.
   const stopping = new Cancel();
+  const store = storeOf(opts);
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
   // WebSocket sessions (upgrade requests): relayed and recorded, or played from the tape.
@@ -140,14 +146,15 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   let routes = [...opts.routes];
 
   if (opts.mode === 'record') {
-    writer = await createTapeWriter({
-      dir: opts.dir,
-      name: opts.tape,
+    ({ writer } = await openTapeSession({
+      mode: 'record',
+      store,
+      tape: opts.tape,
       ifExists: opts.ifExists ?? 'fail',
       redact: opts.redact,
-      header: { mode: 'record', routes },
-      ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
-    });
+      routes,
+      onTapeFailure: opts.onTapeFailure,
+    }));
     const out = createExchangeLog(writer, log);
     handle = createRecorder({
       out,
@@ -158,37 +165,31 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     drain = out.drain;
     sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
   } else {
-    const tape = await loadTape(opts.dir, opts.tape);
-    source = tape;
-    for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
-    // Fallbacks (built-in defaults), then the routes recorded on the tape, then any given now: later wins.
-    const byPrefix = new Map([...(opts.fallbackRoutes ?? []), ...tape.header.routes].map((r) => [r.prefix, r] as const));
-    for (const r of routes) byPrefix.set(r.prefix, r);
-    routes = [...byPrefix.values()];
-    const saveAs = opts.saveAs ?? `${opts.tape}.replay-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    if (saveAs === opts.tape)
-      throw new TapedeckError('BAD_ARGS', `a replay is saved as a tape of its own: "${saveAs}" is the tape it replays`);
-    writer = await createTapeWriter({
-      dir: opts.dir,
-      name: saveAs,
-      ifExists: 'overwrite',
+    const session = await openTapeSession({
+      mode: 'replay',
+      store,
+      tape: opts.tape,
+      saveAs: opts.saveAs,
+      keepEmpty: opts.keepEmpty,
       redact: opts.redact,
-      header: {
-        mode: 'replay',
-        routes,
-        replayOf: {
-          tape: opts.tape,
-          onMiss: opts.onMiss ?? 'strict',
-          ...(opts.llm ? { llm: opts.llm } : {}),
-          ...(opts.overrides ? { overrides: opts.overrides } : {}),
-          ...(opts.targeted ? { targeted: opts.targeted } : {}),
-          ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
-          ...(opts.liveAfter !== undefined ? { liveAfter: opts.liveAfter } : {}),
-          ...(opts.mocks !== undefined ? { mocks: opts.mocks } : {}),
-        },
+      routes,
+      fallbackRoutes: opts.fallbackRoutes,
+      onTapeFailure: opts.onTapeFailure,
+      replayOf: {
+        onMiss: opts.onMiss ?? 'strict',
+        ...(opts.llm ? { llm: opts.llm } : {}),
+        ...(opts.overrides ? { overrides: opts.overrides } : {}),
+        ...(opts.targeted ? { targeted: opts.targeted } : {}),
+        ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
+        ...(opts.liveAfter !== undefined ? { liveAfter: opts.liveAfter } : {}),
+        ...(opts.mocks !== undefined ? { mocks: opts.mocks } : {}),
       },
-      ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
     });
+    const tape = session.source as LoadedTape;
+    source = tape;
+    writer = session.writer;
+    routes = session.routes;
+    for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
     const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
     const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
     const sessionOut = createExchangeLog(writer, log);
@@ -298,4 +299,12 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       return closing;
     },
   };
+}
+
+/** The store the options name: the one given, or the folder store of `dir`. */
+function storeOf(opts: ProxyOptions): TapeStore {
+  if (opts.store !== undefined && opts.dir !== undefined) throw new TapedeckError('BAD_ARGS', 'give a store or a dir, not both');
+  if (opts.store !== undefined) return opts.store;
+  if (opts.dir !== undefined) return createDirStore(opts.dir);
+  throw new TapedeckError('BAD_ARGS', 'startProxy needs a store or a dir for the tapes');
 }

@@ -6,6 +6,7 @@
 import { TapedeckError } from '../errors.js';
 import { rpcErrorMessage } from '../providers/errors.js';
 import { progressToken, recordedMessages, rewriteForIncoming, type Message, type RequestId, type TimedMessage } from '../providers/mcp.js';
+import { isRequestMessage } from '../providers/mcp-batch.js';
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { IncomingRequest, Matcher } from './matcher.js';
@@ -32,6 +33,19 @@ export type McpAnswer =
   | { kind: 'answer'; messages: TimedMessage[]; match: MatchInfo; source?: Exchange }
   /** A safe request the tape cannot answer, when misses go live: the caller forwards it to the real server. */
   | { kind: 'live'; match: MatchInfo };
+
+/** What one client message gets: a notification (or a client's answer to a server request) is only accepted. */
+export type McpOutcome = McpAnswer | { kind: 'accepted'; match: MatchInfo };
+
+/**
+ * The one decision every client message gets in replay, sent alone or inside a JSON-RPC batch, over Streamable HTTP,
+ * legacy SSE and stdio alike: accepted (notifications), answered (from the tape, a mock, blocked, a miss), or
+ * forwarded live (a safe request the tape cannot answer, when misses go live). A batch is decided message by message.
+ */
+export async function answerMessage(message: Message, incoming: () => IncomingRequest, opts: AnswerOptions): Promise<McpOutcome> {
+  if (!isRequestMessage(message)) return { kind: 'accepted', match: { kind: 'exact', reason: 'a notification needs no answer' } };
+  return answerRequest(message, incoming(), opts);
+}
 
 /** The tool a `tools/call` names and the policy's verdict on it, or undefined for other methods. */
 export function toolVerdict(message: Message, policy: SideEffectPolicy): { tool: string; verdict: Verdict } | undefined {

@@ -61,10 +61,27 @@ export function loadSideEffects(file: string, opts: { requireDone?: boolean } = 
   if ((opts.requireDone ?? true) && data.done !== true) {
     throw new TapedeckError(
       'SIDE_EFFECTS_NOT_REVIEWED',
-      `side-effects file ${file} is not reviewed: check every entry, then set "done: true"`,
+      `side-effects file ${file} is not reviewed${decisions(data)}: check every entry, then set "done: true"`,
     );
   }
   return data;
+}
+
+/** What a file decides, in short: ` (it marks a, b as side effects and c as safe)`; empty for an empty file. */
+function decisions(data: SideEffectsFile): string {
+  const names = (safe: boolean): string[] =>
+    Object.entries(data.tools)
+      .filter(([, v]) => v === safe)
+      .map(([k]) => k);
+  const list = (xs: string[], what: string): string | undefined =>
+    xs.length === 0 ? undefined : `${xs.length > 8 ? `${xs.slice(0, 8).join(', ')} and ${xs.length - 8} more` : xs.join(', ')} ${what}`;
+  const effects = names(false);
+  const parts = [
+    list(effects, effects.length === 1 ? 'as a side effect' : 'as side effects'),
+    list(names(true), 'as safe'),
+    data.http.length > 0 ? `${data.http.length} HTTP route(s) as side effects` : undefined,
+  ].filter((x) => x !== undefined);
+  return parts.length === 0 ? '' : ` (it marks ${parts.join(' and ')})`;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -76,10 +93,27 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * cannot answer may *run* is `liveTool`, which trusts the reviewed file alone.
  */
 export function createSideEffectPolicy(
-  opts: { file?: SideEffectsFile; recordedAnnotations?: ReadonlyMap<string, ToolAnnotations> } = {},
+  opts: {
+    file?: SideEffectsFile;
+    recordedAnnotations?: ReadonlyMap<string, ToolAnnotations>;
+    /**
+     * The tools the tape's `tools/list` answers name; undefined when the tape has no such answer. Only used to say
+     * why a tool counts as a side effect (no list at all, not on it, listed without annotations).
+     */
+    listedTools?: ReadonlySet<string>;
+  } = {},
 ): SideEffectPolicy {
   const file = opts.file;
   const recorded = opts.recordedAnnotations ?? new Map<string, ToolAnnotations>();
+  const annotationsSay = (name: string): string => {
+    if (recorded.has(name)) return 'its annotations do not say it is read-only';
+    if (opts.listedTools === undefined)
+      return recorded.size === 0
+        ? 'the tape has no tools/list answer to read its annotations from (the client never listed the tools while recording)'
+        : 'its annotations do not say it is read-only';
+    if (!opts.listedTools.has(name)) return "the tape's tools/list answer does not list it";
+    return 'tools/list gave it no annotations';
+  };
   const classifyTool = (name: string, annotations?: ToolAnnotations): Verdict => {
     const entry = file?.tools[name];
     if (entry !== undefined)
@@ -93,7 +127,8 @@ export function createSideEffectPolicy(
         reason: `"${name}" is annotated readOnlyHint: true${file ? ' and the side-effects file does not name it' : ''}`,
       };
     const why = file ? 'the side-effects file does not name it' : 'no side-effects file was given';
-    return { sideEffect: true, reason: `"${name}" counts as a side effect: ${why} and its annotations do not say it is read-only` };
+    const said = a !== undefined && !recorded.has(name) ? 'its annotations do not say it is read-only' : annotationsSay(name);
+    return { sideEffect: true, reason: `"${name}" counts as a side effect: ${why}, and ${said}` };
   };
   return {
     file,
@@ -145,8 +180,14 @@ export function recordedTools(exchanges: readonly Exchange[]): Map<string, { ann
 /** The policy for replaying a tape: the reviewed file (if any) plus the annotations the tape recorded. */
 export function policyForTape(exchanges: readonly Exchange[], file?: SideEffectsFile): SideEffectPolicy {
   const annotations = new Map<string, ToolAnnotations>();
-  for (const [name, t] of recordedTools(exchanges)) if (t.annotations) annotations.set(name, t.annotations);
-  return createSideEffectPolicy({ ...(file ? { file } : {}), recordedAnnotations: annotations });
+  const tools = recordedTools(exchanges);
+  for (const [name, t] of tools) if (t.annotations) annotations.set(name, t.annotations);
+  const listed = exchanges.some((ex) => ex.mcp?.method === 'tools/list' && ex.mcp.result !== undefined);
+  return createSideEffectPolicy({
+    ...(file ? { file } : {}),
+    recordedAnnotations: annotations,
+    ...(listed ? { listedTools: new Set(tools.keys()) } : {}),
+  });
 }
 
 /** The proxy's `allowLive` check for plain-HTTP calls: a call the file marks as a side effect is never forwarded. */

@@ -1,8 +1,8 @@
-/** Tape housekeeping: remove a tape (and its `.files/` side folder), prune tapes older than an age. */
-import { rm, stat } from 'node:fs/promises';
+/** Tape housekeeping in any store: prune tapes older than an age, or replay tapes; never a tape being written. */
 import { TapedeckError } from '../errors.js';
-import { sideDir, tapeFile } from './paths.js';
-import { listTapeNames, readTape } from './tape-reader.js';
+import type { RemovedTape, TapeStore } from './store.js';
+
+export type { RemovedTape } from './store.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -13,71 +13,69 @@ export function parseAge(text: string): number {
   return Number(m[1]) * (UNITS[m[2] as string] as number);
 }
 
-export interface RemovedTape {
-  name: string;
-  file: string;
-  /** True when a `.files/` side folder existed and was removed with it. */
-  sideFiles: boolean;
-}
-
-/** Delete a tape and its side folder. A missing tape is TAPE_NOT_FOUND. */
-export async function removeTape(dir: string, name: string): Promise<RemovedTape> {
-  const file = tapeFile(dir, name);
-  try {
-    await stat(file);
-  } catch {
-    throw new TapedeckError('TAPE_NOT_FOUND', `no tape "${name}" in ${dir}`, { status: 404 });
-  }
-  const side = sideDir(file);
-  const sideFiles = await stat(side).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  await rm(file, { force: true });
-  if (sideFiles) await rm(side, { recursive: true, force: true });
-  return { name, file, sideFiles };
+export interface PruneOptions {
+  /** Tapes created longer ago than this (ms before `now`); absent: any age. */
+  olderThanMs?: number;
+  /** Only replay tapes (`mode: replay`). */
+  replaysOnly?: boolean;
+  dryRun?: boolean;
+  now?: Date;
 }
 
 export interface PruneResult {
-  cutoff: string;
+  /** ISO time: tapes created before it were removed (absent without an age). */
+  cutoff?: string;
   removed: (RemovedTape & { createdAt: string })[];
   kept: number;
-  /** Tapes whose age could not be told (unreadable header): never removed. */
+  /** Tapes that were not removed although they qualify: an unreadable header (age unknown), a tape being written. */
   skipped: { name: string; reason: string }[];
 }
 
-/** Remove every tape whose header `createdAt` is older than `olderThanMs` before `now`. `dryRun` removes nothing. */
-export async function pruneTapes(dir: string, olderThanMs: number, opts: { dryRun?: boolean; now?: Date } = {}): Promise<PruneResult> {
+/** Remove every tape that qualifies (older than the age, a replay tape when asked). `dryRun` removes nothing. */
+export async function pruneTapes(store: TapeStore, opts: PruneOptions): Promise<PruneResult> {
   const now = opts.now ?? new Date();
-  const cutoff = now.getTime() - olderThanMs;
-  const result: PruneResult = { cutoff: new Date(cutoff).toISOString(), removed: [], kept: 0, skipped: [] };
-  for (const name of await listTapeNames(dir)) {
-    let createdAt: string;
-    try {
-      createdAt = (await readTape(tapeFile(dir, name), { resolveFiles: false })).header.createdAt;
-    } catch (err) {
-      result.skipped.push({ name, reason: (err as Error).message });
-      continue;
+  const cutoff = opts.olderThanMs === undefined ? undefined : now.getTime() - opts.olderThanMs;
+  const result: PruneResult = {
+    ...(cutoff !== undefined ? { cutoff: new Date(cutoff).toISOString() } : {}),
+    removed: [],
+    kept: 0,
+    skipped: [],
+  };
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.list({
+      ...(opts.replaysOnly === true ? { mode: 'replay' } : {}),
+      limit: 500,
+      ...(after !== undefined ? { after } : {}),
+    });
+    for (const entry of page.tapes) {
+      if (!entry.ok) {
+        result.skipped.push({ name: entry.name, reason: entry.error });
+        continue;
+      }
+      const createdAt = entry.header.createdAt;
+      const t = Date.parse(createdAt);
+      if (cutoff !== undefined && Number.isNaN(t)) {
+        result.skipped.push({ name: entry.name, reason: `createdAt "${createdAt}" is not a date` });
+        continue;
+      }
+      if (cutoff !== undefined && t >= cutoff) {
+        result.kept++;
+        continue;
+      }
+      if (opts.dryRun === true) {
+        result.removed.push({ name: entry.name, path: `${store.location}#${entry.name}`, sideFiles: false, createdAt });
+        continue;
+      }
+      try {
+        result.removed.push({ ...(await store.remove(entry.name)), createdAt });
+      } catch (err) {
+        if (!(err instanceof TapedeckError) || (err.code !== 'TAPE_LOCKED' && err.code !== 'TAPE_NOT_FOUND')) throw err;
+        result.skipped.push({ name: entry.name, reason: err.message });
+      }
     }
-    const t = Date.parse(createdAt);
-    if (Number.isNaN(t)) {
-      result.skipped.push({ name, reason: `createdAt "${createdAt}" is not a date` });
-      continue;
-    }
-    if (t >= cutoff) {
-      result.kept++;
-      continue;
-    }
-    if (opts.dryRun) {
-      const file = tapeFile(dir, name);
-      const sideFiles = await stat(sideDir(file)).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
-      result.removed.push({ name, file, sideFiles, createdAt });
-    } else {
-      result.removed.push({ ...(await removeTape(dir, name)), createdAt });
-    }
+    if (page.next === undefined) break;
+    after = page.next;
   }
   return result;
 }

@@ -59,11 +59,35 @@ export function acquireTapeLock(tapePath: string, tapeName: string): TapeLock {
   throw lockedError(tapeName, file, holder ?? { pid: 0, host: '?', since: '?' });
 }
 
+/**
+ * Who is writing the tape now: the lock's holder when it is alive (or on another host, which cannot be checked),
+ * undefined when there is no lock or only a stale one.
+ */
+export function lockHolder(tapePath: string): { pid: number; host: string; since: string } | undefined {
+  const holder = readLock(lockFileOf(tapePath));
+  return holder !== undefined && isAlive(holder) ? holder : undefined;
+}
+
+/** TAPE_LOCKED for an operation refused because the tape is being written (`what`: "delete", ...). */
+export function refuseLocked(tapeName: string, tapePath: string, what: string): void {
+  const holder = lockHolder(tapePath);
+  if (holder === undefined) return;
+  throw new TapedeckError(
+    'TAPE_LOCKED',
+    `cannot ${what} tape "${tapeName}": it is being written by ${holderName(holder)} (since ${holder.since}). ` +
+      `Stop that tapedeck first; if none is running, delete ${lockFileOf(tapePath)}`,
+    { status: 409, details: { pid: holder.pid, host: holder.host, lock: lockFileOf(tapePath) } },
+  );
+}
+
+function holderName(holder: LockInfo): string {
+  return holder.pid > 0 ? `pid ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''}` : 'another process';
+}
+
 function lockedError(tapeName: string, file: string, holder: LockInfo): TapedeckError {
-  const who = holder.pid > 0 ? `pid ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''}` : 'another process';
   return new TapedeckError(
     'TAPE_LOCKED',
-    `tape "${tapeName}" is locked by ${who} (since ${holder.since}): another tapedeck is writing it. ` +
+    `tape "${tapeName}" is locked by ${holderName(holder)} (since ${holder.since}): another tapedeck is writing it. ` +
       `Stop that one first, or write another tape; if no tapedeck is running, delete ${file}`,
     { status: 409, details: { pid: holder.pid, host: holder.host, lock: file } },
   );

@@ -1,72 +1,105 @@
 /**
- * What a tape reference names, for every command that takes a tape:
- * - a path to a `.jsonl` file anywhere (`./runs/a.jsonl`, `/tmp/x.jsonl`) that exists: that file;
- * - a tape's name in the tape folder (`checkout`, `ci/baseline`): that tape;
+ * What a tape reference names, for every command that takes a tape, in every store:
+ * - a tape's name (`checkout`, `ci/baseline`): that tape;
  * - `latest`: the newest tape by its header's `createdAt`, replay tapes left out unless asked for; `latest-replay`:
  *   the newest replay tape (a tape actually named so wins);
- * - a unique prefix of a name (`check` for `checkout-bug`); a prefix of several names is refused with them listed.
+ * - a unique prefix of a name (`check` for `checkout-bug`); a prefix of a recording and of the replays of it means
+ *   the recording; a prefix of several unrelated names is refused with them listed;
+ * - in a folder store, also a path to a `.jsonl` file anywhere (`./runs/a.jsonl`): that file (`dir-store.ts`).
+ * A name that names nothing is TAPE_NOT_FOUND, one message everywhere, with the closest names when there are any.
  */
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
+import { closestNames } from '../edit-distance.js';
 import { TapedeckError } from '../errors.js';
-import { TAPE_EXT, tapeFile, validateTapeName } from './paths.js';
-import { listTapeNames, readTape } from './tape-reader.js';
-
-export interface ResolvedTape {
-  /** The folder the tape is in, and its name there: `loadTape(dir, name)` reads it. */
-  dir: string;
-  name: string;
-  file: string;
-  /** How the reference was read. */
-  by: 'path' | 'name' | 'latest' | 'prefix';
-}
-
-export interface ResolveOptions {
-  /** `latest` may be a replay tape too. */
-  includeReplays?: boolean;
-}
+import { validateTapeName } from './paths.js';
+import type { TapeHeader } from './schema.js';
+import type { ResolveOptions, ResolvedTape, TapeStore } from './store.js';
 
 export const LATEST = 'latest';
 export const LATEST_REPLAY = 'latest-replay';
 
-export async function resolveTape(dir: string, ref: string, opts: ResolveOptions = {}): Promise<ResolvedTape> {
-  if (ref.endsWith(TAPE_EXT) && (await isFile(path.resolve(ref)))) {
-    const file = path.resolve(ref);
-    return { dir: path.dirname(file), name: path.basename(file, TAPE_EXT), file, by: 'path' };
-  }
-  const name = validateTapeName(ref);
-  if (await isFile(tapeFile(dir, name))) return { dir, name, file: tapeFile(dir, name), by: 'name' };
-  const names = await listTapeNames(dir);
-  if (name === LATEST || name === LATEST_REPLAY) {
-    const which = name === LATEST_REPLAY ? 'replay' : opts.includeReplays === true ? 'any' : 'record';
-    const newest = await latestTape(dir, names, which);
-    if (newest === undefined)
-      throw new TapedeckError('TAPE_NOT_FOUND', `no ${which === 'any' ? '' : `${which} `}tape in ${dir} to be "${name}"`, {
-        status: 404,
-      });
-    return { dir, name: newest, file: tapeFile(dir, newest), by: 'latest' };
-  }
-  const matches = names.filter((n) => n.startsWith(name));
-  if (matches.length === 1) return { dir, name: matches[0] as string, file: tapeFile(dir, matches[0] as string), by: 'prefix' };
-  if (matches.length > 1)
-    throw new TapedeckError(
-      'BAD_ARGS',
-      `"${ref}" is the start of ${matches.length} tapes (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', ...' : ''}): say which`,
-    );
-  throw new TapedeckError('TAPE_NOT_FOUND', `no tape at ${tapeFile(dir, name)}`, { status: 404 });
+/** Which tapes `latest` may be. */
+export type LatestKind = 'record' | 'replay' | 'any';
+
+/** The store operations resolving needs; a store may answer `latest` and prefixes faster itself (a database index). */
+export interface ResolveSource {
+  readonly store: TapeStore;
+  /** The newest tape of a kind, by header `createdAt` (ties: the greater name). */
+  latest(kind: LatestKind): Promise<string | undefined>;
+  /** Names starting with `prefix`, sorted; at most `limit`. */
+  withPrefix(prefix: string, limit: number): Promise<string[]>;
+  /** Every name, for "did you mean". */
+  names(): Promise<string[]>;
 }
 
-/** The newest tape by header `createdAt` among recorded, replay or all tapes; unreadable tapes are skipped. */
-async function latestTape(dir: string, names: readonly string[], which: 'record' | 'replay' | 'any'): Promise<string | undefined> {
+export async function resolveRef(src: ResolveSource, ref: string, opts: ResolveOptions = {}): Promise<ResolvedTape> {
+  const { store } = src;
+  const name = validateTapeName(ref);
+  if (await store.has(name)) return { store, name, by: 'name' };
+  if (name === LATEST || name === LATEST_REPLAY) {
+    const kind: LatestKind = name === LATEST_REPLAY ? 'replay' : opts.includeReplays === true ? 'any' : 'record';
+    const newest = await src.latest(kind);
+    if (newest === undefined)
+      throw new TapedeckError('TAPE_NOT_FOUND', `no ${kind === 'any' ? '' : `${kind} `}tape in ${store.location} to be "${name}"`, {
+        status: 404,
+        details: { ref, store: store.location },
+      });
+    return { store, name: newest, by: 'latest' };
+  }
+  const matches = await src.withPrefix(name, 51);
+  if (matches.length === 1) return { store, name: matches[0] as string, by: 'prefix' };
+  if (matches.length > 1) {
+    const recording = await recordingAmong(store, matches);
+    if (recording !== undefined) return { store, name: recording, by: 'prefix' };
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `"${ref}" is the start of ${matches.length > 50 ? 'more than 50' : matches.length} tapes (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', ...' : ''}): say which`,
+    );
+  }
+  throw tapeNotFound(ref, store.location, await src.names());
+}
+
+/** The one error for a tape that is not there, naming the closest names. */
+export function tapeNotFound(ref: string, location: string, names: readonly string[]): TapedeckError {
+  const close = closestNames(ref, names);
+  const hint =
+    close.length > 0 ? `; did you mean ${close.map((n) => `"${n}"`).join(', ')}?` : names.length === 0 ? ' (it holds no tapes)' : '';
+  return new TapedeckError('TAPE_NOT_FOUND', `no tape "${ref}" in ${location}${hint} (tapedeck list shows them)`, {
+    status: 404,
+    details: { ref, store: location, ...(close.length > 0 ? { suggestions: close } : {}) },
+  });
+}
+
+/**
+ * Of tapes sharing a prefix, the one recording the rest replay (`checkout` among `checkout`,
+ * `checkout.replay-2026-...`), or undefined when they are not one recording and its replays.
+ */
+async function recordingAmong(store: TapeStore, names: readonly string[]): Promise<string | undefined> {
+  if (names.length > 50) return undefined;
+  const headers: { name: string; header: TapeHeader }[] = [];
+  for (const name of names) {
+    try {
+      headers.push({ name, header: await store.header(name) });
+    } catch {
+      return undefined;
+    }
+  }
+  const recordings = headers.filter((h) => h.header.mode === 'record');
+  if (recordings.length !== 1) return undefined;
+  const recording = (recordings[0] as { name: string }).name;
+  return headers.every((h) => h.name === recording || h.header.replayOf?.tape === recording) ? recording : undefined;
+}
+
+/** `latest` over headers read one by one (a store without an index on `createdAt`); unreadable tapes are skipped. */
+export async function latestByHeaders(store: TapeStore, names: readonly string[], kind: LatestKind): Promise<string | undefined> {
   let best: { name: string; at: number } | undefined;
   for (const name of names) {
     let header;
     try {
-      header = (await readTape(tapeFile(dir, name), { resolveFiles: false })).header;
+      header = await store.header(name);
     } catch {
       continue;
     }
-    if (which !== 'any' && (header.mode === 'replay') !== (which === 'replay')) continue;
+    if (kind !== 'any' && (header.mode === 'replay') !== (kind === 'replay')) continue;
     const at = Date.parse(header.createdAt);
     if (Number.isNaN(at)) continue;
     if (best === undefined || at > best.at || (at === best.at && name > best.name)) best = { name, at };
@@ -74,12 +107,12 @@ async function latestTape(dir: string, names: readonly string[], which: 'record'
   return best?.name;
 }
 
-/** Tapes in `dir` whose header says they replay `name` (`replayOf.tape`). */
-export async function replaysOf(dir: string, name: string): Promise<string[]> {
+/** Tapes whose header says they replay `name`, by reading headers (a store without an index on it). */
+export async function replaysByHeaders(store: TapeStore, names: readonly string[], name: string): Promise<string[]> {
   const out: string[] = [];
-  for (const n of await listTapeNames(dir)) {
+  for (const n of names) {
     try {
-      if ((await readTape(tapeFile(dir, n), { resolveFiles: false })).header.replayOf?.tape === name) out.push(n);
+      if ((await store.header(n)).replayOf?.tape === name) out.push(n);
     } catch {
       // unreadable: not known to be a replay of it
     }
@@ -87,9 +120,12 @@ export async function replaysOf(dir: string, name: string): Promise<string[]> {
   return out;
 }
 
-async function isFile(file: string): Promise<boolean> {
-  return stat(file).then(
-    (s) => s.isFile(),
-    () => false,
-  );
+/** A resolve source over a store's `names()` and `header()`: what the folder and in-memory stores use. */
+export function scanningResolveSource(store: TapeStore): ResolveSource {
+  return {
+    store,
+    names: () => store.names(),
+    latest: async (kind) => latestByHeaders(store, await store.names(), kind),
+    withPrefix: async (prefix, limit) => (await store.names()).filter((n) => n.startsWith(prefix)).slice(0, limit),
+  };
 }

@@ -1,6 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from './paths.js';
-import { REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './redact.js';
+import type { StoredBody, TapeStore } from './store.js';
+import { linesOf, type TapeRecord } from './tape-reader.js';
+import { REDACTED, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { parseJson } from './json-depth.js';
+import { secretHeaderMatcher } from './secret-headers.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
 /** One credential-looking value left on a tape. Never carries the value itself. */
@@ -31,15 +35,36 @@ export interface ScanResult {
  * tapedeck, edited by hand, or recorded with rules that have grown since. Side files are scanned too.
  */
 export async function scanTapeFile(file: string, opts: RedactOptions & { secrets?: SecretDetector } = {}): Promise<ScanResult> {
+  const text = await readFile(file, 'utf8');
+  return scanRecords(file, linesOf(text), (body) => readFile(resolveSideFile(file, body.file)), opts);
+}
+
+/** Scan a tape in any store: its stored records and large bodies. `file` in findings is where the tape is. */
+export async function scanTape(
+  store: TapeStore,
+  name: string,
+  opts: RedactOptions & { secrets?: SecretDetector } = {},
+): Promise<ScanResult> {
+  // A side file is scanned as it is, even when it no longer matches its hash (tampered with, or edited by hand).
+  if (store.kind === 'dir') return scanTapeFile(store.where(name), opts);
+  return scanRecords(store.where(name), store.lines(name), (body) => store.readBlob(name, body), opts);
+}
+
+/** Every credential-looking value in a tape's records (and its large bodies, read with `readStored`). */
+async function scanRecords(
+  file: string,
+  records: Iterable<TapeRecord> | AsyncIterable<TapeRecord>,
+  readStored: (body: StoredBody) => Promise<Buffer>,
+  opts: RedactOptions & { secrets?: SecretDetector },
+): Promise<ScanResult> {
   const secrets = opts.secrets ?? createSecretDetector(opts);
-  const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
+  const secretHeader = secretHeaderMatcher(opts.headers);
   const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
   const findings: SecretFinding[] = [];
   const problems: string[] = [];
-  const text = await readFile(file, 'utf8');
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const raw = lines[i] ?? '';
+  for await (const record of records) {
+    const raw = record.text;
+    const i = record.line - 1;
     if (raw.trim() === '') continue;
     const seen = new Set<string>();
     let exchange: string | undefined;
@@ -61,7 +86,8 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
     };
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      // A line too deep to walk is scanned as the text it is.
+      value = parseJson(raw);
     } catch {
       if (secrets.mayHold(raw)) secrets.redact(raw, report, '(unparsable line)');
       continue;
@@ -90,7 +116,7 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
       const headers = part?.headers;
       if (headers === null || typeof headers !== 'object') continue;
       for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-        if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
+        if (secretHeader(name) && typeof v === 'string' && v !== '' && v !== REDACTED)
           report(v, 'secret-header', `${side}.headers.${name}`);
       }
     }
@@ -104,7 +130,7 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
         const where = `${side}.body(side file ${body.file})`;
         let content: string;
         try {
-          content = await readFile(resolveSideFile(file, body.file), 'utf8');
+          content = (await readStored(body as StoredBody)).toString('utf8');
         } catch (err) {
           problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
           continue;
@@ -113,7 +139,7 @@ export async function scanTapeFile(file: string, opts: RedactOptions & { secrets
         let parsed: unknown = content;
         if (body.encoding === 'json') {
           try {
-            parsed = JSON.parse(content);
+            parsed = parseJson(content);
           } catch {
             // scan it as text
           }

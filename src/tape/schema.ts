@@ -148,6 +148,11 @@ export const McpNotificationSchema = z.object({
   message: z.unknown(),
 });
 
+/** The method tapedeck gives a recorded server-to-client stream (a GET stream, legacy or standalone): not a JSON-RPC method. */
+export const STREAM_METHOD = 'tapedeck/stream';
+/** The method tapedeck gives a client's JSON-RPC response (to a server request such as sampling). */
+export const RESPONSE_METHOD = 'tapedeck/response';
+
 /** What an MCP exchange means: one JSON-RPC request (or notification) and what came back for it. */
 export const McpMeaningSchema = z.object({
   /** client->server is the usual case; server->client for requests the server sent (sampling, elicitation). */

@@ -1,33 +1,107 @@
-import { createHash } from 'node:crypto';
-import { readFile, readdir, realpath, stat } from 'node:fs/promises';
+/**
+ * Reading tapes: the record parser every store shares (a header, then exchanges; a record that cannot be used is
+ * reported with its position and skipped, never fatal), and the folder store's file reading on top of it.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
 import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
+import { blobMismatch, inlineBody } from './exchange-encoder.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
-/** A line the reader could not use: reported, skipped, never fatal. */
-export interface TapeProblem {
+export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
+
+/** One stored record: its 1-based position and its JSON text. */
+export interface TapeRecord {
   line: number;
-  message: string;
+  text: string;
 }
 
-export interface LoadedTape {
-  path: string;
-  name: string;
+export interface ParsedTape {
   header: TapeHeader;
   exchanges: Exchange[];
   problems: TapeProblem[];
 }
 
-export interface ReadTapeOptions {
-  /** Load side-file bodies into memory (default true): replay needs them, listing does not. */
-  resolveFiles?: boolean;
+/**
+ * Parse a tape's records: the first is the header (missing or invalid: TAPE_CORRUPT; another format:
+ * TAPE_FORMAT_UNSUPPORTED), the rest exchanges. A record that is not JSON or not an exchange is reported in
+ * `problems` and skipped. `tornLast`: the last record is cut short (a crash mid-write), say so when it does not parse.
+ */
+/** How deep the record around a body goes (`{"request":{"body":{"json":...}}}` and the like). */
+const LINE_DEPTH = 8;
+
+export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, opts: { tornLast?: boolean } = {}): ParsedTape {
+  const problems: TapeProblem[] = [];
+  let header: TapeHeader | undefined;
+  const exchanges: Exchange[] = [];
+  // Continuation records of sessions (`frames`, `end`), merged into their exchanges once all are read.
+  const parts: PartLine[] = [];
+  const all = [...records];
+  for (let i = 0; i < all.length; i++) {
+    const { line, text } = all[i] as TapeRecord;
+    if (text.trim() === '') continue;
+    // A record nested too deeply to walk (a body thousands of levels deep, written by hand or by an older tapedeck)
+    // is skipped like any record that cannot be read: everything after it would overflow on it.
+    if (exceedsJsonDepth(text, MAX_JSON_DEPTH + LINE_DEPTH)) {
+      problems.push({ line, message: `nested deeper than ${MAX_JSON_DEPTH} levels, too deep to read; skipped` });
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      problems.push({
+        line,
+        message:
+          opts.tornLast === true && i === all.length - 1
+            ? 'torn last line (the recorder stopped mid-write); skipped'
+            : 'not valid JSON; skipped',
+      });
+      continue;
+    }
+    if (header === undefined) {
+      header = parseHeader(where, value, line);
+      continue;
+    }
+    if (isPartLine(value)) {
+      parts.push({ line, value });
+      continue;
+    }
+    const ex = ExchangeSchema.safeParse(value);
+    if (!ex.success) {
+      const issue = ex.error.issues[0];
+      problems.push({
+        line,
+        message: `not a valid exchange (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped`,
+      });
+      continue;
+    }
+    exchanges.push(ex.data);
+  }
+  if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${where}: empty tape (no header line)`, { status: 500 });
+  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
+  return { header, exchanges, problems };
+}
+
+/** A header record, checked: another format version says which tapedeck wrote it; anything else invalid is TAPE_CORRUPT. */
+export function parseHeader(where: string, value: unknown, line = 1): TapeHeader {
+  checkFormat(where, value);
+  const h = TapeHeaderSchema.safeParse(value);
+  if (!h.success)
+    throw new TapedeckError('TAPE_CORRUPT', `${where}: line ${line} is not a tape header (${h.error.issues[0]?.message ?? 'invalid'})`, {
+      status: 500,
+    });
+  return h.data;
 }
 
 /**
- * Read a tape. A torn last line (a crash mid-write) and corrupt lines are reported in `problems` and skipped;
+ * Read a tape file. A torn last line (a crash mid-write) and corrupt lines are reported in `problems` and skipped;
  * only a missing file or a missing/invalid header is an error.
  */
 export async function readTape(file: string, opts: ReadTapeOptions = {}): Promise<LoadedTape> {
@@ -38,65 +112,76 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TapedeckError('TAPE_NOT_FOUND', `no tape at ${file}`, { status: 404 });
     throw err;
   }
-  const lines = text.split('\n');
-  const endsClean = text.endsWith('\n');
-  if (endsClean) lines.pop();
-  const problems: TapeProblem[] = [];
-  let header: TapeHeader | undefined;
-  const exchanges: Exchange[] = [];
-  const parts: PartLine[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] ?? '';
-    if (line.trim() === '') continue;
-    const isLast = i === lines.length - 1;
+  const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
+  const usable = opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b)) : exchanges;
+  return { path: file, name: header.name, header, exchanges: usable, problems };
+}
+
+/**
+ * The records of a tape file's text: its lines, numbered from 1 (a final newline ends the last one). A UTF-8 byte
+ * order mark before the first line (an editor's) is not part of it.
+ */
+export function* linesOf(text: string): Generator<TapeRecord> {
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let line = 1;
+  while (start < text.length) {
+    const end = text.indexOf('\n', start);
+    if (end === -1) {
+      yield { line, text: text.slice(start) };
+      return;
+    }
+    yield { line: line++, text: text.slice(start, end) };
+    start = end + 1;
+  }
+}
+
+/** A tape file's header alone, from its first line (the file is not read further). */
+export function readTapeHeader(file: string): TapeHeader {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TapedeckError('TAPE_NOT_FOUND', `no tape at ${file}`, { status: 404 });
+    throw err;
+  }
+  try {
+    const chunks: Buffer[] = [];
+    const buf = Buffer.alloc(16 * 1024);
+    for (let pos = 0; ;) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      const nl = buf.subarray(0, n).indexOf(0x0a);
+      chunks.push(Buffer.from(buf.subarray(0, nl === -1 ? n : nl)));
+      if (nl !== -1) break;
+      pos += n;
+    }
+    const first = Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
+    if (first.trim() === '') {
+      // A tape whose first line is blank: the full reader knows where its header is.
+      throw new TapedeckError('TAPE_CORRUPT', `${file}: line 1 is not a tape header (empty)`, { status: 500 });
+    }
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = JSON.parse(first);
     } catch {
-      problems.push({
-        line: i + 1,
-        message: isLast && !endsClean ? 'torn last line (the recorder stopped mid-write); skipped' : 'not valid JSON; skipped',
-      });
-      continue;
+      throw new TapedeckError('TAPE_CORRUPT', `${file}: line 1 is not a tape header (not valid JSON)`, { status: 500 });
     }
-    if (header === undefined) {
-      checkFormat(file, value);
-      const h = TapeHeaderSchema.safeParse(value);
-      if (!h.success)
-        throw new TapedeckError(
-          'TAPE_CORRUPT',
-          `${file}: line ${i + 1} is not a tape header (${h.error.issues[0]?.message ?? 'invalid'})`,
-          { status: 500 },
-        );
-      header = h.data;
-      continue;
-    }
-    if (isPartLine(value)) {
-      parts.push({ line: i + 1, value });
-      continue;
-    }
-    const ex = ExchangeSchema.safeParse(value);
-    if (!ex.success) {
-      const issue = ex.error.issues[0];
-      problems.push({
-        line: i + 1,
-        message: `not a valid exchange (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped`,
-      });
-      continue;
-    }
-    exchanges.push(ex.data);
+    return parseHeader(file, value);
+  } finally {
+    closeSync(fd);
   }
-  if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${file}: empty tape (no header line)`, { status: 500 });
-  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
-  const usable = opts.resolveFiles !== false ? await resolveSideFiles(file, exchanges, problems) : exchanges;
-  return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
 export async function loadTape(dir: string, name: string, opts?: ReadTapeOptions): Promise<LoadedTape> {
   return readTape(tapeFile(dir, name), opts);
 }
 
-/** Names of every tape under `dir` (recursively), sorted. */
+/**
+ * Names of every tape under `dir` (recursively), sorted. Only regular files and folders count: a symbolic link is
+ * never followed out of the folder.
+ */
 export async function listTapeNames(dir: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (sub: string): Promise<void> => {
@@ -117,15 +202,11 @@ export async function listTapeNames(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-export async function tapeModifiedAt(file: string): Promise<Date> {
-  return (await stat(file)).mtime;
-}
-
 /**
  * A header from another format version says so, and which tapedeck wrote it, instead of failing schema validation
  * ("line 1 is not a tape header").
  */
-function checkFormat(file: string, value: unknown): void {
+function checkFormat(where: string, value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const h = value as Record<string, unknown>;
   if (h.type !== 'header' || !('format' in h) || TAPE_FORMATS_READ.includes(h.format as number)) return;
@@ -133,33 +214,39 @@ function checkFormat(file: string, value: unknown): void {
   const newer = typeof h.format === 'number' && h.format > Math.max(...TAPE_FORMATS_READ);
   throw new TapedeckError(
     'TAPE_FORMAT_UNSUPPORTED',
-    `tape ${file} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
+    `tape ${where} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
       `${TAPE_FORMATS_READ.join(' and ')}${newer ? ': upgrade tapedeck' : ''}`,
     { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMATS_READ } },
   );
 }
 
 /**
- * Load side-file bodies. A side file must resolve inside the tape's own `.files/` folder and match its recorded
- * size and sha256; otherwise (missing, tampered, a path such as `x.files/../../etc/passwd`) the exchange is
- * reported in `problems` and left out, so its body is never served.
+ * A side file's bytes. It must resolve inside the tape's own `.files/` folder (not through a link out of it) and
+ * match its recorded size and sha256; otherwise TAPE_CORRUPT.
  */
-async function resolveSideFiles(file: string, exchanges: Exchange[], problems: TapeProblem[]): Promise<Exchange[]> {
-  const resolve = async (body: Body | undefined): Promise<Body | undefined> => {
-    if (body?.kind !== 'file') return body;
-    const full = resolveSideFile(file, body.file);
-    // A symbolic link (git stores them) could point anywhere: the file itself must live in the folder.
-    if (path.dirname(await realpath(full)) !== (await realpath(sideDir(file))))
-      throw new TapedeckError('TAPE_CORRUPT', 'a link to a file outside the folder');
-    const bytes = await readFile(full);
-    if (bytes.byteLength !== body.bytes) throw new TapedeckError('TAPE_CORRUPT', `size ${bytes.byteLength} bytes, recorded ${body.bytes}`);
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    if (sha256 !== body.sha256)
-      throw new TapedeckError('TAPE_CORRUPT', `sha256 ${sha256.slice(0, 12)}..., recorded ${body.sha256.slice(0, 12)}...`);
-    if (body.encoding === 'base64') return { kind: 'base64', base64: bytes.toString('base64') };
-    const text = bytes.toString('utf8');
-    return body.encoding === 'json' ? { kind: 'json', json: JSON.parse(text) as unknown } : { kind: 'text', text };
-  };
+export async function readSideFile(file: string, body: StoredBody): Promise<Buffer> {
+  const full = resolveSideFile(file, body.file);
+  // A symbolic link (git stores them) could point anywhere: the file itself must live in the folder.
+  if (path.dirname(await realpath(full)) !== (await realpath(sideDir(file))))
+    throw new TapedeckError('TAPE_CORRUPT', 'a link to a file outside the folder');
+  const bytes = await readFile(full);
+  const mismatch = blobMismatch(body, bytes);
+  if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
+  return bytes;
+}
+
+/**
+ * Bring stored (large) bodies back into their exchanges. One that cannot be read or does not match its size and
+ * sha256 (missing, tampered, a path such as `x.files/../../etc/passwd`) leaves its exchange out, reported in
+ * `problems`, so its body is never served.
+ */
+export async function resolveStoredBodies(
+  exchanges: Exchange[],
+  problems: TapeProblem[],
+  read: (body: StoredBody) => Promise<Buffer>,
+): Promise<Exchange[]> {
+  const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
+    body?.kind !== 'file' ? body : inlineBody(body, await read(body));
   const kept: Exchange[] = [];
   for (const ex of exchanges) {
     try {

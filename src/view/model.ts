@@ -5,19 +5,20 @@
  */
 import type { Config } from '../config/config.js';
 import { priceTable } from '../config/prices.js';
-import { createCostFn, type CostFn } from '../inspect/cost.js';
+import { createCostFn, createUsageCostFn, type CostFn, type UsageCostFn } from '../inspect/cost.js';
 import { debrief, type Debrief } from '../inspect/debrief.js';
 import { diffRuns, runOf, stepLabel, type Run, type RunDiff } from '../inspect/diff.js';
 import { stepState, type StepState } from '../inspect/step-state.js';
 import { orderExchanges, toSteps, type Step } from '../inspect/steps.js';
-import { summarizeTape, type TapeSummary } from '../inspect/summary.js';
+import { listingOf, type TapeListing, type TapeSummary } from '../inspect/summary.js';
 import { conversationOf } from '../providers/describe.js';
 import type { ConversationMessage } from '../providers/types.js';
 import { timelineRow, type TimelineRow } from '../inspect/timeline.js';
 import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 
-export type { Debrief, Run, RunDiff, Step, StepState, TapeSummary, CostFn, TimelineRow };
+export type { Debrief, Run, RunDiff, Step, StepState, TapeSummary, TapeListing, CostFn, UsageCostFn, TimelineRow };
+export { listingOf };
 export type { ConversationMessage };
 export type { ToolCallEntry, ToolEdit, EditMark } from '../inspect/tool-sequence.js';
 export type { StepKind } from '../inspect/steps.js';
@@ -26,6 +27,11 @@ export { editMarks } from '../inspect/tool-sequence.js';
 /** The cost function for the configured price table (built-in prices merged with the config's). */
 export function costFnFor(prices: Config['prices']): CostFn {
   return createCostFn(priceTable(prices));
+}
+
+/** The same table, pricing per-model token totals (tape summaries). */
+export function usageCostFnFor(prices: Config['prices']): UsageCostFn {
+  return createUsageCostFn(priceTable(prices));
 }
 
 /** Exchanges in timeline order (their meaning is the one recorded on the tape). */
@@ -55,10 +61,6 @@ export function stateAt(steps: readonly Step[], index: number): StepState {
 
 export function debriefOf(steps: readonly Step[]): Debrief {
   return debrief(steps);
-}
-
-export function summaryOf(tape: LoadedTape, costOf: CostFn): TapeSummary {
-  return summarizeTape(tape, { costOf });
 }
 
 /** Two runs as the diff sees them (compared steps, tool sequences) and their diff. */

@@ -5,7 +5,7 @@
  */
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import { stateAt, type ConversationMessage } from './model.js';
-import type { OpenTape } from './tape-store.js';
+import type { OpenTape } from './open-tapes.js';
 import type { TimelineItem } from './timeline-items.js';
 
 /** Strings longer than this are clipped in a step's detail (64 KiB of text is already more than anyone reads in a panel). */

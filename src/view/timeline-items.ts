@@ -23,7 +23,10 @@ export interface TimelineItem {
   target: string;
   args: string;
   result: string;
-  /** Start, ms since the tape began. */
+  /**
+   * Start, ms since the run's first exchange started (not since the tape was created: a recorder that waited a
+   * minute for its agent would squeeze every bar to the right).
+   */
   start: number;
   /** Time to the first response byte, ms after start; null when no byte came. */
   ttfb: number | null;
@@ -40,7 +43,8 @@ export interface TimelineItem {
   ticks: number[];
 }
 
-export function timelineItem(step: Step): TimelineItem {
+/** `origin`: the first exchange's offset on the tape; every start is counted from it. */
+export function timelineItem(step: Step, origin = 0): TimelineItem {
   const ex = step.exchange;
   const row = rowOf(step, SHORT);
   const events = ex.response?.events ?? [];
@@ -53,7 +57,7 @@ export function timelineItem(step: Step): TimelineItem {
     target: row.target,
     args: row.args,
     result: row.result,
-    start: ex.offsetMs,
+    start: ex.offsetMs - origin,
     ttfb: ex.timing.ttfbMs ?? null,
     dur: ex.timing.durationMs,
     status: row.status,

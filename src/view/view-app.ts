@@ -13,7 +13,7 @@ import type { LiveHub } from './live-hub.js';
 import { loopbackGuard } from './loopback-guard.js';
 import { debriefOf, type CostFn } from './model.js';
 import { stepDetail } from './step-detail.js';
-import type { OpenTape, TapeStore } from './tape-store.js';
+import type { OpenTape, OpenTapes } from './open-tapes.js';
 import { overviewOf } from './timeline-items.js';
 import { loadWebAssets, type WebAsset } from './web-assets.js';
 
@@ -21,7 +21,8 @@ import { loadWebAssets, type WebAsset } from './web-assets.js';
 export const MAX_PAGE = 1000;
 
 export interface ViewAppOptions {
-  store: TapeStore;
+  /** The tapes, over the store they live in. */
+  tapes: OpenTapes;
   costOf: CostFn;
   log: Logger;
   /** The listening port, for the Host check (a function: known only once listening with port 0). */
@@ -56,7 +57,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 export function createViewApp(opts: ViewAppOptions): ViewApp {
-  const { store, costOf } = opts;
+  const { tapes: store, costOf } = opts;
   const assets = opts.assets ?? loadWebAssets();
   const streams = new Set<() => void>();
   const app = new Hono();
@@ -77,7 +78,7 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
   app.get('/assets/:file', (c) => asset(c, c.req.param('file')));
   app.get('/favicon.ico', (c) => c.body(null, 204));
 
-  app.get('/api/tapes', async (c) => c.json({ dir: store.dir, tapes: await store.list() }));
+  app.get('/api/tapes', async (c) => c.json({ dir: store.location, tapes: await store.list() }));
 
   app.get('/api/tape', async (c) => {
     const { name } = parse(NameQuery, c);

@@ -8,19 +8,25 @@ import { serve } from '@hono/node-server';
 import { TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createLiveHub } from './live-hub.js';
-import type { CostFn } from './model.js';
-import { createTapeStore } from './tape-store.js';
+import { costFnFor, usageCostFnFor } from './model.js';
+import { createOpenTapes } from './open-tapes.js';
+import { createDirStore } from '../tape/dir-store.js';
+import type { TapeStore } from '../tape/store.js';
+import type { Config } from '../config/config.js';
 import { createViewApp } from './view-app.js';
 
 export const VIEW_HOST = '127.0.0.1';
 
 export interface ViewerOptions {
-  dir: string;
+  /** The tapes: a store, or a tape folder (`dir`). */
+  store?: TapeStore;
+  dir?: string;
   /** 0 takes any free port. */
   port: number;
-  costOf: CostFn;
+  /** The config's price table (`prices`): built-in prices merged with these. */
+  prices?: Config['prices'];
   log: Logger;
-  /** How often an open tape's file is checked for new exchanges (default 250 ms). */
+  /** The shortest time between two reads of an open tape that changes (default 250 ms). */
   pollMs?: number;
 }
 
@@ -32,10 +38,12 @@ export interface RunningViewer {
 }
 
 export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
-  const store = createTapeStore({ dir: opts.dir, costOf: opts.costOf });
-  const live = createLiveHub({ store, log: opts.log, ...(opts.pollMs === undefined ? {} : { intervalMs: opts.pollMs }) });
+  const store = opts.store ?? createDirStore(opts.dir ?? './tapes', opts.pollMs === undefined ? {} : { pollMs: opts.pollMs });
+  const tapes = createOpenTapes({ store, usageCost: usageCostFnFor(opts.prices) });
+  const live = createLiveHub({ tapes, log: opts.log, ...(opts.pollMs === undefined ? {} : { intervalMs: opts.pollMs }) });
   let port = opts.port;
-  const view = createViewApp({ store, costOf: opts.costOf, log: opts.log, port: () => port, boundAddress: VIEW_HOST, live });
+  const costOf = costFnFor(opts.prices);
+  const view = createViewApp({ tapes, costOf, log: opts.log, port: () => port, boundAddress: VIEW_HOST, live });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: view.app.fetch, port: opts.port, hostname: VIEW_HOST, overrideGlobalObjects: false }, (info: AddressInfo) => {
       port = info.port;
@@ -57,6 +65,8 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
     async close() {
       live.close();
       view.closeStreams();
+      // A store the viewer opened itself (from `dir`) is its own to close.
+      if (opts.store === undefined) await store.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

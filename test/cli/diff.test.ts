@@ -244,10 +244,12 @@ describe('tapedeck diff', () => {
     expect(stdout).toMatch(/^ {2}3 {3}- echo\(\{"message":"d"\}\) +\+ echo\(\{"message":"e"\}\)$/m);
     expect(stdout).toMatch(/^ {2}- removed echo \(args [0-9a-f]{16}\) at 3 in base$/m);
     expect(stdout).toMatch(
-      /^first divergence {2}step \d+\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m,
+      /^first divergence {2}step 3\n {2}different tool: the model asked for \[echo\] in the original, \[get-sum\] in the replay$/m,
     );
     expect(stdout).toMatch(/^final output {2}differs \(similarity 0\.\d\d, words\)$/m);
-    expect(stdout).toMatch(/^ {2}0 {3}gpt-4o-mini +gpt-4\.1 +1\.00 +\+15 +\+\$0\.\d+ +\S+$/m);
+    // call 0 is the LLM call tapedeck show numbers step 3 on both tapes (after the MCP handshake)
+    expect(stdout).toMatch(/^ {2}call step original +replay +output +tokens +cost +duration$/m);
+    expect(stdout).toMatch(/^ {2}0 {4}3 {4}gpt-4o-mini +gpt-4\.1 +1\.00 +\+15 +\+\$0\.\d+ +\S+$/m);
     expect(stdout).toMatch(
       /^ARS {2}0\.\d\d (good|moderate) = 0\.7 × output 0\.\d\d \+ 0\.3 × tool accuracy 1\.00 \(2\/2 tools used, 0 new, 0 unused\)$/m,
     );
@@ -266,7 +268,7 @@ describe('tapedeck diff', () => {
     const flag = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--nope']);
     expect(flag.code).toBe(2);
     const missing = await runCli(['diff', 'base', 'nope', '--dir', dir]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim()).toMatch(/^tapedeck diff: no tape at .*nope\.jsonl$/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/^tapedeck diff: no tape "nope" in .*\(tapedeck list shows them\)$/);
   }, 30_000);
 });

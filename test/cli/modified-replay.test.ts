@@ -11,6 +11,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { toSteps } from '../../src/inspect/steps.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
@@ -97,7 +98,8 @@ describe('replay --llm live', () => {
   it('re-asks the model with the overrides on the wire, answers tools from the tape, and records the overrides', async () => {
     const before = llm.requests.length;
     const prompt = path.join(dir, 'prompt.txt');
-    writeFileSync(prompt, 'You are a terse assistant.');
+    // As an editor saves it: one trailing newline, which is the file's end and not part of the prompt.
+    writeFileSync(prompt, 'You are a terse assistant.\n');
     const rep = await serve([
       'replay',
       '--tape',
@@ -136,6 +138,9 @@ describe('replay --llm live', () => {
       expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a terse assistant.' });
     }
     // The other model asked for a different echo; the tape has no such call and echo is not read-only: blocked.
+    // The preflight said so before serving, and what to run to decide which tools may run.
+    expect(rep.stderr()).toMatch(/^tapedeck: side effects: \d+ of \d+ tool\(s\) count as side effects: [^\n]*\becho\b/m);
+    expect(rep.stderr()).toContain('tapedeck: side effects: to decide per tool, run tapedeck side-effects init --tape run,');
     expect(out.args).toEqual({ message: 'hello from the other model' });
     expect(out.tool).toMatch(/tapedeck blocked the call to tool "echo"/);
     expect(out.answer).toMatch(/^Other says: /);
@@ -209,7 +214,7 @@ describe('diff of the replays against the recording', () => {
       configChanges: { field: string; original: unknown; replay: unknown }[];
       tokensDelta: number;
       costDelta: number | null;
-      firstDivergence: { step: number; reason: string } | null;
+      firstDivergence: { step: number; replayStep: number; reason: string } | null;
       score: number;
     };
     expect(d.identical).toBe(false);
@@ -217,9 +222,13 @@ describe('diff of the replays against the recording', () => {
     // gpt-4.1 used 40+9 and 80+20 tokens where gpt-4o-mini used 12+4 and 30+6.
     expect(d.tokensDelta).toBe(149 - 52);
     expect(d.costDelta).toBeGreaterThan(0);
-    // Step 0 is the MCP handshake (answered from the tape); step 1 is the first LLM call, whose tool call differs.
+    // The MCP handshake (answered from the tape) comes first; then the first LLM call, whose tool call differs. The
+    // divergence names it by the step numbers tapedeck show gives it on each tape.
+    const firstLlm = async (name: string): Promise<number> =>
+      toSteps((await readTape(path.join(dir, `${name}.jsonl`))).exchanges).find((s) => s.kind === 'LLM')!.index;
     expect(d.firstDivergence).toEqual({
-      step: 1,
+      step: await firstLlm('run'),
+      replayStep: await firstLlm('run-live'),
       reason: 'different arguments for echo: original {"message":"hello"}, replay {"message":"hello from the other model"}',
     });
     expect(d.score).toBeLessThan(1);

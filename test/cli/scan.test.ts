@@ -100,6 +100,6 @@ describe('tapedeck scan', () => {
     );
     const missing = await runCli(['scan', 'nope', '--dir', dir]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('no tape at');
+    expect(missing.stderr).toContain('no tape "nope" in');
   });
 });

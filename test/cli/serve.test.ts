@@ -81,13 +81,13 @@ describe('tapedeck record / replay processes', () => {
 
   it('rejects bad flags and config with one clear line and a non-zero exit', async () => {
     const cases: [string[], number, RegExp][] = [
-      [['record', '--tape', 'x', '--bogus'], 2, /Unknown option '--bogus'/],
+      [['record', '--tape', 'x', '--bogus'], 2, /unknown flag --bogus \(record's flags: --tape, /],
       [['record'], 2, /--tape NAME is required/],
       [['record', '--tape', 'x', '--port', 'abc'], 2, /--port must be a number/],
       [['record', '--tape', 'x', '--route', 'nourl'], 2, /--route must be PREFIX=URL/],
       [['replay', '--tape', 'x', '--on-miss', 'maybe'], 2, /--on-miss must be strict, lenient or live/],
       [['replay', '--tape', 'x', '--timing', 'fast'], 2, /--timing must be instant, recorded or a non-negative number/],
-      [['replay', '--tape', 'does-not-exist', '--dir', dir, '--port', '0'], 1, /no tape at/],
+      [['replay', '--tape', 'does-not-exist', '--dir', dir, '--port', '0'], 2, /no tape "does-not-exist" in /],
       [['record', '--tape', 'x', '--config', '/nonexistent.yaml'], 2, /cannot read config file/],
       [['frobnicate'], 2, /unknown command "frobnicate"/],
     ];

@@ -59,7 +59,12 @@ describe('tapedeck experiment', () => {
     );
     expect(row(2)).toMatch(/^ {2}2 {3}model gpt-4o-mini +1\.00 +1\.00 +0 +0 +\$0 +\S+ {2}none$/);
     expect(row(3)).toMatch(/^ {2}3 {3}model gpt-5 .* {2}FAILED$/);
-    expect(lines[lines.indexOf(row(3)) + 1]).toBe('      the agent exited with code 1');
+    // Why it failed, from its tape: the model's API refused the call.
+    const why = lines.slice(lines.indexOf(row(3)) + 1, lines.indexOf(row(3)) + 3);
+    for (const l of why) expect(l.length).toBeLessThanOrEqual(100);
+    expect(why.map((l) => l.trim()).join(' ')).toBe(
+      'the agent exited with code 1; on its tape: the upstream answered HTTP 400 invalid_request_error: no such model to LLM gpt-5 at step 0',
+    );
     expect(res.stderr).toContain('agent: 400 no such model'); // the agent's own output, on stderr
   }, 60_000);
 
@@ -88,7 +93,7 @@ describe('tapedeck experiment', () => {
         repeat: number;
         tape: string;
         failed: null;
-        diff: { score: number; tokensDelta: number; firstDivergence: { step: number; reason: string } };
+        diff: { score: number; tokensDelta: number; firstDivergence: { step: number; replayStep: number; reason: string } };
       }[];
       variance: {
         label: string;
@@ -106,6 +111,7 @@ describe('tapedeck experiment', () => {
     ]);
     expect(r.runs[0]!.diff.firstDivergence).toEqual({
       step: 0,
+      replayStep: 0,
       reason: 'different tool: the model asked for [lookup] in the original, [search] in the replay',
     });
     expect(r.runs[0]!.diff.tokensDelta).toBe(24);

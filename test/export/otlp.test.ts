@@ -16,6 +16,8 @@ import type { Exchange } from '../../src/tape/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { ASK, SYSTEM, recordRunAndModifiedReplay } from '../view/record-run.js';
 import { llmCall, toolCall, writeTape } from '../view/synthetic-tape.js';
+import { exchange } from '../inspect/exchanges.js';
+import { spanShape } from '../../src/export/otel-attributes.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -201,7 +203,7 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     expect(attrs(init.attributes)).not.toHaveProperty('gen_ai.operation.name');
   });
 
-  it('marks the blocked side effect of a modified replay as a tool error, and leaves content out with --no-content', async () => {
+  it('marks the blocked side effect of a modified replay as tapedeck.blocked (not a tool error), and leaves content out with --no-content', async () => {
     const before = collector.requests.length;
     const r = await runCli([
       'export',
@@ -218,7 +220,7 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     const spans = spansOf(collector.requests.slice(before).map((q) => q.body));
     const blocked = spans.find((s) => attrs(s.attributes)['tapedeck.match.kind'] === 'blocked')!;
     expect(blocked.name).toBe('tools/call echo');
-    expect(attrs(blocked.attributes)['error.type']).toBe('tool_error');
+    expect(attrs(blocked.attributes)['error.type']).toBe('tapedeck.blocked');
     expect(blocked.status.code).toBe(2); // ERROR
     const llm = spans.find((s) => s.name === 'chat gpt-4.1')!;
     expect(attrs(llm.attributes)).toMatchObject({ 'gen_ai.request.model': 'gpt-4.1', 'tapedeck.match.kind': 'live' });
@@ -271,5 +273,24 @@ describe('OTLP/JSON to a file and edge cases', () => {
     expect(attrs(by(stdio).attributes)).not.toHaveProperty('network.protocol.name');
     expect(attrs(by(stdio).attributes)).not.toHaveProperty('mcp.session.id');
     expect(by(toolErr).events.map((e) => e.name)).toEqual(['notifications/progress']);
+  });
+
+  it("names a replay's own refusals tapedeck.miss / tapedeck.blocked, whatever error shape the client got", () => {
+    const rpcMiss = exchange({
+      offsetMs: 0,
+      mcp: { toolName: 'get_weather', error: { code: -32002, message: 'not on the tape' } },
+      match: { kind: 'miss', reason: 'no recorded call of get_weather' },
+    });
+    const blocked = exchange({
+      offsetMs: 1,
+      mcp: { toolName: 'send_email', isError: true, result: { content: [], isError: true } },
+      match: { kind: 'blocked', reason: 'send_email is a side effect' },
+    });
+    const llmMiss = exchange({ offsetMs: 2, status: 404, llm: { errorType: 'tapedeck_miss' }, match: { kind: 'miss' } });
+    expect(spanShape(rpcMiss, false).error).toEqual({ type: 'tapedeck.miss', message: 'no recorded call of get_weather' });
+    expect(spanShape(blocked, false).error).toEqual({ type: 'tapedeck.blocked', message: 'send_email is a side effect' });
+    expect(spanShape(llmMiss, false).error?.type).toBe('tapedeck.miss');
+    // The JSON-RPC code the client saw is still there.
+    expect(spanShape(rpcMiss, false).attributes['rpc.response.status_code']).toBe('-32002');
   });
 });

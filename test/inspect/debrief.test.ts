@@ -47,7 +47,14 @@ describe('debrief', () => {
     expect(d.decisions[0]?.result).toEqual({ step: 1, value: { flights: 3 } });
     expect(d.decisions[1]?.reasons).toEqual([]);
     expect(d.decisions[1]?.result?.isError).toBe(true);
-    expect(d.assumptions).toEqual([{ step: 4, text: 'I assume the user is flexible because no dates were given.' }]);
+    expect(d.assumptions).toEqual([
+      {
+        step: 4,
+        text: 'I assume the user is flexible because no dates were given.',
+        assumption: 'the user is flexible',
+        because: 'no dates were given',
+      },
+    ]);
     expect(d.ending).toEqual({
       step: 4,
       stopReason: 'stop',
@@ -63,6 +70,53 @@ describe('debrief', () => {
     expect(text).toMatch(/2\. book_hotel\(\{\}\).*\n\s+why: the model stated no reason/);
     expect(text).toContain('got ERROR (step 3)');
     expect(text).toContain('termination: stop · verdict success | 77 tok | 50ms');
+    expect(text).toContain('step 4: the user is flexible (because no dates were given)');
+  });
+
+  it('reads an assumption inside a rationale block by its why, never the JSON around it, and shows the alternatives weighed', () => {
+    const why = 'I assume the user means Celsius because the city is in Europe';
+    const steps = toSteps([
+      exchange({
+        offsetMs: 0,
+        body: { messages: [{ role: 'user', content: 'Weather in Lisbon?' }] },
+        llm: {
+          outputText:
+            `<rationale call="1">${JSON.stringify({
+              why,
+              confidence: 0.8,
+              alternatives: [
+                { option: 'search', rejectedBecause: 'a forecast needs the weather service' },
+                { option: 'ask the user for units' },
+              ],
+            })}</rationale>` + ' Since no time was given, I assume they mean today.',
+          toolCalls: [{ id: 'a', name: 'get_weather', arguments: { city: 'Lisbon' } }],
+        },
+      }),
+    ]);
+    const d = debrief(steps);
+    expect(d.assumptions).toEqual([
+      { step: 0, text: `${why}.`, assumption: 'the user means Celsius', because: 'the city is in Europe' },
+      { step: 0, text: 'Since no time was given, I assume they mean today.', assumption: 'they mean today', because: 'no time was given' },
+    ]);
+    expect(d.decisions[0]?.reasons[0]).toEqual({
+      source: 'rationale',
+      text: why,
+      confidence: 0.8,
+      alternatives: [{ option: 'search', rejectedBecause: 'a forecast needs the weather service' }, { option: 'ask the user for units' }],
+    });
+    const text = renderDebrief(d, 120, plain).join('\n');
+    expect(text).not.toContain('{"why"');
+    expect(text).toContain('step 0: the user means Celsius (because the city is in Europe)');
+    expect(text).toContain('step 0: they mean today (because no time was given)');
+    expect(text).toContain('     instead of search: rejected because a forecast needs the weather service');
+    expect(text).toContain('     instead of ask the user for units');
+  });
+
+  it('keeps an assumption with no stated reason whole', () => {
+    const d = debrief(
+      toSteps([exchange({ offsetMs: 0, body: { messages: [] }, llm: { outputText: 'Assuming metric units. The answer is 3 km.' } })]),
+    );
+    expect(d.assumptions).toEqual([{ step: 0, text: 'Assuming metric units.', assumption: 'metric units' }]);
   });
 
   it('reads <rationale call="N">{json}</rationale> for the Nth call of the response, with confidence and refs', () => {

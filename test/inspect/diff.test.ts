@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { diffTapes } from '../../src/inspect/diff.js';
+import { diffTapes, divergenceAt } from '../../src/inspect/diff.js';
+import { toSteps } from '../../src/inspect/steps.js';
 import { ars, arsBand } from '../../src/inspect/ars.js';
 import type { ToolCallEntry } from '../../src/inspect/tool-sequence.js';
 import type { Exchange, TapeHeader } from '../../src/tape/schema.js';
@@ -115,6 +116,7 @@ describe('diffTapes', () => {
     ]);
     expect(d.firstDivergence).toEqual({
       step: 0,
+      replayStep: 0,
       reason: 'different arguments for get_weather: original {"city":"Paris"}, replay {"city":"Paris, FR"}',
     });
     expect(d.toolSequenceDiff.map((e) => e.kind)).toEqual(['removed', 'added']);
@@ -130,6 +132,7 @@ describe('diffTapes', () => {
     const d = diffTapes(tape(run()), tape(run({ model: 'my-finetune', result: '25C' })));
     expect(d.firstDivergence).toEqual({
       step: 1,
+      replayStep: 1,
       reason: expect.stringMatching(/^different result of MCP tools\/call get_weather: original .*21C.*, replay .*25C/) as unknown,
     });
     expect(d.toolSequenceDiff).toEqual([]);
@@ -143,7 +146,8 @@ describe('diffTapes', () => {
     const d = diffTapes(tape(run()), tape(longer));
     expect(d.iterationsDelta).toBe(2);
     expect(d.firstDivergence).toEqual({
-      step: 3,
+      step: null,
+      replayStep: 3,
       reason: 'the original ended here; the replay went on with 3 more step(s), starting with LLM gpt-4o',
     });
     expect(d.toolSequenceDiff).toEqual([{ kind: 'added', toolName: 'get_weather', argsHash: expect.any(String) as unknown, atIndex: 1 }]);
@@ -172,9 +176,48 @@ describe('diffTapes', () => {
     const d = diffTapes(tape(local('hello', 'call_1')), tape(local('goodbye', 'call_1')));
     expect(d.firstDivergence).toEqual({
       step: 1,
+      replayStep: 1,
       reason: 'different result sent to the model (tool result 1): original "hello", replay "goodbye"',
     });
     expect(d.toolSequenceDiff).toEqual([]);
+  });
+
+  it("names the step where the runs part by tapedeck show's numbers, in each run, not by its place among the compared steps", () => {
+    // The replay has two exchanges the diff does not compare before the call that differs (an MCP notification and
+    // a plain HTTP call): the first divergence is step 1 of the original and step 3 of the replay.
+    const noise = [
+      exchange({ offsetMs: 110, mcp: { method: 'notifications/initialized', jsonrpcId: undefined } }),
+      exchange({ offsetMs: 115, route: '/search', path: '/q' }),
+    ];
+    const b = run({ result: '25C' });
+    const d = diffTapes(tape(run()), tape([b[0]!, ...noise, b[1]!, b[2]!]));
+    expect(d.firstDivergence).toMatchObject({ step: 1, replayStep: 3 });
+    const shown = toSteps([b[0]!, ...noise, b[1]!, b[2]!])[3]!;
+    expect(shown.exchange.mcp?.toolName).toBe('get_weather');
+    expect(divergenceAt(d.firstDivergence!, 'rec', 'rep')).toBe('step 1 in rec, step 3 in rep');
+    expect(divergenceAt({ step: 2, replayStep: 2, reason: '' }, 'rec', 'rep')).toBe('step 2');
+    expect(divergenceAt({ step: 4, replayStep: null, reason: '' }, 'rec', 'rep')).toBe('step 4 in rec (rep had ended)');
+  });
+
+  it('an upstream error is named as the cause, before its effects (no tool call) are taken for the model changing its mind', () => {
+    const b = run();
+    b[0] = exchange({
+      offsetMs: 0,
+      status: 429,
+      response: { error: { message: 'Rate limit reached for gpt-4o', type: 'requests', code: 'rate_limit_exceeded' } },
+      llm: { model: 'gpt-4o', errorType: 'requests' },
+      match: { kind: 'live', reason: 'forwarded' },
+    });
+    const d = diffTapes(tape(run()), tape(b));
+    expect(d.firstDivergence).toEqual({
+      step: 0,
+      replayStep: 0,
+      reason: "the replay's LLM gpt-4o failed upstream: HTTP 429 rate_limit_exceeded: Rate limit reached for gpt-4o",
+    });
+    const both = diffTapes(tape(b), tape(b.map((ex, i) => (i === 0 ? { ...ex, response: { status: 500, headers: {} } } : ex))));
+    expect(both.firstDivergence?.reason).toBe(
+      'LLM gpt-4o failed upstream differently: original HTTP 429 rate_limit_exceeded: Rate limit reached for gpt-4o, replay HTTP 500 requests',
+    );
   });
 
   it('a replay miss is a different result', () => {

@@ -72,7 +72,7 @@ describe('tapedeck list on tapes recorded through the proxy', () => {
     expect(show.stdout).toMatch(/^step 1 of 2/);
     expect(show.stdout).not.toContain('\u001b[');
     const missing = await runCli(['show', 'nope', '--dir', dir]);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr.trim()).toMatch(/^tapedeck show: no tape at .*nope\.jsonl$/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/^tapedeck show: no tape "nope" in .*\(tapedeck list shows them\)$/);
   }, 30_000);
 });

@@ -1,3 +1,4 @@
+import { createDirStore } from '../../src/tape/dir-store.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -140,7 +141,9 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
       { source: 'thinking', text: THINKING },
     ]);
     expect(d.decisions[2].result).toEqual({ step: 5, value: '14:00' });
-    expect(d.assumptions).toEqual([{ step: 4, text: THINKING }]);
+    expect(d.assumptions).toEqual([
+      { step: 4, text: THINKING, assumption: 'the user means Paris, France', because: 'no country was given' },
+    ]);
     expect(d.ending).toEqual({
       step: 5,
       stopReason: 'end_turn',
@@ -160,7 +163,7 @@ describe('tapedeck show on tapes recorded through the proxy', () => {
   });
 
   it('the library API gives the same: load, steps, a step, the debrief', async () => {
-    const { steps } = await inspectTape(dir, 'agent');
+    const { steps } = await inspectTape(createDirStore(dir), 'agent');
     expect(steps).toHaveLength(6);
     expect(stepState(steps, -1).index).toBe(5);
     expect(debrief(steps).goal).toBe(GOAL);

@@ -118,6 +118,49 @@ describe('record', () => {
     expect(replayed.error).toBeDefined();
   });
 
+  it('replays a stream the client cut while recording as cut at the same point, never as a complete answer', async () => {
+    gate = new Promise<void>((resolve) => (gateOpen = resolve));
+    const rec = await startProxy({ mode: 'record', tape: 'client-cut', dir, port: 0, routes: routes() });
+    const read = async (base: string, stopAfter = Infinity): Promise<{ parts: string[]; error?: string }> => {
+      const abort = new AbortController();
+      const parts: string[] = [];
+      try {
+        const stream = await chat(base).chat.completions.create(
+          { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'gated' }] },
+          { signal: abort.signal },
+        );
+        for await (const chunk of stream) {
+          parts.push(chunk.choices[0]?.delta.content ?? '');
+          if (parts.length === stopAfter) abort.abort();
+        }
+        return { parts };
+      } catch (err) {
+        return { parts, error: (err as Error).message };
+      }
+    };
+    // The agent stops reading after two chunks (the upstream holds the rest until the gate opens).
+    const live = await read(rec.url, 2);
+    expect(live.parts).toHaveLength(2);
+    gateOpen();
+    await rec.close();
+    const ex = (await readTape(path.join(dir, 'client-cut.jsonl'))).exchanges[0]!;
+    expect(ex.error).toMatchObject({ code: 'CLIENT_CLOSED', phase: 'stream' });
+    const recorded = ex.response?.events?.length ?? 0;
+    expect(recorded).toBeGreaterThanOrEqual(2);
+
+    // Replayed to a client that reads on: the recorded events, then the connection cut, so the SDK fails as the
+    // answer was never finished, instead of taking the first words for the whole answer.
+    const rep = await startProxy({ mode: 'replay', tape: 'client-cut', dir, port: 0, routes: [] });
+    try {
+      const replayed = await read(rep.url);
+      expect(replayed.parts.join('')).toBe('first second'.slice(0, replayed.parts.join('').length));
+      expect(replayed.parts.length).toBeLessThan(4);
+      expect(replayed.error).toBeDefined();
+    } finally {
+      await rep.close();
+    }
+  });
+
   it('records concurrent clients without losing or mixing exchanges', async () => {
     const rec = await startProxy({ mode: 'record', tape: 'parallel', dir, port: 0, routes: routes() });
     const client = chat(rec.url);

@@ -73,6 +73,34 @@ describe('side-effects file', () => {
     expect(policy.classifyTool('list_rooms').reason).toMatch(/no side-effects file was given/);
   });
 
+  it("says what the tape knew of a tool's annotations: none listed at all, not listed, listed without any, or not read-only", () => {
+    const listed = {
+      ...rpcExchange({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { tools: TOOLS }),
+      type: 'exchange' as const,
+      id: '0',
+      seq: 0,
+    };
+    const called = {
+      ...rpcExchange({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'send_message', arguments: {} } }, { content: [] }),
+      type: 'exchange' as const,
+      id: '1',
+      seq: 1,
+    };
+    expect(policyForTape([called]).classifyTool('send_message').reason).toBe(
+      '"send_message" counts as a side effect: no side-effects file was given, and the tape has no tools/list answer to read its annotations from (the client never listed the tools while recording)',
+    );
+    const policy = policyForTape([listed, called]);
+    expect(policy.classifyTool('unlisted').reason).toBe(
+      '"unlisted" counts as a side effect: no side-effects file was given, and the tape\'s tools/list answer does not list it',
+    );
+    expect(policy.classifyTool('send_message').reason).toBe(
+      '"send_message" counts as a side effect: no side-effects file was given, and tools/list gave it no annotations',
+    );
+    expect(policy.classifyTool('write_file').reason).toBe(
+      '"write_file" counts as a side effect: no side-effects file was given, and its annotations do not say it is read-only',
+    );
+  });
+
   it('refuses a file that is not reviewed, or not valid, with one line', () => {
     const notDone = path.join(dir, 'not-done.yaml');
     writeFileSync(notDone, 'tools:\n  write_file: false\ndone: false\n');
@@ -86,6 +114,10 @@ describe('side-effects file', () => {
     })();
     expect(isTapedeckError(err) && err.code).toBe('SIDE_EFFECTS_NOT_REVIEWED');
     expect((err as Error).message).not.toContain('\n');
+    // What it would decide, so the person reviewing knows what is at stake.
+    expect((err as Error).message).toBe(
+      `side-effects file ${notDone} is not reviewed (it marks write_file as a side effect): check every entry, then set "done: true"`,
+    );
     const bad = path.join(dir, 'bad.yaml');
     writeFileSync(bad, 'tools:\n  write_file: maybe\ndone: true\n');
     expect(() => loadSideEffects(bad)).toThrow(/tools\.write_file/);

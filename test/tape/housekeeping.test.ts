@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneCommand } from '../../src/cli/prune.js';
 import { rmCommand } from '../../src/cli/rm.js';
-import { parseAge, pruneTapes, removeTape } from '../../src/tape/housekeeping.js';
+import { createDirStore } from '../../src/tape/dir-store.js';
+import { parseAge, pruneTapes } from '../../src/tape/housekeeping.js';
 import { runCommand } from '../helpers/run-command.js';
 
 let dir: string;
@@ -36,11 +37,12 @@ describe('housekeeping', () => {
   });
 
   it('rm removes the tape and its side folder; a missing tape is TAPE_NOT_FOUND', async () => {
-    const r = await removeTape(dir, 'old');
+    const store = createDirStore(dir);
+    const r = await store.remove('old');
     expect(r.sideFiles).toBe(true);
     expect(existsSync(path.join(dir, 'old.jsonl'))).toBe(false);
     expect(existsSync(path.join(dir, 'old.files'))).toBe(false);
-    await expect(removeTape(dir, 'old')).rejects.toMatchObject({ code: 'TAPE_NOT_FOUND' });
+    await expect(store.remove('old')).rejects.toMatchObject({ code: 'TAPE_NOT_FOUND' });
     const cli = await runCommand(rmCommand, ['new', '--dir', dir]);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain('removed');
@@ -48,9 +50,8 @@ describe('housekeeping', () => {
   });
 
   it('prune removes by header createdAt, keeps newer tapes, skips unreadable ones; dry run removes nothing', async () => {
-    const dry = await pruneTapes(dir, 30 * DAY, { dryRun: true });
+    const dry = await pruneTapes(createDirStore(dir), { olderThanMs: 30 * DAY, dryRun: true });
     expect(dry.removed.map((t) => t.name).sort()).toEqual(['old', 'team/older']);
-    expect(dry.removed.find((t) => t.name === 'old')?.sideFiles).toBe(true);
     expect(dry.kept).toBe(1);
     expect(dry.skipped.map((s) => s.name)).toEqual(['broken']);
     expect(existsSync(path.join(dir, 'old.jsonl'))).toBe(true);

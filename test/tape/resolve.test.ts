@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replaysOf, resolveTape } from '../../src/tape/resolve.js';
+import { createDirStore } from '../../src/tape/dir-store.js';
+import type { ResolveOptions } from '../../src/tape/store.js';
 import { runCli } from '../helpers/cli.js';
 
 let dir: string;
@@ -33,6 +34,9 @@ beforeAll(() => {
   tape(path.join(dir, 'ci/checkout-ok-41.jsonl'), '2026-01-04T00:00:00.000Z', 'checkout-ok');
   tape(path.join(outside, 'elsewhere.jsonl'), '2026-01-09T00:00:00.000Z');
 });
+const resolveTape = (d: string, ref: string, opts?: ResolveOptions) => createDirStore(d).resolve(ref, opts);
+const replaysOf = (d: string, name: string) => createDirStore(d).replaysOf(name);
+
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
   rmSync(outside, { recursive: true, force: true });
@@ -48,7 +52,10 @@ describe('tape references', () => {
     expect(await resolveTape(dir, 'sea')).toMatchObject({ name: 'search', by: 'prefix' });
     expect(await resolveTape(dir, 'ci/check')).toMatchObject({ name: 'ci/checkout-ok-41', by: 'prefix' });
     const file = path.join(outside, 'elsewhere.jsonl');
-    expect(await resolveTape(dir, file)).toEqual({ dir: outside, name: 'elsewhere', file, by: 'path' });
+    const byPath = await resolveTape(dir, file);
+    expect(byPath).toMatchObject({ name: 'elsewhere', by: 'path' });
+    expect(byPath.store.location).toBe(outside);
+    expect(byPath.store.where(byPath.name)).toBe(file);
   });
 
   it('refuses an ambiguous prefix with the candidates, and a name that matches nothing', async () => {
@@ -57,7 +64,34 @@ describe('tape references', () => {
       message: expect.stringContaining('"checkout" is the start of 3 tapes (checkout-bug, checkout-ok, checkout-ok.replay-1)') as unknown,
     });
     await expect(resolveTape(dir, 'nope')).rejects.toMatchObject({ code: 'TAPE_NOT_FOUND' });
+    // A slip of the keyboard names the closest tapes; one message, whatever the command.
+    await expect(resolveTape(dir, 'serch')).rejects.toMatchObject({
+      code: 'TAPE_NOT_FOUND',
+      message: `no tape "serch" in ${dir}; did you mean "search"? (tapedeck list shows them)`,
+    });
     expect((await replaysOf(dir, 'checkout-ok')).sort()).toEqual(['checkout-ok.replay-1', 'ci/checkout-ok-41']);
+  });
+
+  it('a prefix of a recording and its replays means the recording', async () => {
+    expect(await resolveTape(dir, 'checkout-o')).toMatchObject({ name: 'checkout-ok', by: 'prefix' });
+  });
+
+  it('every command says the same for a tape that is not there, with exit 2', async () => {
+    const messages = new Set<string>();
+    for (const args of [
+      ['show', 'serch'],
+      ['cost', 'serch'],
+      ['export', 'serch', '--format', 'har'],
+      ['diff', 'serch', 'search'],
+      ['rm', 'serch'],
+      ['scan', 'serch'],
+      ['side-effects', 'init', '--tape', 'serch', '--out', '-'],
+    ]) {
+      const r = await runCli([...args, '--dir', dir]);
+      expect(r.code, args.join(' ')).toBe(2);
+      messages.add(r.stderr.replace(/^tapedeck [\w-]+: /, '').trim());
+    }
+    expect([...messages]).toEqual([`no tape "serch" in ${dir}; did you mean "search"? (tapedeck list shows them)`]);
   });
 
   it('show and rm take references; rm --with-replays deletes the replays too', async () => {
@@ -76,7 +110,7 @@ describe('tape references', () => {
     expect(existsSync(path.join(dir, 'ci/checkout-ok-41.jsonl'))).toBe(false);
     expect(existsSync(path.join(dir, 'checkout-bug.jsonl'))).toBe(true);
     const ambiguous = await runCli(['rm', 'zzz', 'checkout-bug', '--dir', dir]);
-    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.code).toBe(2);
     expect(existsSync(path.join(dir, 'checkout-bug.jsonl'))).toBe(true); // one bad reference deletes nothing
   });
 });

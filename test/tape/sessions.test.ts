@@ -48,7 +48,7 @@ describe('sessions on the tape (exchanges that grow)', () => {
     const w = await createTapeWriter({ dir, name: 's', header: { mode: 'record', routes: [] } });
     expect(w.header.format).toBe(1);
     await w.append({ ...session(), transport: 'http', response: { status: 200, headers: {} } });
-    const open = await w.begin(session());
+    const open = await w.begin!(session());
     expect(open.exchange.id).toBe('000001');
     expect(w.header.format).toBe(2);
     // Two messages in one turn: one line.
@@ -60,7 +60,7 @@ describe('sessions on the tape (exchanges that grow)', () => {
     await open.addFrames([{ from: 'client', offsetMs: 9, kind: 'close', code: 1000, reason: 'bye' }]);
     await open.end({ durationMs: 10 });
     // A session that never ends (the recorder is killed, say).
-    const after = await w.begin(session());
+    const after = await w.begin!(session());
     expect(after.exchange.id).toBe('000002');
     await after.addFrames([text('server', 1, { type: 'session.created' })]);
     expect(w.count).toBe(3);
@@ -96,7 +96,7 @@ describe('sessions on the tape (exchanges that grow)', () => {
   it('stores a large binary message byte-exact in a side file, verified when read', async () => {
     const w = await createTapeWriter({ dir, name: 'big', header: { mode: 'record', routes: [] } });
     const audio = randomBytes(1_000_000);
-    const open = await w.begin(session());
+    const open = await w.begin!(session());
     await open.addFrames([{ from: 'client', offsetMs: 1, kind: 'binary', data: { kind: 'base64', base64: audio.toString('base64') } }]);
     await open.end({ durationMs: 2 });
     await w.close();
@@ -116,7 +116,7 @@ describe('sessions on the tape (exchanges that grow)', () => {
 
   it('reports continuation lines it cannot place, and an older reader refuses a format 2 tape clearly', async () => {
     const w = await createTapeWriter({ dir, name: 'odd', header: { mode: 'record', routes: [] } });
-    const open = await w.begin(session());
+    const open = await w.begin!(session());
     await open.end({ durationMs: 1 });
     await w.close();
     const file = path.join(dir, 'odd.jsonl');
@@ -139,5 +139,23 @@ describe('sessions on the tape (exchanges that grow)', () => {
     ]);
     writeFileSync(file, readFileSync(file, 'utf8').replace('"format":2', '"format":3'));
     await expect(readTape(file)).rejects.toThrow(/in format 3; this tapedeck \(.*\) reads format 1 and 2: upgrade tapedeck/);
+  });
+});
+
+describe('sessions in the in-memory store (the same records, through the same begin)', () => {
+  it('stores the session as exchange, frames and end records and reads it back merged', async () => {
+    const { createMemoryStore } = await import('../../src/tape/memory-store.js');
+    const store = createMemoryStore();
+    const w = await store.openWriter({ name: 'm', header: { mode: 'record', routes: [] } });
+    const open = await w.begin!(session());
+    await open.addFrames([text('server', 1, { type: 'session.created' }), text('client', 2, { type: 'session.update' })]);
+    await open.end({ durationMs: 3 });
+    await w.close();
+    expect(w.count).toBe(1);
+    const tape = await store.load('m');
+    expect(tape.header.format).toBe(2);
+    expect(tape.problems).toEqual([]);
+    expect(tape.exchanges[0]?.websocket?.frames).toHaveLength(2);
+    expect(tape.exchanges[0]?.timing.durationMs).toBe(3);
   });
 });

@@ -141,12 +141,28 @@ describe.skipIf(!hasChromium)('the viewer in Chromium', () => {
     await page.waitForSelector('body[data-ready="compare"]');
     const divergent = page.locator('tr.divergent');
     expect(await divergent.count()).toBe(1);
-    expect(await divergent.getAttribute('data-step')).toBe(String(expected.firstDivergence!.step));
+    // The step numbers are tapedeck show's, on each tape (the row's cells and the banner say the same).
+    const fd = expected.firstDivergence!;
+    expect(await divergent.getAttribute('data-step')).toBe(String(fd.step));
+    expect(await divergent.getAttribute('data-replay-step')).toBe(String(fd.replayStep));
+    expect(await divergent.locator('.step-no').allTextContents()).toEqual([String(fd.step), String(fd.replayStep)]);
     expect(await page.locator('#first-divergence').textContent()).toBe(
-      `First divergence at step ${expected.firstDivergence!.step}: ${expected.firstDivergence!.reason}`,
+      `First divergence at ${fd.step === fd.replayStep ? `step ${fd.step}` : `step ${fd.step} in run, step ${fd.replayStep} in run-live`}: ${fd.reason}`,
     );
-    expect(await page.locator('tr.divergent-reason').textContent()).toContain(expected.firstDivergence!.reason);
+    expect(await page.locator('tr.divergent-reason').textContent()).toContain(fd.reason);
     expect(await page.locator('#score').textContent()).toBe(`score ${expected.score.toFixed(2)}`);
+    // What the CLI's diff has too: ARS, each LLM call's output similarity, the blocked call.
+    expect(await page.locator('#ars').textContent()).toBe(`ARS ${expected.ars.score.toFixed(2)} (${expected.ars.band})`);
+    expect(await page.locator('#ars-detail').textContent()).toContain(`0.3 × tool accuracy ${expected.ars.toolAccuracy.toFixed(2)}`);
+    const calls = page.locator('#call-table tr');
+    expect(await calls.count()).toBe(expected.steps.length + 1);
+    expect(await calls.nth(1).locator('td').nth(1).textContent()).toBe(String(expected.steps[0]!.step));
+    expect(await calls.nth(1).locator('td').nth(4).textContent()).toBe(expected.steps[0]!.outputSimilarity!.toFixed(2));
+    const blocked = page.locator('#step-table td.blocked');
+    expect(await blocked.count()).toBe(1);
+    expect(await blocked.textContent()).toContain('⊘');
+    expect(await blocked.getAttribute('title')).toMatch(/^"echo" /);
+    expect(await page.locator('#tool-table td.blocked').count()).toBe(1);
     // The edit script: the original's echo("hello") removed, the replay's echo("hello from the other model") added.
     expect(await page.locator('#tool-table td.mark-removed').textContent()).toContain('"hello"');
     expect(await page.locator('#tool-table td.mark-added').textContent()).toContain('hello from the other model');

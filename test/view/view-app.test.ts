@@ -10,8 +10,9 @@ import { diffTapes } from '../../src/inspect/diff.js';
 import { createLogger } from '../../src/log.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { createTapeWriter } from '../../src/tape/tape-writer.js';
-import { costFnFor } from '../../src/view/model.js';
-import { createTapeStore } from '../../src/view/tape-store.js';
+import { costFnFor, usageCostFnFor } from '../../src/view/model.js';
+import { createOpenTapes } from '../../src/view/open-tapes.js';
+import { createDirStore } from '../../src/tape/dir-store.js';
 import { createViewApp, type ViewApp } from '../../src/view/view-app.js';
 import { startViewer } from '../../src/view/viewer.js';
 import { GOAL, recordAgentTapes } from '../inspect/record-agent.js';
@@ -42,9 +43,11 @@ beforeAll(async () => {
   for (let i = 0; i < 1200; i++)
     big.push(i % 3 === 2 ? toolCall(i * 10, { isError: i % 9 === 8 }) : llmCall(i * 10, { events: i % 2 ? 60 : undefined }));
   await writeTape(dir, 'big', big);
+  // A tape that sat idle for a minute before the agent's first request, then ran for 300 ms.
+  await writeTape(dir, 'idle-start', [llmCall(60_000), toolCall(60_100), llmCall(60_200)]);
   const costOf = costFnFor(undefined);
   view = createViewApp({
-    store: createTapeStore({ dir, costOf }),
+    tapes: createOpenTapes({ store: createDirStore(dir), usageCost: usageCostFnFor(undefined) }),
     costOf,
     log: createLogger('silent'),
     port: () => PORT,
@@ -98,7 +101,7 @@ describe('API', () => {
   it('lists the tapes like tapedeck list, with replays pointing at their original', async () => {
     const r = await get('/api/tapes');
     const names = r.body.tapes.map((t: { name: string }) => t.name);
-    expect(names).toEqual(['agent', 'agent-replay', 'big']);
+    expect(names).toEqual(['agent', 'agent-replay', 'big', 'idle-start']);
     const replay = r.body.tapes.find((t: { name: string }) => t.name === 'agent-replay');
     expect(replay).toMatchObject({ ok: true, mode: 'replay', replayOf: { tape: 'agent' }, matches: { exact: 1, miss: 1 } });
   });
@@ -122,6 +125,16 @@ describe('API', () => {
     const overview = await get('/api/overview?name=big');
     expect(overview.body.lane).toHaveLength(1200);
     expect(overview.body.mark).toContain('e');
+  });
+
+  it("starts the time axis at the first exchange, not at the tape's creation: idle time before it squeezes no bar", async () => {
+    const meta = await get('/api/tape?name=idle-start');
+    const rows = await get('/api/rows?name=idle-start&from=0&count=10');
+    const overview = await get('/api/overview?name=idle-start');
+    const last = rows.body.items[2];
+    expect(rows.body.items.map((it: { start: number }) => it.start)).toEqual([0, 100, 200]);
+    expect(meta.body.spanMs).toBe(200 + last.dur);
+    expect(overview.body).toMatchObject({ spanMs: 200 + last.dur, start: [0, 100, 200] });
   });
 
   it('answers bad paging and unknown tapes with a clear error', async () => {
@@ -176,7 +189,11 @@ describe('API', () => {
     expect(c.body.tools.map((r: { a: { mark: string | null } | null }) => r.a?.mark ?? null)).toEqual([null, '-', '-']);
     const divergent = c.body.steps.filter((s: { divergent: boolean }) => s.divergent);
     expect(divergent).toHaveLength(1);
-    expect(c.body.steps.indexOf(divergent[0])).toBe(expected.firstDivergence?.step);
+    // The divergent row holds the steps the diff names, by their numbers on each tape's timeline.
+    expect([divergent[0].a?.i ?? null, divergent[0].b?.i ?? null]).toEqual([
+      expected.firstDivergence?.step,
+      expected.firstDivergence?.replayStep,
+    ]);
     expect(c.body.steps[0].delta.tokens).toBe(0);
     expect((await get('/api/compare?a=agent')).status).toBe(400);
   });
@@ -186,7 +203,7 @@ describe('live', () => {
   it('tells an open page when the tape it shows grows', async () => {
     const name = 'growing';
     await writeTape(dir, name, [llmCall(0)]);
-    const viewer = await startViewer({ dir, port: 0, costOf: costFnFor(undefined), log: createLogger('silent'), pollMs: 30 });
+    const viewer = await startViewer({ dir, port: 0, log: createLogger('silent'), pollMs: 30 });
     const abort = new AbortController();
     try {
       const res = await fetch(`${viewer.url}api/live?name=${name}`, { signal: abort.signal });

@@ -12,9 +12,10 @@ import type { SideEffectPolicy } from '../../replay/side-effects.js';
 import { round, serializeSseFields } from '../../tape/sse.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
-import { answerRequest } from '../../replay/mcp-answer.js';
+import { answerMessage } from '../../replay/mcp-answer.js';
 import { jsonResponse, servedExchange } from './http-reply.js';
-import { parseRpc, requestId, requestSideMcp, rpcKind } from '../../providers/mcp.js';
+import { requestId, requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
+import { parseRpcBody } from '../../providers/mcp-batch.js';
 import type { LegacyRoute } from './route-index.js';
 import type { SessionStore } from './session.js';
 
@@ -77,32 +78,47 @@ export async function handleLegacy(
   };
   if (session?.push === undefined)
     return refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
-  const parsed = parseRpc(req.body.toString('utf8'));
+  const parsed = parseRpcBody(req.body.toString('utf8'));
   if (!parsed.ok) {
     // The legacy transport answers on the stream too.
     session.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
     return refuse(parsed.error);
   }
-  const msg = parsed.message as Record<string, unknown>;
-  if (rpcKind(parsed.message) !== 'request') {
-    write(servedExchange(req, { status: 202, headers: {} }, { kind: 'exact', reason: 'a notification needs no answer' }));
-    return new Response('Accepted', { status: 202 });
-  }
-  const incoming = { ...toIncoming(req), mcp: requestSideMcp(msg, 'sse') };
-  const answer = await answerRequest(msg, incoming, {
-    matcher: legacy.matcher,
-    policy,
-    onMiss: ctx.onMiss,
-    tapeName: ctx.tape.name,
-    exchanges: ctx.tape.exchanges,
-    messagesOf: (ex) => legacy.answers.get(ex.id) ?? [],
-  });
   const unavailable = new TapedeckError(
     'LIVE_UNAVAILABLE',
     'tapedeck: live forwarding is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
   );
-  const messages =
-    answer.kind === 'answer' ? answer.messages : [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
+  // Each message, alone or in a batch, gets the decision a single message gets; answers travel on the stream.
+  const messages: TimedMessage[] = [];
+  const kinds: string[] = [];
+  for (const msg of parsed.messages as Message[]) {
+    const one: ProxyRequest = parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req;
+    const answer = await answerMessage(msg, () => ({ ...toIncoming(one), mcp: requestSideMcp(msg, 'sse') }), {
+      matcher: legacy.matcher,
+      policy,
+      onMiss: ctx.onMiss,
+      tapeName: ctx.tape.name,
+      exchanges: ctx.tape.exchanges,
+      messagesOf: (ex) => legacy.answers.get(ex.id) ?? [],
+    });
+    if (answer.kind === 'accepted') {
+      write(servedExchange(one, { status: 202, headers: {} }, answer.match));
+      continue;
+    }
+    const match =
+      answer.kind === 'answer'
+        ? answer.match
+        : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
+    kinds.push(match.kind);
+    const base = messages.at(-1)?.offsetMs ?? 0;
+    const own =
+      answer.kind === 'answer' ? answer.messages : [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
+    for (const m of own) messages.push({ offsetMs: base + m.offsetMs, message: m.message });
+    write({
+      ...servedExchange(one, { status: 202, headers: {} }, match),
+      ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}),
+    });
+  }
   // One message per write, in order, with the recorded gaps under the timing mode (a macrotask apart when instant): the SDK
   // client handles a notification a tick later than a response, so a batch would lose the progress before an answer.
   const push = session.push;
@@ -115,13 +131,5 @@ export async function handleLegacy(
       push('message', JSON.stringify(m.message));
     }
   });
-  const match =
-    answer.kind === 'answer'
-      ? answer.match
-      : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
-  write({
-    ...servedExchange(req, { status: 202, headers: {} }, match),
-    ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}),
-  });
-  return new Response('Accepted', { status: 202, headers: { 'x-tapedeck-match': match.kind } });
+  return new Response('Accepted', { status: 202, headers: kinds.length === 1 ? { 'x-tapedeck-match': kinds[0] as string } : {} });
 }

@@ -13,15 +13,18 @@ import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
 import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../../replay/side-effects.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
-import { answerRequest } from '../../replay/mcp-answer.js';
+import { answerMessage, type McpOutcome } from '../../replay/mcp-answer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
 import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
-import { looksLikeRpc, parseRpc, requestId, requestSideMcp, rpcKind, STREAM_METHOD, type Message } from '../../providers/mcp.js';
-import type { MatchInfo } from '../../tape/schema.js';
+import { looksLikeRpc, requestId, requestSideMcp, STREAM_METHOD, type Message, type RequestId } from '../../providers/mcp.js';
+import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
+import type { Exchange, MatchInfo } from '../../tape/schema.js';
+import { batchResponse, batchSse, liveMessages, type BatchPart } from './batch-reply.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
+import { JsonTooDeepError, parseJson } from '../../tape/json-depth.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -56,21 +59,24 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return undefined;
       const text = req.body.byteLength > 0 ? req.body.toString('utf8') : '';
       let json: unknown;
+      let tooDeep = false;
       try {
-        json = text === '' ? undefined : JSON.parse(text);
-      } catch {
+        json = text === '' ? undefined : parseJson(text);
+      } catch (err) {
         json = undefined;
+        tooDeep = err instanceof JsonTooDeepError;
       }
       // MCP is decided per request: a JSON-RPC body, or any request on a path the tape saw MCP on (GET, DELETE, a
-      // malformed message); a route may carry an LLM API on its other paths.
-      if (!looksLikeRpc(json) && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
-      // JSON-RPC batches (2025-03-26 only): served by the generic replay on the exact key (ids are left out of it).
-      if (Array.isArray(json) && looksLikeRpc(json)) return undefined;
+      // malformed message); a route may carry an LLM API on its other paths. A JSON-RPC body too deep to read is
+      // refused here, never passed on (it could be a tool call no policy has looked at).
+      if (!looksLikeRpc(json) && !tooDeep && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
       if (route?.legacy) {
         const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape));
         if (legacy !== undefined) return legacy;
       }
       const write = (ex: NewExchange): void => ctx.out.write(ex);
+      const writeAnswer = (one: ProxyRequest, reply: Reply, match: MatchInfo): void =>
+        write({ ...servedExchange(one, reply, match), ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}) });
       // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
       const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): Response => {
         const answer = rpcHttpError(err);
@@ -121,51 +127,77 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         return refuse(refused, `method ${req.method}`);
       }
 
-      const parsed = parseRpc(text);
+      const parsed = parseRpcBody(text);
       if (!parsed.ok) return refuse(parsed.error);
-      const msg = parsed.message as Message;
-      const kind = rpcKind(parsed.message);
+      const messages = parsed.messages as Message[];
+      const init = messages.find((m) => m.method === 'initialize' && isRequestMessage(m));
+      if (parsed.batch && init !== undefined)
+        return refuse(new TapedeckError('BAD_REQUEST', 'Invalid Request: initialize must not be part of a JSON-RPC batch'));
       let current = session;
-      if (kind === 'request' && msg.method === 'initialize') {
+      if (init !== undefined) {
         if (sessionful) {
           current = sessions.create(req.route.prefix);
-          current.initialize = msg;
+          current.initialize = init;
         }
       } else {
         const bad = checkSession();
         if (bad) return bad;
       }
       const sessionHeaders: Record<string, string> = current ? { [SESSION_HEADER]: current.id } : {};
-      if (kind !== 'request') {
-        write(servedExchange(req, { status: 202, headers: sessionHeaders }, { kind: 'exact', reason: 'a notification needs no answer' }));
-        return new Response(null, { status: 202, headers: sessionHeaders });
+      const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
+      // Every message, alone or in a batch, gets the same decision (accepted, answered, blocked, missed, live).
+      const decide = (one: ProxyRequest, msg: Message): Promise<McpOutcome> =>
+        answerMessage(msg, () => ({ ...toIncoming(one), mcp: requestSideMcp(msg, 'streamable-http') }), {
+          matcher: ctx.matcher,
+          policy: policyOf(ctx.tape),
+          onMiss: ctx.onMiss,
+          tapeName: ctx.tape.name,
+          exchanges: ctx.tape.exchanges,
+          mocks: opts.mocks,
+        });
+      const accepted = (one: ProxyRequest, match: MatchInfo): void =>
+        write(servedExchange(one, { status: 202, headers: sessionHeaders }, match));
+
+      if (parsed.batch) {
+        const parts: BatchPart[] = [];
+        // The replay tape gets the messages in batch order, once the batch's framing (JSON or SSE) is known.
+        const writes: ((sse: boolean) => void)[] = [];
+        for (const msg of messages) {
+          const one: ProxyRequest = { ...req, body: Buffer.from(JSON.stringify(msg)) };
+          const outcome = await decide(one, msg);
+          if (outcome.kind === 'accepted') writes.push(() => accepted(one, outcome.match));
+          else if (outcome.kind === 'live') {
+            const live = await forwardLive(one, ctx, current, msg);
+            const sse = (live.headers.get('content-type') ?? '').startsWith('text/event-stream');
+            parts.push({ messages: await liveMessages(live, msg.id as RequestId), sse });
+          } else {
+            const part = { messages: outcome.messages, sse: recordedAsSse(outcome.source) };
+            parts.push(part);
+            writes.push((sse) => writeAnswer(one, { status: 200, headers: sessionHeaders, messages: part.messages, sse }, outcome.match));
+          }
+        }
+        const sse = batchSse(parts, acceptsSse);
+        for (const w of writes) w(sse);
+        return batchResponse(parts, sse, sessionHeaders, ctx.timing);
       }
 
-      const incoming = { ...toIncoming(req), mcp: requestSideMcp(msg, 'streamable-http') };
-      const answer = await answerRequest(msg, incoming, {
-        matcher: ctx.matcher,
-        policy: policyOf(ctx.tape),
-        onMiss: ctx.onMiss,
-        tapeName: ctx.tape.name,
-        exchanges: ctx.tape.exchanges,
-        mocks: opts.mocks,
-      });
-      if (answer.kind === 'live') return forwardLive(req, ctx, current, msg);
-      const recordedSse = answer.source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
-      const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
+      const msg = messages[0] as Message;
+      const outcome = await decide(req, msg);
+      if (outcome.kind === 'accepted') {
+        accepted(req, outcome.match);
+        return new Response(null, { status: 202, headers: sessionHeaders });
+      }
+      if (outcome.kind === 'live') return forwardLive(req, ctx, current, msg);
       // The recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own answers are 200.
-      const recordedStatus = answer.source?.response?.status;
-      const status = recordedStatus !== undefined && recordedStatus !== 202 && answer.messages.length > 0 ? recordedStatus : 200;
+      const recordedStatus = outcome.source?.response?.status;
+      const status = recordedStatus !== undefined && recordedStatus !== 202 && outcome.messages.length > 0 ? recordedStatus : 200;
       const reply: Reply = {
         status,
-        headers: { ...sessionHeaders, ...matchHeaders(answer.match) },
-        messages: answer.messages,
-        sse: acceptsSse && (recordedSse || answer.messages.length > 1),
+        headers: { ...sessionHeaders, ...matchHeaders(outcome.match) },
+        messages: outcome.messages,
+        sse: acceptsSse && (recordedAsSse(outcome.source) || outcome.messages.length > 1),
       };
-      write({
-        ...servedExchange(req, reply, answer.match),
-        ...(answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}),
-      });
+      writeAnswer(req, reply, outcome.match);
       return toResponse(reply, ctx.timing);
     },
   };
@@ -175,6 +207,11 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
  * On-miss live, for a safe request: forward it to the real server. A session-dialect server needs its own
  * session, opened once per replay session with the client's own initialize; its session id never reaches the client.
  */
+/** Whether a recorded answer came as an SSE stream. */
+function recordedAsSse(source: Exchange | undefined): boolean {
+  return source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
+}
+
 async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: ReplaySession | undefined, msg: Message): Promise<Response> {
   let headers = req.headers;
   if (session !== undefined) {

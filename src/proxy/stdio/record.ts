@@ -9,7 +9,8 @@ import { createExchangeLog } from '../exchange-log.js';
 import { round } from '../../tape/sse.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
-import { parseRpc, progressToken, rpcKind, type RequestId } from '../../providers/mcp.js';
+import { progressToken, type RequestId } from '../../providers/mcp.js';
+import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import { LineSplitter } from './line-splitter.js';
 import { stdioEvent, stdioRequest } from './exchange.js';
 
@@ -37,6 +38,7 @@ interface Open {
   progressToken: RequestId | undefined;
   events: SseEvent[];
   ttfbMs?: number;
+  notes?: Record<string, unknown>;
 }
 
 /** Runs until the server exits (or the client closes stdin and the server then exits); resolves with the server's exit code. */
@@ -64,7 +66,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   });
 
   const onClient = (line: string): void => {
-    const parsed = parseRpc(line);
+    const parsed = parseRpcBody(line);
     const now = new Date();
     const offsetMs = writer.now();
     if (!parsed.ok) {
@@ -77,30 +79,44 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       });
       return;
     }
-    const msg = parsed.message as Record<string, unknown>;
-    if (rpcKind(parsed.message) === 'request') {
-      open.set(msg.id as RequestId, {
-        message: msg,
-        startedAt: now,
-        offsetMs,
-        t0: performance.now(),
-        progressToken: progressToken(msg),
-        events: [],
+    // A batch is recorded message by message, each as if it had been sent alone (see providers/mcp-batch.ts).
+    for (const [index, msg] of (parsed.messages as Record<string, unknown>[]).entries()) {
+      const notes = parsed.batch ? { notes: { batch: { index, size: parsed.messages.length } } } : {};
+      if (isRequestMessage(msg)) {
+        open.set(msg.id as RequestId, {
+          message: msg,
+          startedAt: now,
+          offsetMs,
+          t0: performance.now(),
+          progressToken: progressToken(msg),
+          events: [],
+          ...notes,
+        });
+        continue;
+      }
+      write({
+        ...base(now, offsetMs),
+        request: stdioRequest(msg),
+        response: { status: 202, headers: {} },
+        timing: { durationMs: 0 },
+        ...notes,
       });
-      return;
     }
-    write({ ...base(now, offsetMs), request: stdioRequest(msg), response: { status: 202, headers: {} }, timing: { durationMs: 0 } });
   };
 
   const onServer = (line: string): void => {
-    const parsed = parseRpc(line);
+    const parsed = parseRpcBody(line);
     if (!parsed.ok) {
       log.warn({ line: line.slice(0, 200) }, 'server wrote a line that is not JSON-RPC');
       return;
     }
-    const msg = parsed.message as Record<string, unknown>;
+    // A batch of answers: each goes to its own request.
+    for (const msg of parsed.messages as Record<string, unknown>[]) onServerMessage(msg);
+  };
+
+  const onServerMessage = (msg: Record<string, unknown>): void => {
     const at = performance.now();
-    if (rpcKind(parsed.message) === 'response' && open.has(msg.id as RequestId)) {
+    if (msg.method === undefined && open.has(msg.id as RequestId)) {
       const req = open.get(msg.id as RequestId) as Open;
       open.delete(msg.id as RequestId);
       const elapsed = at - req.t0;
@@ -109,6 +125,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
         request: stdioRequest(req.message),
         response: { status: 200, headers: {}, body: { kind: 'json', json: msg }, ...(req.events.length > 0 ? { events: req.events } : {}) },
         timing: { ttfbMs: round(req.ttfbMs ?? elapsed), durationMs: round(elapsed) },
+        ...(req.notes ? { notes: req.notes } : {}),
       });
       return;
     }
@@ -156,6 +173,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       response: { status: 200, headers: {}, ...(req.events.length > 0 ? { events: req.events } : {}) },
       error: { code: 'SERVER_EXITED', message: `the server exited (code ${code}) before answering`, phase: 'stream' },
       timing: { durationMs: round(performance.now() - req.t0) },
+      ...(req.notes ? { notes: req.notes } : {}),
     });
   }
   open.clear();

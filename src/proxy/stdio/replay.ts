@@ -13,10 +13,11 @@ import { round } from '../../tape/sse.js';
 import type { MatchInfo } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
-import { answerRequest } from '../../replay/mcp-answer.js';
+import { answerMessage } from '../../replay/mcp-answer.js';
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
-import { parseRpc, requestId, rpcKind, type Message } from '../../providers/mcp.js';
+import { requestId, type Message } from '../../providers/mcp.js';
+import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import { LineSplitter } from './line-splitter.js';
 import type { LiveStdioServer } from './live.js';
 import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
@@ -57,7 +58,7 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
       route: opts.name,
       ...(upstream ? { upstream } : {}),
     };
-    const parsed = parseRpc(line);
+    const parsed = parseRpcBody(line);
     if (!parsed.ok) {
       const err = rpcErrorMessage(parsed.error, null);
       send(err);
@@ -70,26 +71,43 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
       });
       return;
     }
-    const msg = parsed.message as Message;
-    if (rpcKind(parsed.message) !== 'request') {
-      // Notifications and the client's answers to server requests need no reply.
-      record({
-        ...base,
-        request: stdioRequest(msg),
-        response: { status: 202, headers: {} },
-        timing: { durationMs: 0 },
-        match: { kind: 'exact', reason: 'a notification needs no answer' },
-      });
-      return;
+    // Each message, alone or in a batch, gets the decision a single message gets. A batch is answered with one line
+    // holding the array of answers (their notifications go out first, each on its own line).
+    const answers: Message[] = [];
+    for (const msg of parsed.messages as Message[]) {
+      const answer = await decide(msg, base, t0);
+      if (answer === undefined) continue;
+      if (parsed.batch) answers.push(answer);
+      else send(answer);
     }
-    if (msg.method === 'initialize') initialize = msg;
-    const answer = await answerRequest(msg, stdioIncoming(opts.name, msg), {
+    if (answers.length > 0) send(answers);
+  };
+
+  /** One client message: record what it got; send its notifications, and return its answer (none for a notification). */
+  const decide = async (
+    msg: Message,
+    base: Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'>,
+    t0: number,
+  ): Promise<Message | undefined> => {
+    if (msg.method === 'initialize' && isRequestMessage(msg)) initialize = msg;
+    const answer = await answerMessage(msg, () => stdioIncoming(opts.name, msg), {
       matcher: opts.matcher,
       policy: opts.policy,
       onMiss: opts.onMiss,
       tapeName: opts.tape.name,
       exchanges: opts.tape.exchanges,
     });
+    if (answer.kind === 'accepted') {
+      // Notifications and the client's answers to server requests need no reply.
+      record({
+        ...base,
+        request: stdioRequest(msg),
+        response: { status: 202, headers: {} },
+        timing: { durationMs: 0 },
+        match: answer.match,
+      });
+      return undefined;
+    }
     let messages: { offsetMs: number; message: Message }[];
     let match: MatchInfo = answer.match;
     if (answer.kind === 'live') {
@@ -106,7 +124,7 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     } else {
       messages = answer.messages;
     }
-    for (const m of messages) send(m.message);
+    for (const m of messages.slice(0, -1)) send(m.message);
     const final = messages.at(-1);
     const events = messages.slice(0, -1).map((m) => stdioEvent(m.message, m.offsetMs));
     record({
@@ -124,6 +142,7 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     });
     if (match.kind === 'blocked' || match.kind === 'miss')
       log.info({ method: msg.method, match: match.kind, reason: match.reason }, 'mcp replay');
+    return final?.message;
   };
 
   const lines = new LineSplitter();

@@ -26,7 +26,7 @@ import type { ExchangeLog } from '../exchange-log.js';
 import { chosenProtocol, createClientServer, upgradeHeaders } from './client-server.js';
 import { answerRaw } from './reject.js';
 import { relaySession, type RelayOptions } from './relay.js';
-import { closeWith, sessionTape, wsTapeHeaders } from './session-tape.js';
+import { closeWith, sessionTape, sessionsUnsupported, wsTapeHeaders } from './session-tape.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
 
 export interface SessionPlayerOptions {
@@ -80,6 +80,10 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         const request = { method: 'GET', path: up.path, query: up.query, headers: {}, body: { kind: 'empty' as const } };
         const overrides = opts.live({ route: up.route.prefix, provider: api.provider, model: api.reader.modelOf?.(request) });
         if (overrides !== undefined) return relayLive(up, api.reader, overrides, relay);
+      }
+      if (opts.out.writer.begin === undefined) {
+        const answer = httpError(sessionsUnsupported(opts.out.writer), api && { provider: api.provider, api: api.adapter.api });
+        return answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
       }
       const play = pool.open(up.route.prefix, up.path, up.query);
       if (play === undefined) {

@@ -21,7 +21,7 @@ import { toExchangeError } from '../forward.js';
 import { headerMapOf } from '../headers.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { answerRaw } from './reject.js';
-import { sessionTape, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
+import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
 
 export interface RelayOptions {
@@ -62,8 +62,9 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   };
   const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
 
-  if (opts.writer.failure !== undefined && opts.onTapeFailure === 'refuse') {
-    const answer = httpError(opts.writer.failure, api);
+  const cannot = opts.writer.begin === undefined ? sessionsUnsupported(opts.writer) : opts.writer.failure;
+  if (cannot !== undefined && (opts.onTapeFailure === 'refuse' || opts.writer.begin === undefined)) {
+    const answer = httpError(cannot, api);
     answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
     return;
   }

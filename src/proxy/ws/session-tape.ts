@@ -1,5 +1,6 @@
 /** Small pieces every WebSocket session path shares: its tape, its headers each way, how a close is passed on. */
 import { WebSocket } from 'ws';
+import { TapedeckError } from '../../errors.js';
 import type { EndLine, HeaderMap, WsFrame } from '../../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { tapeHeaders, upstreamRequestHeaders } from '../headers.js';
@@ -14,13 +15,22 @@ export interface SessionTape {
 }
 
 export function sessionTape(writer: TapeWriter, head: NewExchange): SessionTape {
-  const opened = writer.begin({ ...head, websocket: { frames: [] } });
+  const opened = writer.begin?.({ ...head, websocket: { frames: [] } }) ?? Promise.reject(sessionsUnsupported(writer));
   opened.catch(() => undefined);
   return {
     add: (frame) => opened.then((o) => o.addFrames([frame])),
     end: (final) => opened.then((o) => o.end(final)),
     id: opened.then((o) => o.exchange.id),
   };
+}
+
+/** A store whose writer cannot record sessions: said once per session, before it is accepted. */
+export function sessionsUnsupported(writer: TapeWriter): TapedeckError {
+  return new TapedeckError(
+    'BAD_CONFIG',
+    `tapedeck cannot record WebSocket sessions into ${writer.path}: its tape store does not record sessions yet; record to a folder`,
+    { status: 501 },
+  );
 }
 
 /** Per connection, never on the tape nor passed on: the handshake's key and accept, and the extensions negotiated per hop. */

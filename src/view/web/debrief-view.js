@@ -55,6 +55,20 @@ export async function debriefView(main, params) {
                         { class: `reason reason-${r.source}` },
                         h('span', { class: 'label' }, SOURCES[r.source] ?? r.source),
                         h('pre', { class: 'text' }, r.text),
+                        r.alternatives?.length
+                          ? h(
+                              'ul',
+                              { class: 'alternatives' },
+                              r.alternatives.map((alt) =>
+                                h(
+                                  'li',
+                                  {},
+                                  `instead of ${alt.option}`,
+                                  alt.rejectedBecause ? `: rejected because ${alt.rejectedBecause}` : '',
+                                ),
+                              ),
+                            )
+                          : null,
                       ),
                     ),
                 dec.result
@@ -80,7 +94,16 @@ export async function debriefView(main, params) {
         : h(
             'ul',
             {},
-            d.assumptions.map((a) => h('li', {}, step(a.step), ': ', a.text)),
+            d.assumptions.map((a) =>
+              h(
+                'li',
+                { title: a.text },
+                step(a.step),
+                ': ',
+                a.assumption,
+                a.because ? h('span', { class: 'muted' }, ` (because ${a.because})`) : null,
+              ),
+            ),
           ),
     ),
     h(

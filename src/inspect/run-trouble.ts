@@ -1,0 +1,105 @@
+/**
+ * What went wrong in a run, named so a person can act on it: calls an upstream refused or failed (a 429, a 500, a
+ * connection that broke) and calls replay blocked as side effects, each at its step (as `tapedeck show` numbers it).
+ * Used where a run is summed up in a line: a failed wrapped run, an experiment's rows, the first divergence.
+ */
+import { bodyJson } from '../tape/body.js';
+import type { Exchange } from '../tape/schema.js';
+import { shorten } from './format.js';
+import { toSteps } from './steps.js';
+
+export interface UpstreamFailure {
+  step: number;
+  /** `LLM gpt-4.1`, `MCP tools/call echo`, `HTTP POST /v1/charges`. */
+  call: string;
+  /** `HTTP 429 rate_limit_exceeded: Rate limit reached for gpt-4.1`, `ECONNRESET: socket hang up`. */
+  what: string;
+  /** Whether the answer came from the tape (a failure recorded earlier) rather than from the upstream now. */
+  fromTape: boolean;
+}
+
+export interface BlockedCall {
+  step: number;
+  tool: string;
+  reason: string;
+}
+
+function callLabel(ex: Exchange): string {
+  if (ex.llm) return `LLM ${ex.llm.model ?? ex.llm.api}`;
+  if (ex.mcp) return `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` ${ex.mcp.toolName}` : ''}`;
+  return `HTTP ${ex.request.method} ${ex.request.path}`;
+}
+
+/** The error an API put in its body, in any of the usual shapes (`{error: {type, code, message}}`, `{error: "..."}`). */
+function bodyError(ex: Exchange): string | undefined {
+  const body = ex.response?.body ? (bodyJson(ex.response.body) as { error?: unknown; message?: unknown } | undefined) : undefined;
+  const e = body?.error;
+  if (typeof e === 'string') return e;
+  if (e !== null && typeof e === 'object') {
+    const o = e as { type?: unknown; code?: unknown; status?: unknown; message?: unknown };
+    const kind = [o.code, o.type, o.status].find((x) => typeof x === 'string');
+    const message = typeof o.message === 'string' ? o.message : undefined;
+    return [kind, message].filter((x) => x !== undefined).join(': ') || undefined;
+  }
+  return typeof body?.message === 'string' ? body.message : undefined;
+}
+
+/** How an upstream failed this exchange; undefined when it did not (or when replay itself refused it). */
+export function upstreamFailureOf(ex: Exchange): string | undefined {
+  if (ex.match?.kind === 'miss' || ex.match?.kind === 'blocked' || ex.match?.kind === 'mock') return undefined;
+  if (ex.error !== undefined && ex.error.code !== 'CLIENT_CLOSED' && ex.error.code !== 'SHUTDOWN')
+    return `${ex.error.code}: ${shorten(ex.error.message, 120)}`;
+  const status = ex.response?.status;
+  if (status === undefined || status < 400) return undefined;
+  // An MCP server stream declined (405) is the protocol, not a failure.
+  if (ex.mcp?.method === 'tapedeck/stream') return undefined;
+  const said = bodyError(ex) ?? ex.llm?.errorType;
+  return `HTTP ${status}${said ? ` ${shorten(said, 120)}` : ''}`;
+}
+
+export function upstreamFailures(exchanges: readonly Exchange[]): UpstreamFailure[] {
+  return toSteps(exchanges).flatMap((s) => {
+    const what = upstreamFailureOf(s.exchange);
+    if (what === undefined) return [];
+    const kind = s.exchange.match?.kind;
+    return [{ step: s.index, call: callLabel(s.exchange), what, fromTape: kind === 'exact' || kind === 'semantic' }];
+  });
+}
+
+export function blockedCalls(exchanges: readonly Exchange[]): BlockedCall[] {
+  return toSteps(exchanges).flatMap((s) =>
+    s.exchange.match?.kind === 'blocked'
+      ? [
+          {
+            step: s.index,
+            tool: s.exchange.mcp?.toolName ?? callLabel(s.exchange),
+            reason: s.exchange.match.reason ?? 'a side effect the tape has no recording of',
+          },
+        ]
+      : [],
+  );
+}
+
+/** `the upstream answered HTTP 429 rate_limit_exceeded: ... to LLM gpt-4.1 at step 3` (one failure, in words). */
+export function describeFailure(f: UpstreamFailure): string {
+  return `${f.fromTape ? 'the recorded answer (served from the tape) was' : 'the upstream answered'} ${f.what} to ${f.call} at step ${f.step}`;
+}
+
+/** One line on what went wrong in a run, or undefined when nothing did: the first upstream failure, and blocks. */
+export function runTrouble(exchanges: readonly Exchange[]): string | undefined {
+  const failures = upstreamFailures(exchanges);
+  const blocked = blockedCalls(exchanges);
+  const parts: string[] = [];
+  if (failures.length > 0)
+    parts.push(
+      `${describeFailure(failures[0] as UpstreamFailure)}${failures.length > 1 ? ` (and ${failures.length - 1} more failed call(s))` : ''}`,
+    );
+  if (blocked.length > 0)
+    parts.push(
+      `${blocked.length} call(s) blocked as side effects: ${blocked
+        .slice(0, 3)
+        .map((b) => `${b.tool} at step ${b.step}`)
+        .join(', ')}${blocked.length > 3 ? ', ...' : ''}`,
+    );
+  return parts.length === 0 ? undefined : parts.join('; ');
+}

@@ -1,0 +1,278 @@
+/**
+ * The in-memory store: tapes kept as the same JSON records a folder store writes, for fast tests and for library
+ * users who want a tape without a disk. Nothing survives the process. One writer per tape within the process.
+ */
+import { createHash } from 'node:crypto';
+import { TapedeckError } from '../errors.js';
+import { blobMismatch, createExchangeEncoder, newTapeHeader, storedBody } from './exchange-encoder.js';
+import { createGroupCommit } from './group-commit.js';
+import { listByScanning } from './listing.js';
+import { validateTapeName } from './paths.js';
+import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
+import { beginExchange } from './open-exchange.js';
+import { TAPE_FORMAT_SESSIONS, type TapeHeader } from './schema.js';
+import { highestMarker } from './secrets.js';
+import { statsOf } from './stats.js';
+import type { BlobSink, TapeStore, TapeWriter } from './store.js';
+import { parseTapeRecords, resolveStoredBodies } from './tape-reader.js';
+
+interface MemoryTape {
+  header: TapeHeader;
+  /** The header's JSON, then one JSON record per exchange. */
+  records: string[];
+  modifiedAt: Date;
+  version: number;
+  writing: boolean;
+}
+
+export const MEMORY_LOCATION = 'memory';
+
+export function createMemoryStore(): TapeStore {
+  const tapes = new Map<string, MemoryTape>();
+  const blobs = new Map<string, Buffer>();
+  const watchers = new Map<string, Set<() => void>>();
+  /** One counter for the store: a tape deleted and written again never repeats a version. */
+  let versions = 0;
+  const changed = (name: string): void => {
+    for (const fn of watchers.get(name) ?? []) queueMicrotask(fn);
+  };
+  const get = (name: string): MemoryTape => {
+    const t = tapes.get(validateTapeName(name));
+    if (t === undefined) throw tapeNotFound(name, MEMORY_LOCATION, [...tapes.keys()].sort());
+    return t;
+  };
+  const where = (name: string): string => `${MEMORY_LOCATION}#${name}`;
+
+  const store: TapeStore = {
+    kind: 'memory',
+    location: MEMORY_LOCATION,
+    where,
+    async openWriter(opts) {
+      const name = validateTapeName(opts.name);
+      const ifExists = opts.ifExists ?? 'fail';
+      const existing = tapes.get(name);
+      if (existing?.writing === true)
+        throw new TapedeckError('TAPE_LOCKED', `tape "${name}" is locked by this process: another writer is writing it`, {
+          status: 409,
+          details: { pid: process.pid },
+        });
+      if (existing !== undefined && ifExists === 'fail')
+        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${MEMORY_LOCATION}`, { details: { tape: name } });
+      const append = existing !== undefined && ifExists === 'append';
+      let tape: MemoryTape;
+      let seq = 0;
+      let firstMarker = 1;
+      if (append) {
+        tape = existing;
+        const parsed = parseTapeRecords(
+          where(name),
+          tape.records.map((text, i) => ({ line: i + 1, text })),
+        );
+        seq = parsed.exchanges.reduce((max, ex) => Math.max(max, ex.seq + 1), 0);
+        firstMarker = highestMarker(tape.records.join('\n')) + 1;
+      } else {
+        const header = newTapeHeader(name, opts.header, opts.redact);
+        tape = { header, records: [JSON.stringify(header)], modifiedAt: new Date(), version: ++versions, writing: true };
+        tapes.set(name, tape);
+      }
+      tape.writing = true;
+      const encoder = createExchangeEncoder({
+        redact: opts.redact,
+        largeBodyBytes: opts.largeBodyBytes,
+        firstMarker,
+        putBlob: async (bytes, encoding) => {
+          const body = storedBody(name, bytes, encoding);
+          blobs.set(body.sha256, Buffer.from(bytes));
+          return body;
+        },
+      });
+      const commit = createGroupCommit<string>(async (lines) => {
+        tape.records.push(...lines);
+        tape.modifiedAt = new Date();
+        tape.version = ++versions;
+        changed(name);
+      });
+      const perfStart = performance.now() - (Date.now() - Date.parse(tape.header.createdAt));
+      let count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
+      let appended = 0;
+      const inFlight = new Set<Promise<unknown>>();
+      let closed = false;
+      const writer: TapeWriter = {
+        path: where(name),
+        name,
+        header: tape.header,
+        now: () => performance.now() - perfStart,
+        get count() {
+          return count;
+        },
+        failure: undefined,
+        append(input) {
+          if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
+          const done = (async () => {
+            const encoded = encoder.encode(input, seq++);
+            const { ex, line } = encoded instanceof Promise ? await encoded : encoded;
+            appended++;
+            await commit.add(line);
+            count++;
+            return ex;
+          })();
+          inFlight.add(done);
+          void done.finally(() => inFlight.delete(done)).catch(() => undefined);
+          return done;
+        },
+        begin(input) {
+          if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
+          return beginExchange(
+            {
+              tape: name,
+              encoder,
+              enqueue: (line) => commit.add(line),
+              failure: () => undefined,
+              fail: (err) => (err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', String(err), { cause: err })),
+              markSessions: () => {
+                if (tape.header.format === TAPE_FORMAT_SESSIONS) return;
+                tape.header.format = TAPE_FORMAT_SESSIONS;
+                tape.records[0] = JSON.stringify(tape.header);
+              },
+            },
+            (ex) => writer.append(ex),
+            input,
+          );
+        },
+        async close() {
+          if (closed) return;
+          closed = true;
+          await Promise.allSettled([...inFlight]);
+          await commit.settle();
+          tape.writing = false;
+          if (opts.discardIfEmpty === true && appended === 0 && !append) {
+            tapes.delete(name);
+            changed(name);
+          }
+        },
+      };
+      return writer;
+    },
+    async importTape(tape, importOpts) {
+      const name = validateTapeName(tape.name);
+      const existing = tapes.get(name);
+      if (existing?.writing === true)
+        throw new TapedeckError('TAPE_LOCKED', `tape "${name}" is locked by this process: another writer is writing it`, { status: 409 });
+      if (existing !== undefined && importOpts?.overwrite !== true)
+        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${MEMORY_LOCATION}`, { details: { tape: name } });
+      const records = [tape.headerLine];
+      for await (const { ex, line } of tape.records) {
+        for (const body of [ex.request.body, ex.response?.body])
+          if (body?.kind === 'file') blobs.set(body.sha256, await tape.readBlob(body));
+        records.push(line);
+      }
+      tapes.set(name, { header: tape.header, records, modifiedAt: new Date(), version: ++versions, writing: false });
+      changed(name);
+      return records.length - 1;
+    },
+    async has(name) {
+      return tapes.has(validateTapeName(name));
+    },
+    async header(name) {
+      return get(name).header;
+    },
+    async load(name, readOpts) {
+      const t = get(name);
+      const parsed = parseTapeRecords(
+        where(name),
+        t.records.map((text, i) => ({ line: i + 1, text })),
+      );
+      const exchanges =
+        readOpts?.resolveFiles === false
+          ? parsed.exchanges
+          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => store.readBlob(name, b));
+      return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
+    },
+    async *lines(name) {
+      const t = get(name);
+      for (let i = 0; i < t.records.length; i++) yield { line: i + 1, text: t.records[i] as string };
+    },
+    async names() {
+      return [...tapes.keys()].sort();
+    },
+    async list(query = {}) {
+      return listByScanning(await store.names(), query, async (name) => {
+        const t = tapes.get(name);
+        if (t === undefined) return undefined;
+        const parsed = parseTapeRecords(
+          where(name),
+          t.records.map((text, i) => ({ line: i + 1, text })),
+        );
+        return {
+          ok: true,
+          name,
+          header: t.header,
+          stats: statsOf(parsed.exchanges),
+          problems: parsed.problems,
+          modifiedAt: t.modifiedAt.toISOString(),
+        };
+      });
+    },
+    resolve(ref, opts) {
+      return resolveRef(scanningResolveSource(store), ref, opts);
+    },
+    async replaysOf(name) {
+      return replaysByHeaders(store, await store.names(), name);
+    },
+    async remove(name) {
+      const t = get(name);
+      if (t.writing)
+        throw new TapedeckError('TAPE_LOCKED', `cannot delete tape "${name}": it is being written by this process`, {
+          status: 409,
+          details: { pid: process.pid },
+        });
+      tapes.delete(validateTapeName(name));
+      changed(name);
+      return { name, path: where(name), sideFiles: false };
+    },
+    async readBlob(name, body) {
+      const bytes = blobs.get(body.sha256);
+      if (bytes === undefined) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... for tape "${name}"`);
+      const mismatch = blobMismatch(body, bytes);
+      if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
+      return bytes;
+    },
+    blobSink(name): BlobSink {
+      const chunks: Buffer[] = [];
+      const hash = createHash('sha256');
+      return {
+        write(chunk) {
+          hash.update(chunk);
+          chunks.push(Buffer.from(chunk));
+        },
+        async end(encoding) {
+          const bytes = Buffer.concat(chunks);
+          const body = storedBody(name, bytes, encoding, hash.digest('hex'));
+          blobs.set(body.sha256, bytes);
+          return body;
+        },
+        abort() {
+          chunks.length = 0;
+        },
+      };
+    },
+    watch(name, onChange) {
+      const set = watchers.get(name) ?? new Set();
+      watchers.set(name, set);
+      set.add(onChange);
+      queueMicrotask(onChange);
+      return () => {
+        set.delete(onChange);
+        if (set.size === 0) watchers.delete(name);
+      };
+    },
+    async version(name) {
+      const t = tapes.get(validateTapeName(name));
+      return t === undefined ? undefined : String(t.version);
+    },
+    async close() {
+      watchers.clear();
+    },
+  };
+  return store;
+}
