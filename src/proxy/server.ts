@@ -11,6 +11,7 @@ import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { TapedeckError } from '../errors.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
 import { createPortServer } from './port-sniff.js';
+import { guardSocketHandler } from './socket-guard.js';
 import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
@@ -236,7 +237,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   server.on('connect', forward.onConnect(server));
-  server.on('upgrade', createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: listener }));
+  server.on(
+    'upgrade',
+    guardSocketHandler(
+      'upgrade',
+      log,
+      createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: listener }),
+    ),
+  );
   // The port takes http:// and https:// (ws:// and wss://) alike, told apart by each connection's first byte.
   const front = createPortServer(server, { tlsContext: (name) => ca().contextFor(name), log });
   const info = await new Promise<AddressInfo>((resolve, reject) => {

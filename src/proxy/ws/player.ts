@@ -25,6 +25,7 @@ import type { NewExchange } from '../../tape/tape-writer.js';
 import type { ExchangeLog } from '../exchange-log.js';
 import { chosenProtocol, createClientServer, upgradeHeaders } from './client-server.js';
 import { answerRaw } from './reject.js';
+import { settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
 import { closeWith, sessionTape, sessionsUnsupported, wsTapeHeaders } from './session-tape.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
@@ -90,7 +91,7 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         if (opts.onMiss === 'live') return relay(up, { match: { kind: 'live', reason: 'no session recorded here: forwarded on a miss' } });
         return refuse(up, opts, api?.provider === undefined ? undefined : { provider: api.provider, api: api.adapter.api });
       }
-      opts.out.track(playSession(up, play, opts, wss, register, api?.reader.missEvent));
+      opts.out.track(settled(opts.log, up, playSession(up, play, opts, wss, register, api?.reader.missEvent)));
     },
     closeAll() {
       for (const stop of stops) stop();

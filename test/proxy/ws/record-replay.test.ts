@@ -147,3 +147,103 @@ describe('WebSocket sessions: record, then replay with the upstream gone', () =>
     ]);
   });
 });
+
+describe('WebSocket sessions under load and when things go wrong', () => {
+  it('100 concurrent sessions of 200 messages each, recorded and replayed: none lost, none crossed', async () => {
+    const echo = await startWsUpstream({
+      message: (c, m) => c.send({ answer: m, at: (m as Json).n }),
+    });
+    const SESSIONS = 100;
+    const MESSAGES = 100;
+    const run = async (base: string, order: number[]): Promise<{ i: number; got: unknown[] }[]> =>
+      Promise.all(
+        order.map(
+          (i) =>
+            new Promise<{ i: number; got: unknown[] }>((resolve, reject) => {
+              const ws = new WebSocket(`${base}/echo/ws`);
+              const got: unknown[] = [];
+              let n = 0;
+              const next = (): void => ws.send(JSON.stringify({ session: i, n: n++, text: `message ${n} of session ${i}` }));
+              ws.on('error', reject);
+              ws.on('open', next);
+              ws.on('message', (d) => {
+                got.push(JSON.parse(d.toString()));
+                if (n < MESSAGES) next();
+                else ws.close();
+              });
+              ws.on('close', () => resolve({ i, got }));
+            }),
+        ),
+      );
+    const expected = (i: number): unknown[] =>
+      Array.from({ length: MESSAGES }, (_, n) => ({ answer: { session: i, n, text: `message ${n + 1} of session ${i}` }, at: n }));
+    const ids = Array.from({ length: SESSIONS }, (_, i) => i);
+    const rec = await startProxy({ mode: 'record', tape: 'load', dir, port: 0, log, routes: [{ prefix: '/echo', upstream: echo.url }] });
+    for (const r of await run(rec.url.replace('http', 'ws'), ids)) expect(r.got).toEqual(expected(r.i));
+    await rec.close();
+    await echo.close();
+    const tape = await readTape(path.join(dir, 'load.jsonl'));
+    expect(tape.exchanges).toHaveLength(SESSIONS);
+    for (const ex of tape.exchanges) expect(ex.websocket?.frames.filter((f) => f.kind !== 'close')).toHaveLength(2 * MESSAGES);
+
+    // Replayed in another order: each client is answered from its own recording.
+    const rep = await startProxy({ mode: 'replay', tape: 'load', dir, port: 0, log, routes: [], saveAs: 'load-replay' });
+    const shuffled = [...ids].sort(() => Math.random() - 0.5);
+    for (const r of await run(rep.url.replace('http', 'ws'), shuffled)) expect(r.got).toEqual(expected(r.i));
+    await rep.close();
+    const out = await readTape(path.join(dir, 'load-replay.jsonl'));
+    expect(out.exchanges.map((e) => e.match?.kind)).toEqual(Array(SESSIONS).fill('exact'));
+  });
+
+  it('a client message the recording does not have: the API error event, then (strict) a close that says why; lenient goes on', async () => {
+    const upstream = await startWsUpstream(realtimeScript());
+    const rec = await startProxy({ mode: 'record', tape: 'miss', dir, port: 0, log, routes: [{ prefix: '/openai', upstream: upstream.url }] });
+    await weatherAgent(`${rec.url.replace('http', 'ws')}/openai/v1/realtime?model=gpt-realtime`);
+    await rec.close();
+    await upstream.close();
+
+    const talk = async (base: string): Promise<{ events: Json[]; close: [number, string] }> => {
+      const ws = new WebSocket(`${base}/openai/v1/realtime?model=gpt-realtime`, 'realtime');
+      const events: Json[] = [];
+      ws.on('message', (d) => {
+        const ev = JSON.parse(d.toString()) as Json;
+        events.push(ev);
+        if (ev.type === 'session.created') ws.send(JSON.stringify({ type: 'session.update', event_id: 'evt_x', session: { instructions: 'Be verbose.' } }));
+        if (ev.type === 'error') setTimeout(() => ws.close(1000, 'client done'), 50);
+      });
+      const close = await new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
+      return { events, close };
+    };
+    const strict = await startProxy({ mode: 'replay', tape: 'miss', dir, port: 0, log, routes: [], saveAs: 'miss-strict' });
+    const s = await talk(strict.url.replace('http', 'ws'));
+    await strict.close();
+    const error = s.events.find((e) => e.type === 'error');
+    expect(error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'tapedeck_miss', event_id: 'evt_x' } });
+    expect(String((error!.error as Json).message)).toMatch(/no recording on tape "miss" matches this message \(message 1 differs from recording #000000: session\.instructions: "Be verbose\.", recorded "Be brief\."/);
+    expect(s.close[0]).toBe(1008);
+    expect(s.close[1]).toMatch(/^tapedeck replay miss: message 1 differs/);
+    const st = await readTape(path.join(dir, 'miss-strict.jsonl'));
+    expect(st.exchanges[0]?.match?.kind).toBe('miss');
+
+    const lenient = await startProxy({ mode: 'replay', tape: 'miss', dir, port: 0, log, routes: [], saveAs: 'miss-lenient', onMiss: 'lenient' });
+    const l = await talk(lenient.url.replace('http', 'ws'));
+    await lenient.close();
+    expect(l.events.filter((e) => e.type === 'error')).toHaveLength(1);
+    expect(l.close).toEqual([1000, 'client done']);
+
+    // Nothing recorded where a client connects: refused like an HTTP miss, in the API's error shape.
+    const none = await startProxy({ mode: 'replay', tape: 'miss', dir, port: 0, log, routes: [], saveAs: 'miss-none' });
+    const refused = await new Promise<{ status: number; body: string }>((resolve) => {
+      const ws = new WebSocket(`${none.url.replace('http', 'ws')}/openai/v1/realtime?model=gpt-other`);
+      ws.on('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      ws.on('error', () => undefined);
+    });
+    await none.close();
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { type: 'tapedeck_miss', code: 'tapedeck_miss' } });
+  });
+});
