@@ -5,6 +5,7 @@
 import { TapedeckError } from '../errors.js';
 import { ExchangeSchema, type Exchange } from './schema.js';
 import type { ImportOptions, TapeProblem, TapeRecordCopy, TapeStore } from './store.js';
+import { isPartLine } from './session-lines.js';
 import { parseHeader, type TapeRecord } from './tape-reader.js';
 
 export interface CopiedTape {
@@ -30,8 +31,21 @@ export async function copyTape(from: TapeStore, name: string, to: TapeStore, opt
       const { line, text } = next.value;
       if (text.trim() === '') continue;
       let ex: Exchange;
+      let value: unknown;
       try {
-        const parsed = ExchangeSchema.safeParse(JSON.parse(text));
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      // A WebSocket session's messages are records of their own, which the import path does not carry yet: refuse
+      // the copy rather than leave the messages behind.
+      if (isPartLine(value))
+        throw new TapedeckError(
+          'BAD_ARGS',
+          `${from.where(name)} holds WebSocket sessions (line ${line}), which push and pull cannot copy yet`,
+        );
+      try {
+        const parsed = ExchangeSchema.safeParse(value ?? JSON.parse(text));
         if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not a valid exchange');
         ex = parsed.data;
       } catch (err) {
