@@ -161,14 +161,15 @@ export function createMemoryStore(): TapeStore {
       if (existing !== undefined && importOpts?.overwrite !== true)
         throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${MEMORY_LOCATION}`, { details: { tape: name } });
       const records = [tape.headerLine];
-      for await (const { ex, line } of tape.records) {
-        for (const body of [ex.request.body, ex.response?.body])
-          if (body?.kind === 'file') blobs.set(body.sha256, await tape.readBlob(body));
+      let count = 0;
+      for await (const { ex, line, stored } of tape.records) {
+        for (const body of stored) blobs.set(body.sha256, await tape.readBlob(body));
         records.push(line);
+        if (ex !== undefined) count++;
       }
       tapes.set(name, { header: tape.header, records, modifiedAt: new Date(), version: ++versions, writing: false });
       changed(name);
-      return records.length - 1;
+      return count;
     },
     async has(name) {
       return tapes.has(validateTapeName(name));

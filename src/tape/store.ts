@@ -148,10 +148,14 @@ export interface RemovedTape {
   sideFiles: boolean;
 }
 
-/** One stored record of a tape being copied: the exchange, and its record text exactly as the source holds it. */
+/**
+ * One stored record of a tape being copied, its text exactly as the source holds it: an exchange (`ex`), or a
+ * continuation record of one (a session's `frames` or `end`: no `ex`); `stored`: the large bodies it refers to.
+ */
 export interface TapeRecordCopy {
-  ex: Exchange;
+  ex?: Exchange;
   line: string;
+  stored: StoredBody[];
 }
 
 /** A whole tape to write as it is (push and pull between stores): header and records kept exactly. */

@@ -61,11 +61,14 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     const row = await tapeRow(name);
     if (row === undefined) throw await notFound(name);
     yield { line: 1, text: row.header };
-    const rows = await query<{ seq: number; doc: string }>('read', 'SELECT seq, doc FROM tapedeck_exchanges WHERE tape_id = $1 ORDER BY seq', [
-      row.id,
-    ]);
-    // A record's position is its seq after the header (a tape's lines, as a folder store numbers them).
-    for (const r of rows.rows) yield { line: r.seq + 2, text: r.doc };
+    const rows = await query<{ pos: number; doc: string }>(
+      'read',
+      `SELECT pos, doc FROM tapedeck_exchanges WHERE tape_id = $1
+       UNION ALL SELECT pos, doc FROM tapedeck_parts WHERE tape_id = $1 ORDER BY pos`,
+      [row.id],
+    );
+    // A record's position after the header is its line, as a folder store numbers them.
+    for (const r of rows.rows) yield { line: r.pos + 2, text: r.doc };
   }
 
   const listener = createListener(loc);
