@@ -321,7 +321,16 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
       ],
     );
     await client.query('COMMIT');
-    return { tapeId: (created.rows[0] as { id: string }).id, header, seq: 0, pos: 0, count: 0, stats: emptyStats(), firstMarker: 1, append: false };
+    return {
+      tapeId: (created.rows[0] as { id: string }).id,
+      header,
+      seq: 0,
+      pos: 0,
+      count: 0,
+      stats: emptyStats(),
+      firstMarker: 1,
+      append: false,
+    };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
