@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
 import { PriceMapSchema } from './prices.js';
+import { parseUserYaml, readUserFile } from './user-file.js';
 import type { Route } from '../tape/schema.js';
 
 const RoutesSchema = z.record(z.string().regex(/^\//, 'route prefixes start with "/"'), z.string().url());
@@ -208,19 +207,12 @@ function isHttpUrl(s: string): boolean {
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new TapedeckError(
-      'BAD_CONFIG',
-      `cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
+  const text = readUserFile(file, 'config file');
   let value: unknown;
   try {
-    value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    value = file.endsWith('.json') ? JSON.parse(text) : parseUserYaml(text, `config file ${file}`);
   } catch (err) {
+    if (err instanceof TapedeckError) throw err;
     throw new TapedeckError(
       'BAD_CONFIG',
       `config file ${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`,

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { TapedeckError } from '../errors.js';
+import { parseUserYaml, readUserFile } from './user-file.js';
 
 /**
  * Read a YAML file the user wrote (a price table, a side-effects file, a mock file) and check it against its schema.
@@ -10,18 +9,8 @@ import { TapedeckError } from '../errors.js';
  * is `{}`.
  */
 export function readYamlFile<S extends z.ZodType>(file: string, schema: S, what: string): z.output<S> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `cannot read ${what} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  let value: unknown;
-  try {
-    value = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new TapedeckError('BAD_CONFIG', `${what} ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
-  }
+  const text = readUserFile(file, what);
+  const value = parseUserYaml(text, `${what} ${file}`) ?? {};
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

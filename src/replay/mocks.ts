@@ -15,6 +15,7 @@
  *     body: { id: ch_1, status: succeeded }
  * ```
  */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { readYamlFile } from '../config/yaml-file.js';
 import stringify from 'fast-json-stable-stringify';
 import { z } from 'zod';
@@ -36,7 +37,23 @@ const HttpMockSchema = z
     method: z.string().optional(),
     path: z.string().startsWith('/').optional(),
     status: z.number().int().min(100).max(599).default(200),
-    headers: z.record(z.string(), z.string()).default({}),
+    // Checked as Node will check them when the answer is sent: a CR or LF in a value is refused here, at load.
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .superRefine((headers, ctx) => {
+        for (const [name, value] of Object.entries(headers)) {
+          try {
+            validateHeaderName(name);
+            validateHeaderValue(name, value);
+          } catch {
+            const why = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)
+              ? 'a header value cannot hold CR, LF or other control characters'
+              : 'not a valid header name';
+            ctx.addIssue({ code: 'custom', path: [name], message: why });
+          }
+        }
+      }),
     body: z.unknown().optional(),
   })
   .strict();
