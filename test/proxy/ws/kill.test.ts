@@ -19,7 +19,10 @@ beforeAll(async () => {
   ticker = await startWsUpstream({
     message(conn) {
       let n = 0;
-      const timer = setInterval(() => (conn.ws.readyState === WebSocket.OPEN ? conn.send({ type: 'tick', n: n++ }) : clearInterval(timer)), 10);
+      const timer = setInterval(
+        () => (conn.ws.readyState === WebSocket.OPEN ? conn.send({ type: 'tick', n: n++ }) : clearInterval(timer)),
+        10,
+      );
       conn.ws.on('close', () => clearInterval(timer));
     },
   });

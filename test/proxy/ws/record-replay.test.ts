@@ -197,7 +197,14 @@ describe('WebSocket sessions under load and when things go wrong', () => {
 
   it('a client message the recording does not have: the API error event, then (strict) a close that says why; lenient goes on', async () => {
     const upstream = await startWsUpstream(realtimeScript());
-    const rec = await startProxy({ mode: 'record', tape: 'miss', dir, port: 0, log, routes: [{ prefix: '/openai', upstream: upstream.url }] });
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'miss',
+      dir,
+      port: 0,
+      log,
+      routes: [{ prefix: '/openai', upstream: upstream.url }],
+    });
     await weatherAgent(`${rec.url.replace('http', 'ws')}/openai/v1/realtime?model=gpt-realtime`);
     await rec.close();
     await upstream.close();
@@ -208,7 +215,8 @@ describe('WebSocket sessions under load and when things go wrong', () => {
       ws.on('message', (d) => {
         const ev = JSON.parse(d.toString()) as Json;
         events.push(ev);
-        if (ev.type === 'session.created') ws.send(JSON.stringify({ type: 'session.update', event_id: 'evt_x', session: { instructions: 'Be verbose.' } }));
+        if (ev.type === 'session.created')
+          ws.send(JSON.stringify({ type: 'session.update', event_id: 'evt_x', session: { instructions: 'Be verbose.' } }));
         if (ev.type === 'error') setTimeout(() => ws.close(1000, 'client done'), 50);
       });
       const close = await new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
@@ -219,13 +227,24 @@ describe('WebSocket sessions under load and when things go wrong', () => {
     await strict.close();
     const error = s.events.find((e) => e.type === 'error');
     expect(error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', code: 'tapedeck_miss', event_id: 'evt_x' } });
-    expect(String((error!.error as Json).message)).toMatch(/no recording on tape "miss" matches this message \(message 1 differs from recording #000000: session\.instructions: "Be verbose\.", recorded "Be brief\."/);
+    expect(String((error!.error as Json).message)).toMatch(
+      /no recording on tape "miss" matches this message \(message 1 differs from recording #000000: session\.instructions: "Be verbose\.", recorded "Be brief\."/,
+    );
     expect(s.close[0]).toBe(1008);
     expect(s.close[1]).toMatch(/^tapedeck replay miss: message 1 differs/);
     const st = await readTape(path.join(dir, 'miss-strict.jsonl'));
     expect(st.exchanges[0]?.match?.kind).toBe('miss');
 
-    const lenient = await startProxy({ mode: 'replay', tape: 'miss', dir, port: 0, log, routes: [], saveAs: 'miss-lenient', onMiss: 'lenient' });
+    const lenient = await startProxy({
+      mode: 'replay',
+      tape: 'miss',
+      dir,
+      port: 0,
+      log,
+      routes: [],
+      saveAs: 'miss-lenient',
+      onMiss: 'lenient',
+    });
     const l = await talk(lenient.url.replace('http', 'ws'));
     await lenient.close();
     expect(l.events.filter((e) => e.type === 'error')).toHaveLength(1);
