@@ -2,7 +2,7 @@
  * Scripted WebSocket upstreams for tests: a real `ws` server on 127.0.0.1, port 0, that answers like the OpenAI
  * Realtime API or Gemini Live from a script, and counts connections and messages.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -38,7 +38,7 @@ export async function startWsUpstream(
   script: WsScript,
   opts: { tls?: { key: string; cert: string }; host?: string } = {},
 ): Promise<WsUpstream> {
-  const answer = (_req: IncomingMessage, res: import('node:http').ServerResponse): void => void res.writeHead(426).end('upgrade required');
+  const answer = (_req: IncomingMessage, res: ServerResponse): void => void res.writeHead(426).end('upgrade required');
   const server: Server = opts.tls ? createHttpsServer(opts.tls, answer) : createServer(answer);
   const wss = new WebSocketServer({ server, handleProtocols: (offered) => script.protocol?.(offered) ?? false });
   const state: WsUpstream = {
