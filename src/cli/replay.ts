@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { createLlmLiveResponder } from '../proxy/llm-live.js';
-import { buildOverridePlan, planHeader, splitRouteValue, type OverrideInputs } from '../replay/override-targets.js';
+import {
+  buildOverridePlan,
+  isLiveCall,
+  overridesFor,
+  planHeader,
+  splitRouteValue,
+  type OverrideInputs,
+} from '../replay/override-targets.js';
 import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
