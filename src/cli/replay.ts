@@ -146,6 +146,13 @@ export const replayCommand: Command = {
           createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
         ],
         llm,
+        // Realtime / Live sessions go live whole, the overrides in their URL and setup (--live-after counts HTTP calls only).
+        ...(llm === 'live' && liveAfter === undefined
+          ? {
+              sessionLive: (call: { route: string; provider: string; model?: string | undefined }) =>
+                isLiveCall(plan, call) ? overridesFor(plan, call) : undefined,
+            }
+          : {}),
         ...header,
         ...(liveAfter !== undefined ? { liveAfter } : {}),
         ...(mockFile !== undefined ? { mocks: mockFile } : {}),
