@@ -6,8 +6,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { toHar } from '../../src/export/har.js';
+import { tapeSpans } from '../../src/export/otlp.js';
 import { toSteps } from '../../src/inspect/steps.js';
 import { toolSequence } from '../../src/inspect/tool-sequence.js';
 import { diffTapes } from '../../src/inspect/diff.js';
@@ -147,5 +152,37 @@ describe('Realtime and Live sessions as steps', () => {
     expect(cost.code, cost.stderr).toBe(0);
     expect(cost.stdout).toMatch(/gpt-realtime/);
     expect(cost.stdout).toMatch(/gemini-live-2\.5-flash/);
+  });
+
+  it('exports: the session as one HAR entry with _webSocketMessages; an OTLP span per response under the session span', async () => {
+    const tape = await readTape(path.join(dir, 'rt.jsonl'));
+    const har = toHar(tape);
+    const require = createRequire(import.meta.url);
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addMetaSchema(require('ajv/dist/refs/json-schema-draft-06.json') as object);
+    for (const s of Object.values(require('har-schema') as Record<string, object>)) ajv.addSchema(s);
+    expect(ajv.getSchema('har.json#')!(har), JSON.stringify(ajv.errors)).toBe(true);
+    expect(har.log.entries).toHaveLength(2);
+    const [rt, live] = har.log.entries;
+    expect(rt?.request.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/v1\/realtime\?model=gpt-realtime$/);
+    expect(rt?.response.status).toBe(101);
+    expect(rt?._resourceType).toBe('websocket');
+    const session = tape.exchanges[0]!;
+    const messages = session.websocket!.frames.filter((f) => f.kind !== 'close');
+    expect(rt?._webSocketMessages).toHaveLength(messages.length);
+    expect(rt?._webSocketMessages?.[0]).toMatchObject({ type: 'receive', opcode: 1 });
+    expect(JSON.parse(rt!._webSocketMessages![0]!.data)).toMatchObject({ type: 'session.created' });
+    expect(rt?._webSocketMessages?.find((m) => m.type === 'send')?.data).toContain('session.update');
+    // Gemini's JSON came as binary messages: opcode 2, the bytes in base64.
+    expect(live?._webSocketMessages?.find((m) => m.type === 'receive')).toMatchObject({ opcode: 2 });
+
+    const spans = tapeSpans(tape);
+    const sessionSpan = spans.find((s) => s.attributes['tapedeck.exchange.id'] === session.id);
+    expect(sessionSpan).toBeDefined();
+    const responses = spans.filter((s) => s.attributes['gen_ai.request.model'] === 'gpt-realtime');
+    expect(responses).toHaveLength(2);
+    for (const r of responses) expect(r.parentSpanContext?.spanId).toBe(sessionSpan?.spanContext().spanId);
+    expect(responses.map((r) => r.attributes['gen_ai.usage.input_tokens'])).toEqual([40, 60]);
   });
 });
