@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { createLlmLiveResponder } from '../proxy/llm-live.js';
-import { buildOverridePlan, planHeader, splitRouteValue, type OverrideInputs } from '../replay/override-targets.js';
+import {
+  buildOverridePlan,
+  isLiveCall,
+  overridesFor,
+  planHeader,
+  splitRouteValue,
+  type OverrideInputs,
+} from '../replay/override-targets.js';
 import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
@@ -139,6 +146,13 @@ export const replayCommand: Command = {
           createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
         ],
         llm,
+        // Realtime / Live sessions go live whole, the overrides in their URL and setup (--live-after counts HTTP calls only).
+        ...(llm === 'live' && liveAfter === undefined
+          ? {
+              sessionLive: (call: { route: string; provider: string; model?: string | undefined }) =>
+                isLiveCall(plan, call) ? overridesFor(plan, call) : undefined,
+            }
+          : {}),
         ...header,
         ...(liveAfter !== undefined ? { liveAfter } : {}),
         ...(mockFile !== undefined ? { mocks: mockFile } : {}),

@@ -3,7 +3,9 @@
  * viewers import: one entry per exchange in timeline order, with its timings (time to first byte as `wait`, the
  * rest as `receive`), headers and bodies as on the tape (secrets stay redacted), binary bodies in base64, and an
  * event stream's events in `_eventSourceMessages` (`{type, time, eventId?, data}`, time in seconds since the
- * epoch as in Chrome's `_webSocketMessages`), the de-facto extension for SSE. stdio MCP messages are entries too,
+ * epoch as in Chrome's `_webSocketMessages`), the de-facto extension for SSE. A WebSocket session is one entry, its
+ * `ws://` / `wss://` upgrade with status 101, and its messages in `_webSocketMessages` as Chrome writes them
+ * (`{type: "send" | "receive", time, opcode: 1 text / 2 binary (base64), data}`). stdio MCP messages are entries too,
  * `POST tapedeck-stdio:SERVER` with the JSON-RPC message as the body (they have no HTTP; `_transport: "stdio"`).
  */
 import { STATUS_CODES } from 'node:http';
@@ -14,6 +16,7 @@ import type { LoadedTape } from '../tape/tape-reader.js';
 import { VERSION } from '../version.js';
 import { timelineOf } from '../view/model.js';
 import { exchangeUrl } from './exchange-url.js';
+import { isSessionResponse } from '../providers/sessions/expand.js';
 
 export interface HarNameValue {
   name: string;
@@ -51,6 +54,8 @@ export interface HarEntry {
   timings: { blocked: number; dns: number; connect: number; ssl: number; send: number; wait: number; receive: number };
   comment: string;
   _eventSourceMessages?: { type: string; time: number; eventId?: string; data: string }[];
+  _resourceType?: 'websocket';
+  _webSocketMessages?: { type: 'send' | 'receive'; time: number; opcode: 1 | 2; data: string }[];
   _tapedeck: { id: string; seq: number; route: string; transport: Exchange['transport']; match?: Exchange['match'] };
   _transport?: 'stdio';
 }
@@ -74,7 +79,10 @@ export function toHar(tape: LoadedTape): Har {
       version: '1.2',
       creator: { name: 'tapedeck', version: VERSION },
       pages: [{ startedDateTime: h.createdAt, id: PAGE_ID, title: tape.name, pageTimings: { onContentLoad: -1, onLoad: -1 } }],
-      entries: timelineOf(tape.exchanges).map(entryOf),
+      // The network's entries: a session's responses (LLM steps read from its messages) are in the session's entry.
+      entries: timelineOf(tape.exchanges)
+        .filter((ex) => !isSessionResponse(ex))
+        .map(entryOf),
       comment: `tapedeck tape "${tape.name}" (${h.mode}${h.replayOf ? ` of ${h.replayOf.tape}` : ''}); secrets are redacted as on the tape`,
     },
   };
@@ -90,7 +98,7 @@ function entryOf(ex: Exchange): HarEntry {
     time: duration,
     request: {
       method: ex.request.method,
-      url: exchangeUrl(ex),
+      url: ex.websocket ? exchangeUrl(ex).replace(/^http/, 'ws') : exchangeUrl(ex),
       httpVersion: ex.transport === 'stdio' ? 'stdio' : 'HTTP/1.1',
       cookies: [],
       headers: pairs(ex.request.headers),
@@ -114,6 +122,21 @@ function entryOf(ex: Exchange): HarEntry {
       ...(e.id === undefined ? {} : { eventId: e.id }),
       data: e.data,
     }));
+  if (ex.websocket) {
+    entry._resourceType = 'websocket';
+    entry._webSocketMessages = ex.websocket.frames
+      .filter((f) => f.kind !== 'close')
+      .map((f) => {
+        const binary = f.kind === 'binary';
+        const bytes = decodeBody(f.data);
+        return {
+          type: f.from === 'client' ? ('send' as const) : ('receive' as const),
+          time: (started + f.offsetMs) / 1000,
+          opcode: binary ? (2 as const) : (1 as const),
+          data: binary ? bytes.toString('base64') : bytes.toString('utf8'),
+        };
+      });
+  }
   if (ex.transport === 'stdio') entry._transport = 'stdio';
   return entry;
 }

@@ -15,6 +15,7 @@ import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { TapedeckError } from '../errors.js';
 import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
+import { isSessionResponse } from '../providers/sessions/expand.js';
 import { VERSION } from '../version.js';
 import { timelineOf } from '../view/model.js';
 import { spanShape } from './otel-attributes.js';
@@ -61,7 +62,10 @@ export function tapeSpans(tape: LoadedTape, opts: TraceOptions = {}): ReadableSp
         name: shape.name,
         kind: SpanKind.CLIENT,
         context: { traceId, spanId: hex(`${traceId}:${ex.id}`, 16), traceFlags: TraceFlags.SAMPLED },
-        parent: root,
+        // A session's responses are children of its span.
+        parent: isSessionResponse(ex)
+          ? { traceId, spanId: hex(`${traceId}:${String(ex.notes?.session)}`, 16), traceFlags: TraceFlags.SAMPLED }
+          : root,
         start,
         end,
         attributes: shape.attributes,

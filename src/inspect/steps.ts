@@ -4,6 +4,7 @@
  * the exchange and the meaning recorded on it (`llm`, `mcp`, `match`) when asked for.
  */
 import { conversationOf } from '../providers/describe.js';
+import { sessionSteps } from '../providers/sessions/expand.js';
 import { bodyText } from '../tape/body.js';
 import type { Exchange, MatchKind } from '../tape/schema.js';
 import { exchangeError } from '../tape/stats.js';
@@ -68,6 +69,7 @@ export class Step {
     }
     if (ex.mcp) return ex.mcp.error ?? ex.mcp.result;
     if (ex.response?.events) return `${ex.response.events.length} events`;
+    if (ex.websocket) return `${ex.websocket.frames.filter((f) => f.kind !== 'close').length} messages`;
     return bodyText(ex.response?.body);
   }
 
@@ -111,9 +113,12 @@ export function tokensOf(
   return { input: usage.inputTokens, output: usage.outputTokens, total };
 }
 
-/** The tape's exchanges in timeline order (by start offset, then by completion order). */
+/**
+ * The tape's exchanges in timeline order (by start offset, then by completion order). A WebSocket session is followed
+ * by one exchange per response its API's adapter reads in it (`<id>.1`, `<id>.2`, ...): each an LLM call like any other.
+ */
 export function orderExchanges(exchanges: readonly Exchange[]): Exchange[] {
-  return [...exchanges].sort((a, b) => a.offsetMs - b.offsetMs || a.seq - b.seq);
+  return exchanges.flatMap(sessionSteps).sort((a, b) => a.offsetMs - b.offsetMs || a.seq - b.seq);
 }
 
 export function toSteps(exchanges: readonly Exchange[]): Step[] {

@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import forge from 'node-forge';
 
 export interface HttpsUpstream {
@@ -31,7 +31,7 @@ export function selfSignedCert(ip: string): { key: string; cert: string } {
   cert.setIssuer(subject);
   cert.setExtensions([
     { name: 'basicConstraints', cA: true },
-    { name: 'subjectAltName', altNames: [{ type: 7, ip }] },
+    { name: 'subjectAltName', altNames: [isIP(ip) ? { type: 7, ip } : { type: 2, value: ip }] },
   ]);
   cert.sign(forge.pki.privateKeyFromPem(keys.privateKey), forge.md.sha256.create());
   return { key: keys.privateKey, cert: forge.pki.certificateToPem(cert) };

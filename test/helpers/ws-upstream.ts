@@ -2,7 +2,8 @@
  * Scripted WebSocket upstreams for tests: a real `ws` server on 127.0.0.1, port 0, that answers like the OpenAI
  * Realtime API or Gemini Live from a script, and counts connections and messages.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -22,7 +23,7 @@ export interface WsScript {
 }
 
 export interface WsUpstream {
-  /** `http://127.0.0.1:PORT`: what a route names (tapedeck connects with ws://). */
+  /** `http://127.0.0.1:PORT` (`https://` with TLS): what a route names (tapedeck connects with ws:// or wss://). */
   url: string;
   connections: number;
   /** Every client message received, as JSON when it parsed. */
@@ -32,8 +33,13 @@ export interface WsUpstream {
   close(): Promise<void>;
 }
 
-export async function startWsUpstream(script: WsScript): Promise<WsUpstream> {
-  const server: Server = createServer((_req, res) => res.writeHead(426).end('upgrade required'));
+/** `tls`: serve wss:// with this key and certificate on `host` (default 127.0.0.1). */
+export async function startWsUpstream(
+  script: WsScript,
+  opts: { tls?: { key: string; cert: string }; host?: string } = {},
+): Promise<WsUpstream> {
+  const answer = (_req: IncomingMessage, res: ServerResponse): void => void res.writeHead(426).end('upgrade required');
+  const server: Server = opts.tls ? createHttpsServer(opts.tls, answer) : createServer(answer);
   const wss = new WebSocketServer({ server, handleProtocols: (offered) => script.protocol?.(offered) ?? false });
   const state: WsUpstream = {
     url: '',
@@ -66,8 +72,9 @@ export async function startWsUpstream(script: WsScript): Promise<WsUpstream> {
     });
     script.open?.(conn);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  state.url = `${opts.tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}`;
   return state;
 }
 

@@ -49,3 +49,8 @@ export function sessionSteps(ex: Exchange): Exchange[] {
   });
   return out;
 }
+
+/** Whether an exchange is one of a session's responses (a step read from its messages, not a record of the tape). */
+export function isSessionResponse(ex: Exchange): boolean {
+  return ex.transport === 'websocket' && ex.websocket === undefined && ex.notes?.session !== undefined;
+}

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { startProxy } from '../../../src/proxy/server.js';
 import { createLogger } from '../../../src/log.js';
 import { readTape } from '../../../src/tape/tape-reader.js';
 import { realtimeScript, startWsUpstream, type WsUpstream } from '../../helpers/ws-upstream.js';
+import { weatherAgent } from '../../helpers/realtime-agent.js';
 
 let dir: string;
 const log = createLogger('silent');
@@ -17,50 +18,6 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Json = Record<string, unknown>;
-
-/** An agent on the Realtime API with a plain `ws` client: asks about the weather, runs the tool, sends the output back. */
-async function weatherAgent(url: string): Promise<{ events: Json[]; close: { code: number; reason: string } }> {
-  const ws = new WebSocket(url, 'realtime', { headers: { authorization: 'Bearer sk-test-SECRET-KEY' } });
-  const events: Json[] = [];
-  // Ids the client makes up differ every run, as they would.
-  const userItem = `item_${randomUUID()}`;
-  const send = (ev: Json): void => ws.send(JSON.stringify({ event_id: `event_${randomUUID()}`, ...ev }));
-  const close = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  let done = 0;
-  await new Promise<void>((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('message', (data) => {
-      const ev = JSON.parse(data.toString()) as Json;
-      events.push(ev);
-      if (ev.type === 'session.created') {
-        send({ type: 'session.update', session: { instructions: 'Be brief.', tools: [{ type: 'function', name: 'get_weather' }] } });
-        send({
-          type: 'conversation.item.create',
-          item: { id: userItem, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is the weather?' }] },
-        });
-        send({ type: 'response.create' });
-      }
-      if (ev.type === 'conversation.item.created' && (ev.item as Json).role === 'user') expect((ev.item as Json).id).toBe(userItem);
-      if (ev.type === 'response.done') {
-        const call = ((ev.response as Json).output as Json[]).find((o) => o.type === 'function_call');
-        if (call !== undefined) {
-          send({
-            type: 'conversation.item.create',
-            previous_item_id: userItem,
-            item: { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' },
-          });
-          send({ type: 'response.create' });
-        } else if (++done === 1) {
-          ws.close(1000, 'bye');
-          resolve();
-        }
-      }
-    });
-  });
-  return { events, close: await close };
-}
 
 /** Per-run values left out: what a client compares across runs. */
 const stable = (events: Json[]): unknown[] =>
@@ -264,5 +221,47 @@ describe('WebSocket sessions under load and when things go wrong', () => {
     await none.close();
     expect(refused.status).toBe(404);
     expect(JSON.parse(refused.body)).toMatchObject({ error: { type: 'tapedeck_miss', code: 'tapedeck_miss' } });
+  });
+});
+
+describe('modified replay of a Realtime session (--llm live --model ...)', () => {
+  it('opens a live session with the model in its URL and the overrides in session.update; the replay tape says what changed', async () => {
+    const upstream = await startWsUpstream(realtimeScript());
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'mod',
+      dir,
+      port: 0,
+      log,
+      routes: [{ prefix: '/openai', upstream: upstream.url }],
+    });
+    await weatherAgent(`${rec.url.replace('http', 'ws')}/openai/v1/realtime?model=gpt-realtime`);
+    await rec.close();
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'mod',
+      dir,
+      port: 0,
+      log,
+      routes: [],
+      saveAs: 'mod-live',
+      llm: 'live',
+      sessionLive: (call) => (call.provider === 'openai' ? { model: 'gpt-realtime-mini', systemPrompt: 'Be terse.' } : undefined),
+    });
+    const live = await weatherAgent(`${rep.url.replace('http', 'ws')}/openai/v1/realtime?model=gpt-realtime`);
+    await rep.close();
+    await upstream.close();
+    expect(upstream.connections).toBe(2);
+    expect(live.events.filter((e) => e.type === 'response.done')).toHaveLength(2);
+    const update = upstream.received.filter((m) => (m as Json).type === 'session.update').at(-1) as Json;
+    expect((update.session as Json).instructions).toBe('Be terse.');
+    const out = await readTape(path.join(dir, 'mod-live.jsonl'));
+    const session = out.exchanges[0]!;
+    expect(session.request.query).toEqual([['model', 'gpt-realtime-mini']]);
+    expect(session.match).toMatchObject({ kind: 'live', reason: 'llm live with model, systemPrompt overridden' });
+    expect(session.notes).toEqual({
+      llm: 'live',
+      overrides: { model: { from: 'gpt-realtime', to: 'gpt-realtime-mini' }, instructions: { from: 'Be brief.', to: 'Be terse.' } },
+    });
   });
 });
