@@ -67,6 +67,10 @@ const CODES = {
   UNKNOWN_MODEL_PROVIDER: { status: 400, type: 'tapedeck_unknown_model_provider', rpc: RPC.invalidParams },
   /** The no-egress sandbox cannot run on this machine (not Linux, no user namespaces, no unshare or ip). */
   SANDBOX_UNAVAILABLE: { status: 500, type: 'tapedeck_sandbox_unavailable', rpc: RPC.internal },
+  /** A shared tape store (PostgreSQL) that cannot be reached or refused what was asked. */
+  STORE_UNAVAILABLE: { status: 503, type: 'tapedeck_store_unavailable', rpc: RPC.internal },
+  /** A tape store whose schema was written by a newer tapedeck. */
+  STORE_SCHEMA_UNSUPPORTED: { status: 500, type: 'tapedeck_store_schema_unsupported', rpc: RPC.internal },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

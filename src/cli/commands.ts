@@ -14,6 +14,7 @@ import { exportCommand } from './export.js';
 import { caCommand } from './ca.js';
 import { costCommand } from './cost.js';
 import { experimentCommand } from './experiment.js';
+import { pullCommand, pushCommand } from './transfer.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
 export const COMMANDS: readonly Command[] = [
@@ -28,6 +29,8 @@ export const COMMANDS: readonly Command[] = [
   experimentCommand,
   rmCommand,
   pruneCommand,
+  pushCommand,
+  pullCommand,
   scanCommand,
   viewCommand,
   exportCommand,

@@ -78,7 +78,8 @@ export async function main(argv: string[]): Promise<number> {
     });
   } catch (err) {
     if (isTapedeckError(err)) {
-      const hint = HINTS[err.code];
+      const hint =
+        err.code === 'TAPE_EXISTS' && (name === 'push' || name === 'pull') ? 'pass --overwrite to replace them' : HINTS[err.code];
       process.stderr.write(`tapedeck ${name}: ${err.message}${hint ? `: ${hint}` : ''}\n`);
       return USAGE_ERRORS.has(err.code) ? 2 : 1;
     }

@@ -13,6 +13,7 @@ import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
 import { conversationIn, type ConversationMessage } from '../view/model.js';
 import { exchangeUrl, serverOf } from './exchange-url.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export interface SpanShape {
   name: string;
@@ -217,7 +218,7 @@ function responseFacts(ex: Exchange): { model?: string; id?: string } {
   for (const e of r?.events?.slice(0, 8) ?? []) {
     if (out.model !== undefined && out.id !== undefined) break;
     try {
-      take(JSON.parse(e.data));
+      take(parseJson(e.data));
     } catch {
       // [DONE] and other non-JSON events
     }

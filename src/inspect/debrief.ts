@@ -13,6 +13,7 @@ import { adapterFor } from '../providers/registry.js';
 import type { Exchange } from '../tape/schema.js';
 import { formatMs, shorten, type Style } from './format.js';
 import type { Step } from './steps.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export type ReasonSource = 'rationale' | 'text-before-call' | 'thinking';
 
@@ -149,7 +150,7 @@ function rationaleReason(inner: string): DebriefReason | undefined {
   if (text === '') return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch {
     return { source: 'rationale', text };
   }

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import type { Exchange } from '../tape/schema.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export interface ToolCallEntry {
   toolName: string;
@@ -33,7 +34,7 @@ export function normalizeArgs(args: unknown): unknown {
   if (typeof args !== 'string') return args;
   if (args.trim() === '') return {};
   try {
-    return JSON.parse(args) as unknown;
+    return parseJson(args) as unknown;
   } catch {
     return args;
   }

@@ -2,6 +2,7 @@
 import type { ToolCall } from '../tape/schema.js';
 import { isObj, str } from './json.js';
 import type { Answer, ConversationMessage, Json, PendingTool } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export function newAnswer(): Answer {
   return { text: '', thinking: '', tools: [] };
@@ -24,7 +25,7 @@ export function finishTool(t: PendingTool): ToolCall {
   let args: unknown = t.parsed;
   if (args === undefined) {
     try {
-      args = t.args === '' ? {} : JSON.parse(t.args);
+      args = t.args === '' ? {} : parseJson(t.args);
     } catch {
       args = t.args;
     }

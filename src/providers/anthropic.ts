@@ -10,6 +10,7 @@ import { contentText, isObj, num, str } from './json.js';
 import { topLevelOverrides } from './overrides.js';
 import { listView, objectView } from './semantic.js';
 import type { ConversationMessage, Json, ProviderAdapter, SemanticBuilder } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export const anthropic: ProviderAdapter = {
   api: 'messages',
@@ -157,7 +158,7 @@ function contentBlocks(response: ResponseRecord): { type: string; text: string }
   for (const e of response.events) {
     let d: unknown;
     try {
-      d = JSON.parse(e.data);
+      d = parseJson(e.data);
     } catch {
       continue;
     }
@@ -239,7 +240,7 @@ function anthropicMessage(data: readonly string[]): Json | undefined {
   for (const d of data) {
     let ev: unknown;
     try {
-      ev = JSON.parse(d);
+      ev = parseJson(d);
     } catch {
       return undefined;
     }
@@ -264,7 +265,7 @@ function anthropicMessage(data: readonly string[]): Json | undefined {
     const b = blocks[i];
     if (b === undefined) continue;
     try {
-      b.input = text === '' ? {} : JSON.parse(text);
+      b.input = text === '' ? {} : parseJson(text);
     } catch {
       return undefined;
     }

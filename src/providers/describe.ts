@@ -13,6 +13,7 @@ import { isObj, str } from './json.js';
 import { describeMcp } from './mcp.js';
 import { adapterFor } from './registry.js';
 import type { ConversationMessage, ExchangeView, PendingTool } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 /** Parameters that change the answer, other than the conversation itself, wherever an API keeps them at the top. */
 const PARAM_KEYS = [
@@ -88,7 +89,7 @@ export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }
       if (ev.data === '' || ev.data === '[DONE]') continue;
       let data: unknown;
       try {
-        data = JSON.parse(ev.data);
+        data = parseJson(ev.data);
       } catch {
         continue;
       }

@@ -1,5 +1,6 @@
 /** Reading untyped JSON safely: what every adapter needs to look at a body it does not control. */
 import type { Json } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -9,7 +10,7 @@ export const num = (v: unknown): number | undefined => (typeof v === 'number' ? 
 export function parseArgs(v: unknown): unknown {
   if (typeof v !== 'string') return v;
   try {
-    return JSON.parse(v) as unknown;
+    return parseJson(v) as unknown;
   } catch {
     return v;
   }

@@ -10,6 +10,7 @@ import { TapedeckError } from '../errors.js';
 import type { SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import { looksLikeRpc, progressToken, validateRpc, type JSONRPCMessage, type Message, type RequestId } from './mcp.js';
+import { JsonTooDeepError, parseJson } from '../tape/json-depth.js';
 
 /** The most messages one batch may carry (the MCP SDK server's own limit). */
 export const MAX_BATCH_SIZE = 100;
@@ -29,9 +30,10 @@ export type ParsedRpcBody = { ok: true; messages: JSONRPCMessage[]; batch: boole
 export function parseRpcBody(text: string): ParsedRpcBody {
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, error: new TapedeckError('PARSE_ERROR', 'Parse error: the message is not valid JSON') };
+    value = parseJson(text);
+  } catch (err) {
+    const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
+    return { ok: false, error: new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`) };
   }
   if (!Array.isArray(value)) {
     const one = validateRpc(value);
@@ -90,7 +92,7 @@ export function splitBatchExchange(ex: NewExchange): NewExchange[] | undefined {
   for (const ev of ex.response?.events ?? []) {
     let data: unknown;
     try {
-      data = ev.data === '' ? undefined : JSON.parse(ev.data);
+      data = ev.data === '' ? undefined : parseJson(ev.data);
     } catch {
       data = undefined;
     }

@@ -28,6 +28,7 @@ export interface TimedMessage {
 }
 
 import { RESPONSE_METHOD, STREAM_METHOD } from '../tape/schema.js';
+import { JsonTooDeepError, parseJson } from '../tape/json-depth.js';
 
 export { STREAM_METHOD, RESPONSE_METHOD };
 
@@ -49,9 +50,10 @@ export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; err
 export function parseRpc(text: string): ParsedRpc {
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, error: new TapedeckError('PARSE_ERROR', 'Parse error: the message is not valid JSON') };
+    value = parseJson(text);
+  } catch (err) {
+    const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
+    return { ok: false, error: new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`) };
   }
   return validateRpc(value);
 }
@@ -100,7 +102,7 @@ export function recordedMessages(ex: Pick<Exchange, 'response'>): TimedMessage[]
   for (const ev of ex.response?.events ?? []) {
     if (ev.data === '' || (ev.event !== undefined && ev.event !== 'message')) continue;
     try {
-      const m: unknown = JSON.parse(ev.data);
+      const m: unknown = parseJson(ev.data);
       if (looksLikeRpc(m) && !Array.isArray(m)) out.push({ offsetMs: ev.offsetMs, message: m as Message });
     } catch {
       // not JSON: not a message
@@ -135,7 +137,7 @@ export function rewriteForIncoming(
 
 // --- what an MCP exchange means
 
-type View = ExchangeView & { transport: 'http' | 'stdio' };
+type View = ExchangeView & { transport: 'http' | 'stdio' | 'websocket' };
 
 /** The request-side meaning of an incoming client message (what matching reads: method, id, tool and arguments). */
 export function requestSideMcp(message: Message, transport: McpMeaning['transport']): McpMeaning {

@@ -10,6 +10,7 @@ import { openaiDetector, openaiErrorBody, openaiUsage } from './openai.js';
 import { setTracked } from './overrides.js';
 import { listView, objectView } from './semantic.js';
 import type { Answer, ConversationMessage, Json, LlmOverrides, LlmProvider, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export const openaiChat: ProviderAdapter = {
   api: 'chat.completions',
@@ -216,7 +217,7 @@ function openaiCompletion(data: readonly string[]): Json | undefined {
     if (d.trim() === '[DONE]') continue;
     let chunk: unknown;
     try {
-      chunk = JSON.parse(d);
+      chunk = parseJson(d);
     } catch {
       return undefined;
     }

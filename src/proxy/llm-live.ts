@@ -10,6 +10,7 @@ import { adapterFor } from '../providers/registry.js';
 import { applyOverrides, type LlmOverrides } from '../replay/llm-overrides.js';
 import { isLiveCall, overridesFor, type OverridePlan } from '../replay/override-targets.js';
 import type { ReplayResponder } from './types.js';
+import { parseJson } from '../tape/json-depth.js';
 
 /**
  * The responder for a plan; plain overrides (every call live, every override untargeted) are accepted too.
@@ -34,7 +35,7 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, o
       if (opts.fromTapeFirst !== undefined && ++seen <= opts.fromTapeFirst) return undefined;
       let body: unknown;
       try {
-        body = JSON.parse(req.body.toString('utf8'));
+        body = parseJson(req.body.toString('utf8'));
       } catch {
         body = undefined;
       }

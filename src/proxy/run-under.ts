@@ -11,6 +11,7 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { agentEnv, writeCaBundle } from './agent-env.js';
 import { defaultCaDir, loadOrCreateCa } from './ca.js';
+import { groupSpawnOptions, superviseGroup, type ProcessGroup } from './process-group.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
 
 export interface RunUnderOptions {
@@ -63,29 +64,35 @@ export interface RunUnderResult {
 
 /** Run `command` under a proxy started from `opts.proxy`; resolves once the command has exited and the tape is closed. */
 export async function runUnder(opts: RunUnderOptions): Promise<RunUnderResult> {
-  // Signals are taken from the start: one that comes before the command runs is passed on as soon as it does.
+  // Signals are taken from the start: one that comes before the command runs is passed on as soon as it does. They go
+  // to the command's whole process group (it has one of its own: see process-group.ts).
+  let group: ProcessGroup | undefined;
   let child: ChildProcess | undefined;
   let pending: NodeJS.Signals | undefined;
   const forward = (signal: NodeJS.Signals): void => {
-    if (child?.pid !== undefined && child.exitCode === null) child.kill(signal);
-    else pending ??= signal;
+    if (group !== undefined && child?.exitCode === null) group.signal(signal);
+    else if (signal !== 'SIGWINCH') pending ??= signal;
   };
-  if (opts.forwardSignals !== false) {
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
-  }
+  if (opts.forwardSignals !== false) for (const s of FORWARDED) process.on(s, forward);
   try {
-    return await run(opts, (c) => {
+    return await run(opts, (c, g) => {
       child = c;
-      if (pending !== undefined) c.kill(pending);
+      group = g;
+      if (pending !== undefined) g.signal(pending);
     });
   } finally {
-    process.off('SIGINT', forward);
-    process.off('SIGTERM', forward);
+    for (const s of FORWARDED) process.off(s, forward);
   }
 }
 
-async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) => void): Promise<RunUnderResult> {
+/**
+ * The signals passed on to the command: SIGHUP (the terminal closed) and SIGWINCH (it was resized) too, since the
+ * command's own session no longer gets them from the terminal.
+ */
+const FORWARDED: readonly NodeJS.Signals[] =
+  process.platform === 'win32' ? ['SIGINT', 'SIGTERM'] : ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGWINCH'];
+
+async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess, group: ProcessGroup) => void): Promise<RunUnderResult> {
   const baseEnv = opts.env ?? process.env;
   const ca = opts.forwardProxy === false ? undefined : loadOrCreateCa(opts.forwardProxy?.caDir ?? defaultCaDir(baseEnv));
   const proxy = await startProxy({
@@ -94,6 +101,7 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) =>
     ...(ca ? { forwardProxy: { ...opts.proxy.forwardProxy, ca: () => ca } } : {}),
   });
   let cleanup: (() => Promise<void>) | undefined;
+  let group: ProcessGroup | undefined;
   // The CA bundles the command's variables name live as long as it runs.
   const scratch = ca ? mkdtempSync(path.join(tmpdir(), 'tapedeck-run-')) : undefined;
   try {
@@ -107,7 +115,7 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) =>
       : { command: opts.command, args: opts.args ?? [] };
     cleanup = launched.cleanup;
     const env = { ...baseEnv, ...vars, ...launched.env, ...opts.envOverrides };
-    const child = spawn(launched.command, [...launched.args], { env, stdio: opts.stdio ?? 'inherit' });
+    const child = spawn(launched.command, [...launched.args], { env, stdio: opts.stdio ?? 'inherit', ...groupSpawnOptions() });
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) =>
@@ -124,9 +132,12 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) =>
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
     await spawned;
-    spawnedChild(child);
+    group = superviseGroup(child);
+    spawnedChild(child, group);
     opts.onStarted?.({ proxy, env: { ...vars, ...opts.envOverrides }, child });
     const { code, signal } = await exited;
+    // What the command started and left running in its group ends with it.
+    await group.end();
     await proxy.close();
     const result: RunUnderResult = {
       exitCode: code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0),
@@ -138,6 +149,7 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess) =>
     return result;
   } finally {
     // Also on a failure to start the command: the tape (and its lock) is given back.
+    await group?.end();
     await proxy.close();
     await cleanup?.();
     if (scratch) rmSync(scratch, { recursive: true, force: true });

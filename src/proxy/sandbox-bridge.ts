@@ -1,7 +1,7 @@
 /**
- * Runs inside the sandbox's network namespace (started by `unshare`, see `sandbox.ts`): brings loopback up, listens
- * on HOST:PORT (the address the agent was told tapedeck has) and passes each connection, byte for byte, to
- * tapedeck's unix socket outside; then runs the command, passes signals on to it and exits with its code.
+ * Runs inside the sandbox's namespaces (started by `unshare`, see `sandbox.ts`), as process 1 of its PID namespace:
+ * brings loopback up, listens on HOST:PORT (the address the agent was told tapedeck has) and passes each connection,
+ * byte for byte, to tapedeck's unix socket outside; then runs the command and exits with its code.
  *
  * usage: node sandbox-bridge.js SOCKET HOST PORT -- COMMAND ARGS...
  */
@@ -37,9 +37,11 @@ bridge.on('error', (err) => {
 });
 bridge.listen(Number(portText), host, () => {
   const child = spawn(command, args, { stdio: 'inherit' });
-  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-  process.on('SIGINT', forward);
-  process.on('SIGTERM', forward);
+  // tapedeck signals the command's whole process group, this bridge included: the command has the signal already, so
+  // the bridge only stays up (it is the namespace's process 1: when it exits, everything in the namespace ends).
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
+  process.on('SIGHUP', () => undefined);
   child.once('error', (err: NodeJS.ErrnoException) => {
     process.stderr.write(`tapedeck sandbox: cannot run ${command}: ${err.code === 'ENOENT' ? 'command not found' : err.message}\n`);
     process.exit(127);

@@ -15,10 +15,18 @@ import { TapedeckError } from '../errors.js';
 import type { Launch } from './run-under.js';
 import type { RunningProxy } from './server.js';
 
+/**
+ * A user, network, PID and mount namespace of the command's own. In its own PID namespace the bridge is process 1:
+ * when it exits (the command did), the kernel ends every process left in the namespace, daemons that left their
+ * process group with `setsid` included; and `--kill-child` ends the bridge when `unshare` dies (tapedeck's watchdog
+ * ends `unshare` when tapedeck dies, even by `kill -9`). `--mount-proc` gives the namespace a `/proc` of its own.
+ */
+const UNSHARE = ['-Urn', '--pid', '--fork', '--kill-child', '--mount-proc'];
+
 /** Whether the sandbox can run here; the reason when it cannot. */
 export function sandboxSupport(): { ok: true } | { ok: false; reason: string } {
   if (process.platform !== 'linux') return { ok: false, reason: `network namespaces are Linux only (this is ${process.platform})` };
-  const probe = spawnSync('unshare', ['-Urn', 'ip', 'link', 'set', 'lo', 'up'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync('unshare', [...UNSHARE, 'ip', 'link', 'set', 'lo', 'up'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.error !== undefined) {
     const code = (probe.error as NodeJS.ErrnoException).code;
     return { ok: false, reason: code === 'ENOENT' ? 'unshare (util-linux) is not installed' : probe.error.message };
@@ -27,7 +35,9 @@ export function sandboxSupport(): { ok: true } | { ok: false; reason: string } {
     const said = (probe.stderr || `exit ${probe.status}`).trim().split('\n')[0] ?? '';
     const why = /ip: (not found|No such file)|exec ip|failed to execute ip/i.test(said)
       ? 'the ip command (iproute2) is not installed'
-      : `user namespaces are not available to this user (${said})`;
+      : /unrecognized option|invalid option/i.test(said)
+        ? `this unshare is too old (it needs --kill-child, util-linux 2.32 or later: ${said})`
+        : `user, network and PID namespaces are not available to this user (${said})`;
     return { ok: false, reason: why };
   }
   return { ok: true };
@@ -66,7 +76,7 @@ export async function sandboxLaunch(cmd: { command: string; args: readonly strin
   return {
     command: 'unshare',
     args: [
-      '-Urn',
+      ...UNSHARE,
       '--',
       process.execPath,
       ...loaderFlags(process.execArgv),

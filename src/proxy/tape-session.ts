@@ -4,9 +4,11 @@
  * saying what was replayed and how). `startProxy` and `mcp-stdio` both build their sessions here, so a replay tape
  * has the same name, header and clean-up whichever way the agent talks.
  */
+import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
+import { exactKey } from '../replay/exact-key.js';
 import type { RedactOptions } from '../tape/redact.js';
-import type { Route, TapeHeader } from '../tape/schema.js';
+import type { Exchange, Route, TapeHeader } from '../tape/schema.js';
 import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 
 interface SessionCommon {
@@ -55,8 +57,13 @@ export function defaultReplayName(tape: string, at = new Date()): string {
   return `${tape}.replay-${at.toISOString().replace(/[:.]/g, '-')}`;
 }
 
+/** The exact-match key a store indexes exchanges by (sha256 of `exactKey`): finds a request's recordings across tapes. */
+export function indexKey(ex: Exchange): string {
+  return createHash('sha256').update(exactKey(ex)).digest('hex');
+}
+
 export async function openTapeSession(opts: SessionOptions): Promise<TapeSession> {
-  const onFailure = opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {};
+  const onFailure = { ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}), indexKey };
   if (opts.mode === 'record') {
     const routes = [...opts.routes];
     const writer = await opts.store.openWriter({

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { TapedeckError } from '../errors.js';
+import { exceedsJsonDepth, parseJson } from './json-depth.js';
 import type { Body } from './schema.js';
 
 const TEXTUAL = /^(text\/|application\/(json|[\w.+-]+\+json|x-ndjson|xml|[\w.+-]+\+xml|x-www-form-urlencoded|javascript|graphql))/i;
@@ -23,7 +24,8 @@ export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
   const text = decodeUtf8(buf);
   if (text === undefined) return { kind: 'base64', base64: buf.toString('base64') };
   const trimmed = text.trimStart();
-  if (trimmed.startsWith('{') || trimmed.startsWith('[') || isJsonContentType(contentType)) {
+  // JSON too deep to walk stays text: recorded whole, never a value that would overflow a walk (json-depth.ts).
+  if ((trimmed.startsWith('{') || trimmed.startsWith('[') || isJsonContentType(contentType)) && !exceedsJsonDepth(text)) {
     try {
       const json: unknown = JSON.parse(text);
       // Keep the exact text when a plain re-serialisation would change more than whitespace (e.g. big numbers).
@@ -87,7 +89,7 @@ export function bodyJson(body: Body | undefined): unknown {
   if (body.kind === 'json') return body.json;
   if (body.kind === 'text') {
     try {
-      return JSON.parse(body.text);
+      return parseJson(body.text);
     } catch {
       return undefined;
     }

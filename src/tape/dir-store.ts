@@ -12,6 +12,7 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { storedBody } from './exchange-encoder.js';
+import { importIntoDir } from './dir-import.js';
 import { listByScanning } from './listing.js';
 import { acquireTapeLock } from './lock.js';
 import { sideDir, TAPE_EXT, tapeFile, validateTapeName } from './paths.js';
@@ -58,6 +59,12 @@ export function createDirStore(dir: string, opts: DirStoreOptions = {}): TapeSto
     async openWriter(w) {
       fileOf(w.name);
       return createTapeWriter({ ...w, dir, ...(opts.fs ? { fs: opts.fs } : {}) });
+    },
+    async importTape(tape, importOpts) {
+      fileOf(tape.name);
+      const count = await importIntoDir(dir, tape, importOpts);
+      entries.delete(tape.name);
+      return count;
     },
     async has(name) {
       return (await fingerprint(name)) !== undefined;

@@ -5,6 +5,9 @@
 import { TapedeckError } from '../errors.js';
 import { createDirStore } from './dir-store.js';
 import type { TapeStore } from './store.js';
+import { redactStoreUrl } from './store-url.js';
+
+export { redactStoreUrl };
 
 export interface StoreSpec {
   /** The tape folder, used when no `store` URL is given. */
@@ -17,13 +20,13 @@ export interface StoreSpec {
 
 export async function openStore(spec: StoreSpec): Promise<TapeStore> {
   if (spec.store === undefined) return createDirStore(spec.dir);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec.store)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    const { createPgStore } = await import('./postgres/pg-store.js');
+    return createPgStore(spec.store, spec.namespace === undefined ? {} : { namespace: spec.namespace });
+  }
   throw new TapedeckError(
     'BAD_ARGS',
     `unknown tape store "${redactStoreUrl(spec.store)}": give a folder with --dir, or a postgres://USER@HOST:PORT/DB URL with --store`,
   );
-}
-
-/** A store URL fit to print: the password (and any `password=` parameter) replaced. */
-export function redactStoreUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
 }

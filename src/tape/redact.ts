@@ -1,29 +1,16 @@
 import type { Exchange, HeaderMap } from './schema.js';
+import { secretHeaderMatcher } from './secret-headers.js';
 import { createSecretDetector, type SecretDetector, type SecretsOptions } from './secrets.js';
 
 export const REDACTED = '[REDACTED]';
 
-/** Header names that always carry secrets (lower case). */
-export const SECRET_HEADERS = [
-  'authorization',
-  'proxy-authorization',
-  'proxy-authenticate',
-  'x-api-key',
-  'x-goog-api-key',
-  'api-key',
-  'openai-api-key',
-  'anthropic-api-key',
-  'cookie',
-  'set-cookie',
-  'x-auth-token',
-  'x-amz-security-token',
-];
+export { SECRET_HEADERS } from './secret-headers.js';
 
 /** Query parameters that carry secrets. */
 export const SECRET_QUERY = ['key', 'api_key', 'apikey', 'access_token', 'token', 'sig', 'signature'];
 
 export interface RedactOptions extends SecretsOptions {
-  /** Extra header names to redact (case-insensitive). */
+  /** Extra header names to redact (case-insensitive), on top of the list and the word rules (`secret-headers.ts`). */
   headers?: readonly string[];
   /** Extra query parameter names to redact. */
   query?: readonly string[];
@@ -44,13 +31,13 @@ export interface Redactor {
  * inside bodies and stream events are found by `secrets` (see `secrets.ts`), which the tape writer applies.
  */
 export function createRedactor(opts: RedactOptions = {}): Redactor {
-  const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? []).map((h) => h.toLowerCase())]);
+  const secretHeader = secretHeaderMatcher(opts.headers);
   const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? []).map((q) => q.toLowerCase())]);
 
   const headers = (h: HeaderMap): HeaderMap => {
     let out: HeaderMap | undefined;
     for (const name of Object.keys(h)) {
-      if (headerNames.has(name.toLowerCase())) {
+      if (secretHeader(name)) {
         out ??= { ...h };
         out[name] = REDACTED;
       }

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from './paths.js';
 import type { StoredBody, TapeStore } from './store.js';
 import { linesOf, type TapeRecord } from './tape-reader.js';
-import { REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { REDACTED, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { parseJson } from './json-depth.js';
+import { secretHeaderMatcher } from './secret-headers.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
 /** One credential-looking value left on a tape. Never carries the value itself. */
@@ -56,7 +58,7 @@ async function scanRecords(
   opts: RedactOptions & { secrets?: SecretDetector },
 ): Promise<ScanResult> {
   const secrets = opts.secrets ?? createSecretDetector(opts);
-  const headerNames = new Set([...SECRET_HEADERS, ...(opts.headers ?? [])].map((h) => h.toLowerCase()));
+  const secretHeader = secretHeaderMatcher(opts.headers);
   const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
   const findings: SecretFinding[] = [];
   const problems: string[] = [];
@@ -84,7 +86,8 @@ async function scanRecords(
     };
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      // A line too deep to walk is scanned as the text it is.
+      value = parseJson(raw);
     } catch {
       if (secrets.mayHold(raw)) secrets.redact(raw, report, '(unparsable line)');
       continue;
@@ -113,7 +116,7 @@ async function scanRecords(
       const headers = part?.headers;
       if (headers === null || typeof headers !== 'object') continue;
       for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-        if (headerNames.has(name.toLowerCase()) && typeof v === 'string' && v !== '' && v !== REDACTED)
+        if (secretHeader(name) && typeof v === 'string' && v !== '' && v !== REDACTED)
           report(v, 'secret-header', `${side}.headers.${name}`);
       }
     }
@@ -136,7 +139,7 @@ async function scanRecords(
         let parsed: unknown = content;
         if (body.encoding === 'json') {
           try {
-            parsed = JSON.parse(content);
+            parsed = parseJson(content);
           } catch {
             // scan it as text
           }

@@ -14,7 +14,7 @@
  */
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
-import type { Body, Exchange, TapeHeader } from './schema.js';
+import type { Body, EndLine, Exchange, TapeHeader, WsFrame } from './schema.js';
 import type { TapeStats } from './stats.js';
 
 /** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
@@ -55,6 +55,12 @@ export interface WriterOptions {
   onFailure?: (err: TapedeckError) => void;
   /** On close, a tape that holds no exchange is removed (a replay nobody called leaves no clutter). */
   discardIfEmpty?: boolean;
+  /**
+   * The exact-match key of an exchange, for stores that index exchanges (PostgreSQL keeps it in an indexed column,
+   * to find the recordings of a request across tapes). Asked once per exchange, after redaction; folder and memory
+   * stores do not ask.
+   */
+  indexKey?: (ex: Exchange) => string | undefined;
 }
 
 export interface TapeWriter {
@@ -66,12 +72,31 @@ export interface TapeWriter {
   now(): number;
   /** Append one exchange; resolves once it is durable. Exchanges are stored in call order, never interleaved. */
   append(ex: NewExchange): Promise<Exchange>;
+  /**
+   * Start an exchange that grows while it is open (a WebSocket session): its record is stored now (the tape becomes
+   * format 2), its messages as they come, its end when it ends, each a record of its own (`frames`, `end`) that
+   * `parseTapeRecords` merges into the exchange. A store without it does not record sessions (they are refused).
+   */
+  begin?(ex: NewExchange): Promise<OpenExchange>;
   /** Exchanges stored (including those of an appended-to tape); never one that failed. */
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the cause attached), once the tape can no longer be written. */
   readonly failure: TapedeckError | undefined;
   /** Flush, make durable, release the tape. Never throws for a failed tape: see `failure`. */
   close(): Promise<void>;
+}
+
+/** An exchange being written while it is open: see `TapeWriter.begin` (`open-exchange.ts` implements it over any store). */
+export interface OpenExchange {
+  /** The exchange record as stored (its id, seq, redacted headers). */
+  readonly exchange: Exchange;
+  /**
+   * Add messages, redacted like bodies, large ones stored apart. The messages added in one event-loop turn are one
+   * `frames` record, stored after every record queued before it; resolves once it is durable.
+   */
+  addFrames(frames: readonly WsFrame[]): Promise<void>;
+  /** Store the `end` record after every message added so far; nothing can be added after it. Resolves once durable. */
+  end(final: Omit<EndLine, 'type' | 'exchange'>): Promise<void>;
 }
 
 /** Which tapes `list` returns. Every filter narrows; none given: every tape. */
@@ -123,6 +148,30 @@ export interface RemovedTape {
   sideFiles: boolean;
 }
 
+/** One stored record of a tape being copied: the exchange, and its record text exactly as the source holds it. */
+export interface TapeRecordCopy {
+  ex: Exchange;
+  line: string;
+}
+
+/** A whole tape to write as it is (push and pull between stores): header and records kept exactly. */
+export interface TapeImport {
+  /** The name to store it under. */
+  name: string;
+  header: TapeHeader;
+  /** The header's record text as the source holds it. */
+  headerLine: string;
+  records: AsyncIterable<TapeRecordCopy>;
+  /** The bytes of a large body the records refer to, from the source store. */
+  readBlob(body: StoredBody): Promise<Buffer>;
+}
+
+export interface ImportOptions {
+  overwrite?: boolean;
+  /** As for a writer: the exact-match key a store that indexes exchanges keeps. */
+  indexKey?: (ex: Exchange) => string | undefined;
+}
+
 /** A sink for one large body, fed as it streams: bounded memory whatever its size. */
 export interface BlobSink {
   write(chunk: Uint8Array): void;
@@ -140,6 +189,11 @@ export interface TapeStore {
   where(name: string): string;
   /** Open the one writer of a tape (TAPE_LOCKED while another holds it; TAPE_EXISTS per `ifExists`). */
   openWriter(opts: WriterOptions): Promise<TapeWriter>;
+  /**
+   * Write a whole tape as it is, all or nothing (TAPE_EXISTS unless `overwrite`; TAPE_LOCKED while a writer holds
+   * it). Resolves to the number of exchanges written. What `push` and `pull` use.
+   */
+  importTape(tape: TapeImport, opts?: ImportOptions): Promise<number>;
   /** Whether a tape of this name exists. */
   has(name: string): Promise<boolean>;
   /** The header alone (TAPE_NOT_FOUND, TAPE_CORRUPT, TAPE_FORMAT_UNSUPPORTED). */

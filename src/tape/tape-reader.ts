@@ -8,8 +8,10 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
 export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
@@ -31,14 +33,25 @@ export interface ParsedTape {
  * TAPE_FORMAT_UNSUPPORTED), the rest exchanges. A record that is not JSON or not an exchange is reported in
  * `problems` and skipped. `tornLast`: the last record is cut short (a crash mid-write), say so when it does not parse.
  */
+/** How deep the record around a body goes (`{"request":{"body":{"json":...}}}` and the like). */
+const LINE_DEPTH = 8;
+
 export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, opts: { tornLast?: boolean } = {}): ParsedTape {
   const problems: TapeProblem[] = [];
   let header: TapeHeader | undefined;
   const exchanges: Exchange[] = [];
+  // Continuation records of sessions (`frames`, `end`), merged into their exchanges once all are read.
+  const parts: PartLine[] = [];
   const all = [...records];
   for (let i = 0; i < all.length; i++) {
     const { line, text } = all[i] as TapeRecord;
     if (text.trim() === '') continue;
+    // A record nested too deeply to walk (a body thousands of levels deep, written by hand or by an older tapedeck)
+    // is skipped like any record that cannot be read: everything after it would overflow on it.
+    if (exceedsJsonDepth(text, MAX_JSON_DEPTH + LINE_DEPTH)) {
+      problems.push({ line, message: `nested deeper than ${MAX_JSON_DEPTH} levels, too deep to read; skipped` });
+      continue;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -56,6 +69,10 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
       header = parseHeader(where, value, line);
       continue;
     }
+    if (isPartLine(value)) {
+      parts.push({ line, value });
+      continue;
+    }
     const ex = ExchangeSchema.safeParse(value);
     if (!ex.success) {
       const issue = ex.error.issues[0];
@@ -68,6 +85,7 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
     exchanges.push(ex.data);
   }
   if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${where}: empty tape (no header line)`, { status: 500 });
+  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
   return { header, exchanges, problems };
 }
 
@@ -99,9 +117,12 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
-/** The records of a tape file's text: its lines, numbered from 1 (a final newline ends the last one). */
+/**
+ * The records of a tape file's text: its lines, numbered from 1 (a final newline ends the last one). A UTF-8 byte
+ * order mark before the first line (an editor's) is not part of it.
+ */
 export function* linesOf(text: string): Generator<TapeRecord> {
-  let start = 0;
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let line = 1;
   while (start < text.length) {
     const end = text.indexOf('\n', start);
@@ -134,7 +155,9 @@ export function readTapeHeader(file: string): TapeHeader {
       if (nl !== -1) break;
       pos += n;
     }
-    const first = Buffer.concat(chunks).toString('utf8');
+    const first = Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     if (first.trim() === '') {
       // A tape whose first line is blank: the full reader knows where its header is.
       throw new TapedeckError('TAPE_CORRUPT', `${file}: line 1 is not a tape header (empty)`, { status: 500 });
@@ -186,14 +209,14 @@ export async function listTapeNames(dir: string): Promise<string[]> {
 function checkFormat(where: string, value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const h = value as Record<string, unknown>;
-  if (h.type !== 'header' || !('format' in h) || h.format === TAPE_FORMAT_VERSION) return;
+  if (h.type !== 'header' || !('format' in h) || TAPE_FORMATS_READ.includes(h.format as number)) return;
   const writer = typeof h.tapedeck === 'string' ? `tapedeck ${h.tapedeck}` : 'an unknown tapedeck';
-  const newer = typeof h.format === 'number' && h.format > TAPE_FORMAT_VERSION;
+  const newer = typeof h.format === 'number' && h.format > Math.max(...TAPE_FORMATS_READ);
   throw new TapedeckError(
     'TAPE_FORMAT_UNSUPPORTED',
     `tape ${where} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
-      `${TAPE_FORMAT_VERSION}${newer ? ': upgrade tapedeck' : ''}`,
-    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMAT_VERSION } },
+      `${TAPE_FORMATS_READ.join(' and ')}${newer ? ': upgrade tapedeck' : ''}`,
+    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMATS_READ } },
   );
 }
 
@@ -229,10 +252,15 @@ export async function resolveStoredBodies(
     try {
       if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
       if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
       kept.push(ex);
     } catch (err) {
       const which =
-        ex.request.body.kind === 'file' ? ex.request.body.file : ex.response?.body?.kind === 'file' ? ex.response.body.file : '?';
+        ex.request.body.kind === 'file'
+          ? ex.request.body.file
+          : ex.response?.body?.kind === 'file'
+            ? ex.response.body.file
+            : ((ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?');
       problems.push({
         line: 0,
         message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import { createMemoryStore } from '../../src/tape/memory-store.js';
+import { createPgStore } from '../../src/tape/postgres/pg-store.js';
 import { storeContract } from './store-contract.js';
 
 const folders: string[] = [];
@@ -18,3 +19,13 @@ storeContract('folder of JSONL files', async () => {
 });
 
 storeContract('memory', async () => createMemoryStore());
+
+// PostgreSQL: one throwaway cluster per test run (test/global-setup.ts); each case gets a namespace of its own.
+const pgUrl = inject('pgUrl');
+if (pgUrl === null) console.warn(inject('pgNote'));
+let pgCount = 0;
+storeContract(
+  'PostgreSQL',
+  async () => createPgStore(pgUrl as string, { namespace: `contract-${process.pid}-${pgCount++}` }),
+  pgUrl === null ? { skip: inject('pgNote') } : {},
+);

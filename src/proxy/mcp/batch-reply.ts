@@ -10,6 +10,7 @@ import { SseSplitter } from '../../tape/sse.js';
 import type { HeaderMap } from '../../tape/schema.js';
 import { jsonResponse, toResponse, type Reply } from './http-reply.js';
 import type { Timing } from '../types.js';
+import { parseJson } from '../../tape/json-depth.js';
 
 /** What one request of a batch got: its messages (notifications first, its answer last). */
 export interface BatchPart {
@@ -55,7 +56,7 @@ export async function liveMessages(res: Response, id: RequestId): Promise<TimedM
   };
   const parse = (s: string): unknown => {
     try {
-      return JSON.parse(s);
+      return parseJson(s);
     } catch {
       return undefined;
     }

@@ -24,6 +24,7 @@ import { batchResponse, batchSse, liveMessages, type BatchPart } from './batch-r
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
+import { JsonTooDeepError, parseJson } from '../../tape/json-depth.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -58,14 +59,17 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return undefined;
       const text = req.body.byteLength > 0 ? req.body.toString('utf8') : '';
       let json: unknown;
+      let tooDeep = false;
       try {
-        json = text === '' ? undefined : JSON.parse(text);
-      } catch {
+        json = text === '' ? undefined : parseJson(text);
+      } catch (err) {
         json = undefined;
+        tooDeep = err instanceof JsonTooDeepError;
       }
       // MCP is decided per request: a JSON-RPC body, or any request on a path the tape saw MCP on (GET, DELETE, a
-      // malformed message); a route may carry an LLM API on its other paths.
-      if (!looksLikeRpc(json) && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
+      // malformed message); a route may carry an LLM API on its other paths. A JSON-RPC body too deep to read is
+      // refused here, never passed on (it could be a tool call no policy has looked at).
+      if (!looksLikeRpc(json) && !tooDeep && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
       if (route?.legacy) {
         const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape));
         if (legacy !== undefined) return legacy;

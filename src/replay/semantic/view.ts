@@ -15,6 +15,7 @@ import type { Json, SemanticBuilder } from '../../providers/types.js';
 import { bodyJson } from '../../tape/body.js';
 import { DEFAULT_IGNORED_FIELDS, queryKey, stripFields, type ExactKeyOptions, type KeyedRequest } from '../exact-key.js';
 import { analyzeText, type TextInfo } from './text.js';
+import { parseJson } from '../../tape/json-depth.js';
 
 export interface TextField {
   /** Where the text sits, e.g. `messages[1].content` or `params.arguments.address`. */
@@ -100,7 +101,7 @@ class ViewBuilder implements SemanticBuilder {
     const t = v.trim();
     if (t.startsWith('{') || t.startsWith('[')) {
       try {
-        return { json: this.args(path, JSON.parse(t)) };
+        return { json: this.args(path, parseJson(t)) };
       } catch {
         // not JSON: prose
       }
@@ -111,7 +112,7 @@ class ViewBuilder implements SemanticBuilder {
   jsonArgs(path: string, v: unknown): unknown {
     if (typeof v !== 'string') return this.args(path, v);
     try {
-      return { json: this.args(path, JSON.parse(v)) };
+      return { json: this.args(path, parseJson(v)) };
     } catch {
       return v;
     }

@@ -231,6 +231,38 @@ describe('JSON-RPC batches over Streamable HTTP', () => {
     await proxy.close();
     expect(notes.wipes()).toBe(0);
   });
+
+  it('a JSON-RPC message too deep to read is refused (400) on any route, never forwarded live', async () => {
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'notes',
+      dir,
+      port: 0,
+      // A route the tape never saw MCP on: the message is recognised by its content.
+      routes: [{ prefix: '/other/mcp', upstream: notes.url }],
+      onMiss: 'live',
+      saveAs: 'notes-replay-deep',
+      responders: [createMcpResponder()],
+      log,
+    });
+    // A real session on the server, so that a forwarded call would run.
+    const sid = await open(notes.url);
+    const deep = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wipe_notes","arguments":{"x":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
+    const res = await fetch(`${proxy.url}/other/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': VERSION,
+        'mcp-session-id': sid,
+      },
+      body: deep,
+    });
+    await proxy.close();
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/nested deeper than 512 levels/);
+    expect(notes.wipes()).toBe(0);
+  });
 }, 60_000);
 
 describe('JSON-RPC batches over stdio', () => {

@@ -1,0 +1,91 @@
+/**
+ * `tapedeck push` and `pull`: move tapes between the tape folder and a shared store, exactly (the same header and
+ * records both ways: `tapedeck diff` of a tape and its round trip finds them identical). Every reference is resolved
+ * and every target checked before anything is copied; an existing tape is refused unless --overwrite.
+ */
+import { TapedeckError } from '../errors.js';
+import { indexKey } from '../proxy/tape-session.js';
+import { copyTape } from '../tape/copy-tape.js';
+import { createDirStore } from '../tape/dir-store.js';
+import { openStore } from '../tape/open-store.js';
+import type { ResolvedTape, TapeStore } from '../tape/store.js';
+import { stringValue, type Command, type CommandContext } from './command.js';
+import { commandConfig } from './store-options.js';
+
+const OPTIONS = {
+  dir: { type: 'string' },
+  namespace: { type: 'string' },
+  config: { type: 'string' },
+  overwrite: { type: 'boolean' },
+} as const;
+
+export const pushCommand: Command = {
+  name: 'push',
+  summary: 'copy tapes from the tape folder to a shared store (PostgreSQL), exactly',
+  usage: [
+    'tapedeck push REF... --to URL [--dir DIR] [--namespace NS] [--overwrite]',
+    '',
+    '  REF              a tape in DIR: a name, latest, a unique prefix, or a path to a .jsonl',
+    '  --to URL         the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart)',
+    '  --dir DIR        the tape folder to copy from (default ./tapes, or TAPEDECK_DIR)',
+    '  --namespace NS   the namespace in the store (over the URL)',
+    '  --overwrite      replace a tape that is already in the store (refused otherwise)',
+  ].join('\n'),
+  options: { ...OPTIONS, to: { type: 'string' } },
+  allowPositionals: true,
+  run: (ctx) => transfer(ctx, 'push'),
+};
+
+export const pullCommand: Command = {
+  name: 'pull',
+  summary: 'copy tapes from a shared store (PostgreSQL) into the tape folder, exactly',
+  usage: [
+    'tapedeck pull REF... --from URL [--dir DIR] [--namespace NS] [--overwrite]',
+    '',
+    '  REF              a tape in the store: a name, latest, latest-replay or a unique prefix',
+    '  --from URL       the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart)',
+    '  --dir DIR        the tape folder to copy into (default ./tapes, or TAPEDECK_DIR)',
+    '  --namespace NS   the namespace in the store (over the URL)',
+    '  --overwrite      replace a tape that is already in the folder (refused otherwise)',
+  ].join('\n'),
+  options: { ...OPTIONS, from: { type: 'string' } },
+  allowPositionals: true,
+  run: (ctx) => transfer(ctx, 'pull'),
+};
+
+async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<number> {
+  const flag = way === 'push' ? 'to' : 'from';
+  const url = stringValue(ctx.values, flag);
+  if (url === undefined) throw new TapedeckError('BAD_ARGS', `--${flag} URL is required (postgres://USER@HOST:PORT/DB)`);
+  if (ctx.positionals.length === 0)
+    throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
+  const config = commandConfig(ctx);
+  const folder = createDirStore(config.dir);
+  const shared = await openStore({ dir: config.dir, store: url, namespace: stringValue(ctx.values, 'namespace') });
+  try {
+    const [from, to] = way === 'push' ? [folder, shared] : [shared, folder];
+    const refs: ResolvedTape[] = [];
+    for (const ref of ctx.positionals) refs.push(await from.resolve(ref, { includeReplays: true }));
+    const overwrite = ctx.values.overwrite === true;
+    if (!overwrite) {
+      const there = [];
+      for (const ref of refs) if (await to.has(ref.name)) there.push(ref.name);
+      if (there.length > 0)
+        throw new TapedeckError('TAPE_EXISTS', `${there.map((n) => `"${n}"`).join(', ')} already in ${to.location}: nothing copied`, {
+          details: { tapes: there },
+        });
+    }
+    for (const ref of refs) {
+      const copied = await copyTape(ref.store, ref.name, to, { overwrite, indexKey });
+      for (const p of copied.problems) ctx.stderr.write(`tapedeck ${way}: ${ref.name} line ${p.line}: ${p.message}\n`);
+      ctx.stdout.write(`${way === 'push' ? 'pushed' : 'pulled'} ${ref.name} (${copied.exchanges} exchange(s)) to ${copied.to}\n`);
+    }
+    return 0;
+  } finally {
+    await closeAll([folder, shared]);
+  }
+}
+
+async function closeAll(stores: TapeStore[]): Promise<void> {
+  for (const s of stores) await s.close();
+}

@@ -1,0 +1,101 @@
+/**
+ * A whole tape written into PostgreSQL as it is (push): the header and records exactly as the source holds them,
+ * large bodies into the blob tables, in one transaction (all or nothing), under the tape's advisory lock so no
+ * recorder writes it meanwhile.
+ */
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { TapedeckError } from '../../errors.js';
+import { addToStats, emptyStats } from '../stats.js';
+import type { ImportOptions, TapeImport } from '../store.js';
+import { clientConfig, storeError, type PgLocation } from './connection.js';
+import type { PgBlobs } from './pg-blobs.js';
+import {
+  blobShas,
+  INSERT_ROWS,
+  lockHolderOf,
+  NOTIFY_CHANNEL,
+  notifyPayload,
+  rowsJson,
+  tapeLockKey,
+  type ExchangeRow,
+} from './pg-writer.js';
+
+const BATCH = 500;
+
+export async function importIntoPg(loc: PgLocation, blobs: PgBlobs, tape: TapeImport, opts: ImportOptions = {}): Promise<number> {
+  const { name } = tape;
+  const client = new pg.Client(clientConfig(loc, `tapedeck writer pid ${process.pid} on ${hostname()}`));
+  try {
+    await client.connect();
+  } catch (err) {
+    throw storeError(loc, `write tape "${name}"`, err);
+  }
+  client.on('error', () => undefined);
+  const key = tapeLockKey(loc.namespace, name);
+  try {
+    const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+    if (locked.rows[0]?.ok !== true)
+      throw new TapedeckError(
+        'TAPE_LOCKED',
+        `tape "${name}" is locked by ${await lockHolderOf(client, key)}: another tapedeck is writing it`,
+        {
+          status: 409,
+          details: { tape: name, store: loc.display },
+        },
+      );
+    await client.query('BEGIN');
+    const found = await client.query<{ id: string }>('SELECT id FROM tapedeck_tapes WHERE namespace = $1 AND name = $2', [
+      loc.namespace,
+      name,
+    ]);
+    if (found.rows[0] !== undefined) {
+      if (opts.overwrite !== true)
+        throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${loc.display}`, {
+          details: { tape: name, store: loc.display },
+        });
+      await client.query('DELETE FROM tapedeck_tapes WHERE id = $1', [found.rows[0].id]);
+    }
+    const h = tape.header;
+    const created = await client.query<{ id: string }>(
+      `INSERT INTO tapedeck_tapes (namespace, name, created_at, mode, replay_of, header, stats)
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7::jsonb) RETURNING id`,
+      [loc.namespace, name, h.createdAt, h.mode, h.replayOf?.tape ?? null, tape.headerLine, JSON.stringify(emptyStats())],
+    );
+    const tapeId = (created.rows[0] as { id: string }).id;
+    const stats = emptyStats();
+    let count = 0;
+    let nextSeq = 0;
+    let batch: ExchangeRow[] = [];
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      await client.query(`WITH ${INSERT_ROWS} SELECT (SELECT count(*) FROM ins)`, [tapeId, rowsJson(batch), blobShas(batch)]);
+      batch = [];
+    };
+    for await (const { ex, line } of tape.records) {
+      for (const body of [ex.request.body, ex.response?.body])
+        if (body?.kind === 'file') await blobs.put(name, await tape.readBlob(body), body.encoding);
+      batch.push({ ex, line, key: opts.indexKey?.(ex) });
+      addToStats(stats, ex);
+      nextSeq = Math.max(nextSeq, ex.seq + 1);
+      count++;
+      if (batch.length >= BATCH) await flush();
+    }
+    await flush();
+    await client.query('UPDATE tapedeck_tapes SET stats = $2::jsonb, exchanges = $3, next_seq = $4, version = version + 1 WHERE id = $1', [
+      tapeId,
+      JSON.stringify(stats),
+      count,
+      nextSeq,
+    ]);
+    await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, notifyPayload(loc.namespace, name)]);
+    await client.query('COMMIT');
+    return count;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err instanceof TapedeckError ? err : storeError(loc, `write tape "${name}"`, err);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,327 @@
+/**
+ * Recording into PostgreSQL with the promises of the folder store:
+ * - one writer per tape across machines: the writer's own connection holds an advisory lock on the tape, so a
+ *   second recorder anywhere is refused (naming the holder), and a crashed recorder's claim goes with its connection;
+ * - an exchange is committed before `append` resolves (the proxy sends the client's last byte after it), so a
+ *   `kill -9` of the recorder loses nothing a client received;
+ * - the exchanges of one event-loop turn go in one statement, one round trip (group commit): the rows, the tape's
+ *   running totals and the NOTIFY that live viewers follow;
+ * - the database going away is loud, like a full disk: the first failure is reported once with the count of what is
+ *   committed, and every later append rejects with it (the recorder answers 503 from then on).
+ */
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import pg from 'pg';
+import { TapedeckError } from '../../errors.js';
+import { createExchangeEncoder, newTapeHeader, type EncodedExchange } from '../exchange-encoder.js';
+import { createGroupCommit } from '../group-commit.js';
+import { validateTapeName } from '../paths.js';
+import type { Body, Exchange, TapeHeader } from '../schema.js';
+import { highestMarker } from '../secrets.js';
+import { addToStats, emptyStats, type TapeStats } from '../stats.js';
+import type { TapeWriter, WriterOptions } from '../store.js';
+import { parseHeader } from '../tape-reader.js';
+import { clientConfig, storeError, type PgLocation } from './connection.js';
+import type { PgBlobs } from './pg-blobs.js';
+
+export const NOTIFY_CHANNEL = 'tapedeck_tapes';
+
+/** The NOTIFY payload that names a tape. */
+export function notifyPayload(namespace: string, name: string): string {
+  return `${namespace}\n${name}`;
+}
+
+/** The advisory lock key of a tape: 64 bits of sha256(namespace, name), as the bigint text `pg` sends. */
+export function tapeLockKey(namespace: string, name: string): string {
+  return createHash('sha256').update(`tapedeck\0${namespace}\0${name}`).digest().readBigInt64BE(0).toString();
+}
+
+/** Who holds a tape's advisory lock (the application_name tapedeck writers set, where the server shows it). */
+export async function lockHolderOf(db: pg.ClientBase | pg.Pool, key: string): Promise<string> {
+  const k = BigInt(key);
+  const classid = ((k >> 32n) & 0xffffffffn).toString();
+  const objid = (k & 0xffffffffn).toString();
+  try {
+    const r = await db.query<{ application_name: string | null; client_addr: string | null; backend_start: Date | null }>(
+      `SELECT a.application_name, a.client_addr::text AS client_addr, a.backend_start
+         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 1
+        LIMIT 1`,
+      [classid, objid],
+    );
+    const row = r.rows[0];
+    if (row?.application_name?.startsWith('tapedeck') === true)
+      return `${row.application_name.replace(/^tapedeck writer /, '')}${row.backend_start ? ` (since ${row.backend_start.toISOString()})` : ''}`;
+    return row?.client_addr ? `a connection from ${row.client_addr}` : 'another tapedeck';
+  } catch {
+    return 'another tapedeck';
+  }
+}
+
+export interface PgWriterContext {
+  loc: PgLocation;
+  blobs: PgBlobs;
+  /** Where a tape is, for messages. */
+  where(name: string): string;
+}
+
+/** An exchange ready for its row: the record, its text, and its exact-match key. */
+export interface ExchangeRow {
+  ex: Exchange;
+  line: string;
+  key: string | undefined;
+}
+
+export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): Promise<TapeWriter> {
+  const { loc } = ctx;
+  const name = validateTapeName(opts.name);
+  const where = ctx.where(name);
+  const client = new pg.Client(clientConfig(loc, `tapedeck writer pid ${process.pid} on ${hostname()}`));
+  let failure: TapedeckError | undefined;
+  let onDisk = 0;
+  const fail = (err: unknown): TapedeckError => {
+    if (failure === undefined) {
+      const why = storeError(loc, 'write', err).message.replace(/^write: /, '');
+      failure = new TapedeckError(
+        'TAPE_WRITE_FAILED',
+        `cannot write tape "${name}" (${where}): ${why}. It holds the ${onDisk} exchange(s) committed before this; nothing more will be written`,
+        { status: 503, cause: err, details: { tape: name, onDisk, store: loc.display } },
+      );
+      opts.onFailure?.(failure);
+    }
+    return failure;
+  };
+  // The connection can drop between commits (the server stopped): that is the tape failing.
+  client.on('error', (err) => void fail(err));
+  try {
+    await client.connect();
+  } catch (err) {
+    throw storeError(loc, `open tape "${name}"`, err);
+  }
+  const key = tapeLockKey(loc.namespace, name);
+  let opened: Opened;
+  try {
+    opened = await claim(client, ctx, opts, name, key);
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err instanceof TapedeckError ? err : storeError(loc, `open tape "${name}"`, err);
+  }
+  const { tapeId, header, append } = opened;
+  let { seq, stats } = opened;
+  onDisk = opened.count;
+  const encoder = createExchangeEncoder({
+    redact: opts.redact,
+    largeBodyBytes: opts.largeBodyBytes,
+    firstMarker: opened.firstMarker,
+    putBlob: (bytes, encoding) => ctx.blobs.put(name, bytes, encoding),
+  });
+  const payload = notifyPayload(loc.namespace, name);
+
+  const commit = createGroupCommit<ExchangeRow>(async (rows) => {
+    if (failure !== undefined) throw failure;
+    const next = structuredClone(stats);
+    for (const r of rows) addToStats(next, r.ex);
+    try {
+      await client.query(
+        `WITH ${INSERT_ROWS},
+         upd AS (
+           UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
+                  modified_at = now(), version = version + 1
+            WHERE id = $1 RETURNING version)
+         SELECT (SELECT count(*) FROM ins) AS n, (SELECT version FROM upd) AS version, pg_notify($7, $8)`,
+        [tapeId, rowsJson(rows), blobShas(rows), JSON.stringify(next), rows.length, seq, NOTIFY_CHANNEL, payload],
+      );
+    } catch (err) {
+      throw fail(err);
+    }
+    stats = next;
+    onDisk += rows.length;
+  });
+
+  const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
+  const inFlight = new Set<Promise<unknown>>();
+  let appended = 0;
+  let closed = false;
+
+  const writer: TapeWriter = {
+    path: where,
+    name,
+    header,
+    now: () => performance.now() - perfStart,
+    get count() {
+      return onDisk;
+    },
+    get failure() {
+      return failure;
+    },
+    append(input) {
+      if (failure !== undefined) return Promise.reject(failure);
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
+      const done = (async () => {
+        const encoded = encoder.encode(input, seq++);
+        let e: EncodedExchange;
+        try {
+          e = encoded instanceof Promise ? await encoded : encoded;
+        } catch (err) {
+          if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
+          throw err;
+        }
+        appended++;
+        await commit.add({ ex: e.ex, line: e.line, key: opts.indexKey?.(e.ex) });
+        return e.ex;
+      })();
+      inFlight.add(done);
+      void done.finally(() => inFlight.delete(done)).catch(() => undefined);
+      return done;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.allSettled([...inFlight]);
+      await commit.settle();
+      if (failure === undefined) {
+        try {
+          if (opts.discardIfEmpty === true && appended === 0 && !append) {
+            await client.query('DELETE FROM tapedeck_tapes WHERE id = $1', [tapeId]);
+            await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, payload]);
+          }
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        } catch {
+          // the connection is going away: the lock goes with it
+        }
+      }
+      await client.end().catch(() => undefined);
+    },
+  };
+  return writer;
+}
+
+interface Opened {
+  tapeId: string;
+  header: TapeHeader;
+  seq: number;
+  count: number;
+  stats: TapeStats;
+  firstMarker: number;
+  append: boolean;
+}
+
+/** Take the tape's lock on this connection, then create, replace or reopen the tape per `ifExists`. */
+async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOptions, name: string, key: string): Promise<Opened> {
+  const { loc } = ctx;
+  const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+  if (locked.rows[0]?.ok !== true) {
+    const who = await lockHolderOf(client, key);
+    throw new TapedeckError(
+      'TAPE_LOCKED',
+      `tape "${name}" is locked by ${who}: another tapedeck is writing it (in ${loc.display}). Stop that one first, or write another tape`,
+      { status: 409, details: { tape: name, store: loc.display, holder: who } },
+    );
+  }
+  const ifExists = opts.ifExists ?? 'fail';
+  const found = await client.query<{ id: string; header: string; next_seq: number; exchanges: number; stats: TapeStats }>(
+    'SELECT id, header, next_seq, exchanges, stats FROM tapedeck_tapes WHERE namespace = $1 AND name = $2',
+    [loc.namespace, name],
+  );
+  const row = found.rows[0];
+  if (row !== undefined && ifExists === 'fail') {
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+    throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${loc.display}`, {
+      details: { tape: name, store: loc.display },
+    });
+  }
+  if (row !== undefined && ifExists === 'append') {
+    const header = parseHeader(ctx.where(name), JSON.parse(row.header));
+    const marked = await client.query<{ doc: string }>(
+      `SELECT doc FROM tapedeck_exchanges WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'`,
+      [row.id],
+    );
+    return {
+      tapeId: row.id,
+      header,
+      seq: row.next_seq,
+      count: row.exchanges,
+      stats: row.stats,
+      firstMarker: highestMarker(marked.rows.map((r) => r.doc).join('\n')) + 1,
+      append: true,
+    };
+  }
+  const header = newTapeHeader(name, opts.header, opts.redact);
+  await client.query('BEGIN');
+  try {
+    if (row !== undefined) await client.query('DELETE FROM tapedeck_tapes WHERE id = $1', [row.id]);
+    const created = await client.query<{ id: string }>(
+      `INSERT INTO tapedeck_tapes (namespace, name, created_at, mode, replay_of, header, stats)
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7::jsonb) RETURNING id`,
+      [
+        loc.namespace,
+        name,
+        header.createdAt,
+        header.mode,
+        header.replayOf?.tape ?? null,
+        JSON.stringify(header),
+        JSON.stringify(emptyStats()),
+      ],
+    );
+    await client.query('COMMIT');
+    return { tapeId: (created.rows[0] as { id: string }).id, header, seq: 0, count: 0, stats: emptyStats(), firstMarker: 1, append: false };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The CTEs that insert a batch of exchange rows ($1 the tape's id, $2 `rowsJson`) and their blob references
+ * ($3 `blobShas`): one statement, one round trip.
+ */
+export const INSERT_ROWS = `ins AS (
+   INSERT INTO tapedeck_exchanges
+     (tape_id, seq, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
+   SELECT $1, r.seq, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
+          ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, r.doc
+     FROM json_to_recordset($2::json) AS r(seq integer, started_at timestamptz, route text, method text, path text,
+          exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json)
+   RETURNING 1),
+ refs AS (
+   INSERT INTO tapedeck_blob_refs (tape_id, sha256) SELECT $1, unnest($3::text[]) ON CONFLICT DO NOTHING RETURNING 1)`;
+
+/** The sha256 of every large body a batch refers to. */
+export function blobShas(rows: readonly ExchangeRow[]): string[] {
+  return [...new Set(rows.flatMap((r) => storedShas(r.ex)))];
+}
+
+/** The batch as one JSON array whose `doc` fields are the records' own text (no second encoding). */
+export function rowsJson(rows: readonly ExchangeRow[]): string {
+  let out = '[';
+  for (let i = 0; i < rows.length; i++) {
+    const { ex, line, key } = rows[i] as ExchangeRow;
+    const tools = [...(ex.mcp?.toolName !== undefined ? [ex.mcp.toolName] : []), ...(ex.llm?.toolCalls ?? []).map((c) => c.name)];
+    const cols = {
+      seq: ex.seq,
+      started_at: ex.startedAt,
+      route: ex.route,
+      method: ex.request.method,
+      path: ex.request.path,
+      exact_key: key ?? null,
+      provider: ex.llm?.provider ?? null,
+      model: ex.llm?.model ?? null,
+      tool_name: ex.mcp?.toolName ?? null,
+      tools,
+      match_kind: ex.match?.kind ?? null,
+    };
+    const head = JSON.stringify(cols);
+    out += `${i > 0 ? ',' : ''}${head.slice(0, -1)},"doc":${line}}`;
+  }
+  return out + ']';
+}
+
+function storedShas(ex: Exchange): string[] {
+  const out: string[] = [];
+  const add = (b: Body | undefined): void => {
+    if (b?.kind === 'file') out.push(b.sha256);
+  };
+  add(ex.request.body);
+  add(ex.response?.body);
+  return out;
+}

@@ -1,0 +1,39 @@
+/**
+ * Once per test run: a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
+ * handed to them as `inject('pgUrl')`, removed at the end. `TAPEDECK_TEST_PG_URL` uses a server of your own instead.
+ * Where no server can start, those tests skip with the reason (`inject('pgNote')`); under CI=true they must run.
+ */
+import type { TestProject } from 'vitest/node';
+import { startPgCluster, type PgCluster } from './helpers/postgres.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgUrl: string | null;
+    pgNote: string;
+  }
+}
+
+let cluster: PgCluster | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  const given = process.env.TAPEDECK_TEST_PG_URL;
+  if (given) {
+    project.provide('pgUrl', given);
+    project.provide('pgNote', '');
+    return;
+  }
+  try {
+    cluster = await startPgCluster();
+    project.provide('pgUrl', cluster.url);
+    project.provide('pgNote', '');
+  } catch (err) {
+    const why = (err as Error).message.split('\n')[0] ?? String(err);
+    if (process.env.CI === 'true') throw new Error(`CI=true and the PostgreSQL tests cannot run: ${why}`);
+    project.provide('pgUrl', null);
+    project.provide('pgNote', `PostgreSQL store tests skipped: no throwaway server could start here (${why})`);
+  }
+}
+
+export function teardown(): void {
+  cluster?.stop();
+}
