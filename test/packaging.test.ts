@@ -41,6 +41,8 @@ it('npm pack makes a package that installs into another project and runs there',
     ])
       expect(existsSync(path.join(installed, file)), file).toBe(true);
     expect(existsSync(path.join(installed, 'src')), 'sources stay out of the package').toBe(false);
+    // The examples kit runs from the clone (its agent needs the openai SDK, a dev dependency): not shipped.
+    expect(existsSync(path.join(installed, 'examples')), 'the examples kit stays in the clone').toBe(false);
 
     const bin = path.join(project, 'node_modules/.bin', process.platform === 'win32' ? 'tapedeck.cmd' : 'tapedeck');
     const help = run(bin, ['--help'], project);

@@ -102,7 +102,25 @@ async function main(): Promise<number> {
       : '✗ replay differs from the recording',
   );
   say(`  tapes: ${path.relative(process.cwd(), recorder.writer.path)} and ${path.relative(process.cwd(), replayer.writer.path)}`);
+  say('');
+  for (const line of nextCommands(dir)) say(line);
   return same ? 0 : 1;
+}
+
+/** What to try next: the commands that look at what the demo left, then the examples kit. */
+function nextCommands(dir: string): string[] {
+  const rel = path.relative(process.cwd(), dir);
+  const shown = rel === '' ? '.' : rel.startsWith('..') ? dir : rel;
+  const where = dir === path.resolve('tapes') ? '' : ` --dir ${/[\s"'$]/.test(shown) ? JSON.stringify(shown) : shown}`;
+  const rows: [string, string][] = [
+    [`npx tapedeck show demo${where}`, 'the recorded run, one line per step'],
+    [`npx tapedeck show demo --step 0${where}`, 'what the model saw and answered at step 0'],
+    [`npx tapedeck diff demo demo-replay${where}`, 'the recording and its replay compared'],
+    [`npx tapedeck view demo${where}`, 'the same in a browser'],
+    ['node examples/kit.mjs start', 'then the examples kit: README.md, "Try it: the examples kit"'],
+  ];
+  const width = Math.max(...rows.map(([c]) => c.length));
+  return ['next, try:', ...rows.map(([c, what]) => `  ${c.padEnd(width)}   # ${what}`)];
 }
 
 main().then(
