@@ -36,7 +36,7 @@ const PROFILES = [
   },
 ];
 
-function start(args) {
+export function start(args) {
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -59,7 +59,7 @@ function start(args) {
 }
 
 /** CPU milliseconds (user + system) a process has used so far, or undefined where /proc is not there. */
-function cpuMs(pid) {
+export function cpuMs(pid) {
   const file = `/proc/${pid}/stat`;
   if (!existsSync(file)) return undefined;
   const fields = readFileSync(file, 'utf8').split(') ')[1].split(' ');
@@ -77,7 +77,7 @@ const body = (i) =>
     ],
   });
 
-async function once(pool, pathPrefix, i) {
+export async function once(pool, pathPrefix, i) {
   const t0 = performance.now();
   const res = await pool.request({
     method: 'POST',
@@ -102,7 +102,7 @@ async function latency(profile, url, prefix) {
 }
 
 /** `concurrency` workers for DURATION_MS: requests per second, and the CPU the measured process used per request. */
-async function throughput(profile, server, prefix) {
+export async function throughput(profile, server, prefix) {
   const pool = new Pool(server.url, { connections: profile.concurrency });
   let done = 0;
   let i = 0;

@@ -24,6 +24,7 @@ export type {
 } from './tape/store.js';
 export { openStore, redactStoreUrl, type StoreSpec } from './tape/open-store.js';
 export { createDirStore, type DirStoreOptions } from './tape/dir-store.js';
+export { copyTape, type CopiedTape } from './tape/copy-tape.js';
 export { createMemoryStore } from './tape/memory-store.js';
 export { statsOf, type TapeStats, type ModelUsage } from './tape/stats.js';
 export { createTapeWriter, type TapeWriterOptions, type WriterFs } from './tape/tape-writer.js';

@@ -142,7 +142,8 @@ function summaryLines(s: TapeSummary, width: number, pad: string): string[] {
     lines.push(
       fit(
         `${pad}    replay of ${s.replayOf?.tape ?? '?'} (on-miss ${s.replayOf?.onMiss ?? '?'}): ` +
-          `exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}`,
+          `exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}` +
+          (m.mock > 0 ? ` · mock ${m.mock}` : ''),
         width,
       ),
     );

@@ -1,15 +1,14 @@
 /**
- * A scripted, OpenAI-compatible chat completions server for the demo and the benchmark: deterministic answers,
- * JSON or SSE, a `get_weather` tool call when asked about the weather. Loopback only.
+ * A scripted, OpenAI-compatible chat completions server: the demo's, the examples kit's (`examples/llm.mjs`) and
+ * the benchmark's upstream. Deterministic answers (see `llm-script.ts`: tool calls, `<rationale>` blocks, answers
+ * that depend on the model), as JSON or as a stream (`stream: true`, tool calls included, usage with
+ * `stream_options.include_usage`), and a 429 on demand: for a model whose name ends in `-rate-limited`, for the
+ * models named in `rateLimit`, or for any request carrying `x-example-fail: STATUS`. `GET /` says what it is (and
+ * its pid). Loopback only.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-interface ChatBody {
-  model?: string;
-  stream?: boolean;
-  messages?: { role: string; content?: string | null }[];
-}
+import { scriptedTurn, type ChatRequest, type ScriptedTurn } from './llm-script.js';
 
 export interface ScriptedLlm {
   url: string;
@@ -24,66 +23,71 @@ export interface ScriptedLlmOptions {
   latencyMs?: number;
   /** Wait this long between stream events, like a model's time per token (benchmarks). Default 0. */
   eventGapMs?: number;
+  /** Models whose every request is answered `429 rate_limit_exceeded` (an A/B run with one failing). */
+  rateLimit?: readonly string[];
 }
+
+const CREATED = 1_700_000_000;
 
 export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
   let hits = 0;
   const latencyMs = opts.latencyMs ?? 0;
   const eventGapMs = opts.eventGapMs ?? 0;
+  const limited = new Set(opts.rateLimit ?? []);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => (latencyMs > 0 ? setTimeout(answer, latencyMs) : answer()));
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+    };
     const answer = (): void => {
       hits++;
-      let body: ChatBody = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatBody;
-      } catch {
-        res
-          .writeHead(400, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: { message: 'invalid JSON', type: 'invalid_request_error' } }));
+      if (req.method === 'GET' && req.url === '/') {
+        json(200, { name: 'tapedeck scripted LLM', pid: process.pid, endpoint: '/v1/chat/completions' });
         return;
       }
-      const reply = script(body);
+      if (req.method !== 'POST' || !/\/chat\/completions$/.test(new URL(req.url ?? '/', 'http://x').pathname)) {
+        json(404, { error: { message: `no such endpoint: ${req.method} ${req.url}`, type: 'invalid_request_error', code: 'not_found' } });
+        return;
+      }
+      let body: ChatRequest;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
+      } catch {
+        json(400, { error: { message: 'invalid JSON', type: 'invalid_request_error' } });
+        return;
+      }
       const model = body.model ?? 'demo-model';
-      const usage = { prompt_tokens: 10 + JSON.stringify(body.messages ?? []).length / 8, completion_tokens: 12, total_tokens: 0 };
-      usage.prompt_tokens = Math.round(usage.prompt_tokens);
-      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-      const message = reply.tool
-        ? {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              { id: 'call_weather_1', type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } },
-            ],
-          }
-        : { role: 'assistant', content: reply.text };
-      const finish = reply.tool ? 'tool_calls' : 'stop';
-      if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: 'chatcmpl-demo',
-            object: 'chat.completion',
-            created: 1_700_000_000,
-            model,
-            choices: [{ index: 0, message, finish_reason: finish }],
-            usage,
-          }),
+      const fail = req.headers['x-example-fail'];
+      const status =
+        typeof fail === 'string' && /^[45]\d\d$/.test(fail)
+          ? Number(fail)
+          : limited.has(model) || model.endsWith('-rate-limited')
+            ? 429
+            : 0;
+      if (status !== 0) {
+        // What a rate-limited API says; `x-should-retry: false` keeps the official SDKs from retrying it.
+        json(
+          status,
+          {
+            error: {
+              message: `Rate limit reached for ${model} (scripted: this model is rate limited)`,
+              type: status === 429 ? 'requests' : 'server_error',
+              code: status === 429 ? 'rate_limit_exceeded' : 'scripted_failure',
+            },
+          },
+          { 'retry-after': '1', 'x-should-retry': 'false' },
         );
         return;
       }
+      const turn = scriptedTurn(body);
+      if (!body.stream) {
+        json(200, completion(turn, model));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const chunk = (delta: unknown, finishReason: string | null = null): string =>
-        `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
-      const events = [
-        chunk({ role: 'assistant', content: '' }),
-        ...(reply.text ?? '').split(/(?<= )/).map((word) => chunk({ content: word })),
-        chunk({}, finish),
-        `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage })}\n\n`,
-        'data: [DONE]\n\n',
-      ];
+      const events = streamEvents(turn, model, body.stream_options?.include_usage === true);
       if (eventGapMs <= 0) {
         for (const ev of events.slice(0, -1)) res.write(ev);
         res.end(events.at(-1));
@@ -114,12 +118,47 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
   };
 }
 
-function script(body: ChatBody): { text?: string; tool?: { name: string; args: Record<string, unknown> } } {
-  const messages = body.messages ?? [];
-  const last = messages.at(-1);
-  if (last?.role === 'tool')
-    return { text: `Pack an umbrella: it is ${JSON.parse(last.content ?? '{}').forecast ?? 'unclear'} in Lisbon today.` };
-  const question = last?.content ?? '';
-  if (/weather/i.test(question)) return { tool: { name: 'get_weather', args: { city: 'Lisbon' } } };
-  return { text: `You asked: "${question}". The answer is 42.` };
+function completion(turn: ScriptedTurn, model: string): unknown {
+  const calls = turn.toolCalls.map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+  }));
+  return {
+    id: 'chatcmpl-demo',
+    object: 'chat.completion',
+    created: CREATED,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: turn.text, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+        finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+      },
+    ],
+    usage: turn.usage,
+  };
+}
+
+/** The turn as chat completion chunks: text word by word, each tool call's arguments in two fragments, [DONE]. */
+function streamEvents(turn: ScriptedTurn, model: string, includeUsage: boolean): string[] {
+  const chunk = (delta: unknown, finish: string | null = null): string =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: CREATED, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const events = [chunk({ role: 'assistant', content: '' })];
+  for (const word of (turn.text ?? '').split(/(?<= )/)) if (word !== '') events.push(chunk({ content: word }));
+  turn.toolCalls.forEach((c, index) => {
+    const args = JSON.stringify(c.arguments);
+    const half = Math.ceil(args.length / 2);
+    events.push(
+      chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: args.slice(0, half) } }] }),
+      chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }),
+    );
+  });
+  events.push(chunk({}, turn.toolCalls.length > 0 ? 'tool_calls' : 'stop'));
+  if (includeUsage)
+    events.push(
+      `data: ${JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', created: CREATED, model, choices: [], usage: turn.usage })}\n\n`,
+    );
+  events.push('data: [DONE]\n\n');
+  return events;
 }

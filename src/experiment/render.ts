@@ -3,7 +3,7 @@ import { divergenceAt } from '../inspect/diff.js';
 import { fit, formatCost, formatMs, type Style } from '../inspect/format.js';
 import type { ExperimentResult } from './run-experiment.js';
 
-const FIRST = 'first divergence (why, below)';
+const FIRST = 'first divergence';
 
 /**
  * The table, laid out for `width` columns (Infinity: no limit). Configuration labels are never cut: when the longest
@@ -25,7 +25,7 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
 
   const head =
     `  ${'#'.padEnd(4)}${'configuration'.padEnd(label)} ${'score'.padStart(5)} ${'ARS'.padStart(5)} ${'edits'.padStart(5)} ` +
-    `${'tokens'.padStart(7)} ${'cost'.padStart(10)} ${'duration'.padStart(9)}  ${FIRST}`;
+    `${'tokens'.padStart(7)} ${'cost'.padStart(10)} ${'duration'.padStart(9)}  ${fixed - firstWidth + label + FIRST.length > width ? 'diverges' : FIRST}`;
   const out = [
     style.bold(`experiment on "${r.tape}": ${r.configs.length} configuration(s), ${r.runs.length} run(s)`),
     '',

@@ -51,7 +51,7 @@ export interface HarEntry {
   timings: { blocked: number; dns: number; connect: number; ssl: number; send: number; wait: number; receive: number };
   comment: string;
   _eventSourceMessages?: { type: string; time: number; eventId?: string; data: string }[];
-  _tapedeck: { id: string; seq: number; route: string; transport: 'http' | 'stdio'; match?: Exchange['match'] };
+  _tapedeck: { id: string; seq: number; route: string; transport: Exchange['transport']; match?: Exchange['match'] };
   _transport?: 'stdio';
 }
 

@@ -88,7 +88,7 @@ export const gemini: ProviderAdapter = {
 };
 
 /** Gemini usage: output includes thinking tokens; cached content counts as cached input. */
-function geminiUsage(u: Json): Usage {
+export function geminiUsage(u: Json): Usage {
   const out: Usage = {};
   const input = num(u.promptTokenCount);
   if (input !== undefined) out.inputTokens = input;

@@ -137,7 +137,7 @@ export function rewriteForIncoming(
 
 // --- what an MCP exchange means
 
-type View = ExchangeView & { transport: 'http' | 'stdio' };
+type View = ExchangeView & { transport: 'http' | 'stdio' | 'websocket' };
 
 /** The request-side meaning of an incoming client message (what matching reads: method, id, tool and arguments). */
 export function requestSideMcp(message: Message, transport: McpMeaning['transport']): McpMeaning {

@@ -8,6 +8,8 @@ import { openaiChat } from './openai-chat.js';
 import { openaiCompletions } from './openai-completions.js';
 import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
+import { geminiLive } from './sessions/gemini-live.js';
+import { openaiRealtime } from './sessions/openai-realtime.js';
 import type { LlmApi, ProviderAdapter } from './types.js';
 
 const adapters: ProviderAdapter[] = [
@@ -18,6 +20,9 @@ const adapters: ProviderAdapter[] = [
   openaiEmbeddings,
   // `/completions` also ends `/chat/completions`: after chat.
   openaiCompletions,
+  // WebSocket APIs: they claim no HTTP request; their sessions are read by `session`.
+  openaiRealtime,
+  geminiLive,
 ];
 
 /** Every adapter, in detection order. */

@@ -5,7 +5,7 @@
  * replay's overrides go, which fields semantic matching compares, and stream <-> JSON conversion. Adding a provider
  * is one new file and one line in `registry.ts`.
  */
-import type { Exchange, ResponseRecord, SseEvent, Usage } from '../tape/schema.js';
+import type { Exchange, LlmMeaning, RequestRecord, ResponseRecord, SseEvent, Usage, WsFrame } from '../tape/schema.js';
 
 /** A provider name as written on the tape (`openai`, `anthropic`, `gemini`, `openai-compatible`, or a registered one). */
 export type LlmProvider = string;
@@ -156,4 +156,40 @@ export interface ProviderAdapter {
   semantic?(body: Json, b: SemanticBuilder): unknown;
   /** Stream <-> JSON conversion; absent: `stream` must match exactly. */
   stream?: StreamConversion;
+  /** A WebSocket API (OpenAI Realtime, Gemini Live): how its sessions are read and replayed (`SessionReader`). */
+  session?: SessionReader;
+}
+
+/**
+ * What a WebSocket session means, per API (OpenAI Realtime, Gemini Live): which upgrades are this API, which fields
+ * change every run (mapped on replay), the API's own error event for a replay miss, where modified replay's
+ * overrides go, and the session's responses, each read as one LLM call (`sessions/`).
+ */
+/** One response of a session: when it ran, what the model saw, what it answered. */
+export interface SessionResponse {
+  /** Offsets in the session (ms since its upgrade request): the request that started it, and its last message. */
+  startMs: number;
+  endMs: number;
+  /** The request as the model saw it at this response, in the shape the adapter's `conversation` reads. */
+  body: Json;
+  llm: LlmMeaning;
+  /** False when the session ended before the response did. */
+  complete: boolean;
+}
+
+export interface SessionReader {
+  /** The provider when a WebSocket upgrade (`target.method` GET) is this API, else undefined. */
+  detect(target: RequestTarget): LlmProvider | undefined;
+  /** Names of fields whose values are per-run identifiers: ignored when matching, mapped recorded -> new on replay. */
+  readonly idKeys: readonly string[];
+  /** A replay miss as this API's own error event, or undefined when it has none (the close reason says it then). */
+  missEvent?(message: string, client: unknown): unknown;
+  /** Modified replay: the overrides in the upgrade URL's query (OpenAI's `?model=`). */
+  overrideQuery?(query: [string, string][], o: LlmOverrides): { query: [string, string][]; applied: Rewritten['applied'] };
+  /** Modified replay: the overrides in a client message (`session.update`, `setup`); other messages unchanged. */
+  overrideMessage?(json: Json, o: LlmOverrides): { json: Json; applied: Rewritten['applied'] };
+  /** The model a session asks for before any message (in its URL), if it says. */
+  modelOf?(request: RequestRecord): string | undefined;
+  /** The session's responses, in order. */
+  responses(provider: LlmProvider, request: RequestRecord, frames: readonly WsFrame[]): SessionResponse[];
 }

@@ -10,6 +10,8 @@ import type { Route } from '../tape/schema.js';
 import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { TapedeckError } from '../errors.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
+import { createPortServer } from './port-sniff.js';
+import { guardSocketHandler } from './socket-guard.js';
 import { createForwardProxy, isSelfFor } from './forward-proxy.js';
 import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
@@ -19,6 +21,11 @@ import { createReplayer, type ReplayerOptions } from './replayer.js';
 import { openTapeSession } from './tape-session.js';
 import { createDirStore } from '../tape/dir-store.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
+import type { LlmOverrides } from '../providers/types.js';
+import { createSessionPlayer } from './ws/player.js';
+import { createSessionRecorder } from './ws/recorder.js';
+import type { SessionHandler } from './ws/types.js';
+import { createUpgradeListener } from './ws/upgrade.js';
 
 interface CommonOptions {
   tape: string;
@@ -74,6 +81,8 @@ export interface ReplayOptions extends CommonOptions {
   /** `replayOf.liveAfter` and `replayOf.mocks` (the step LLM calls went live after; the mock file used). */
   liveAfter?: number;
   mocks?: string;
+  /** Modified replay of WebSocket sessions (Realtime, Live): the overrides for a session that goes live, else undefined. */
+  sessionLive?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
 }
 
 export type ProxyOptions = RecordOptions | ReplayOptions;
@@ -131,6 +140,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const store = storeOf(opts);
   let handle: ProxyHandler;
   let drain: () => Promise<void>;
+  // WebSocket sessions (upgrade requests): relayed and recorded, or played from the tape.
+  let sessions: SessionHandler;
   let writer: TapeWriter;
   let source: LoadedTape | undefined;
   let routes = [...opts.routes];
@@ -153,6 +164,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     }).handle;
     drain = out.drain;
+    sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
   } else {
     const session = await openTapeSession({
       mode: 'replay',
@@ -181,10 +193,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
     const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
     const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
+    const sessionOut = createExchangeLog(writer, log);
     const replayer = createReplayer({
       tape,
       matcher,
-      out: createExchangeLog(writer, log),
+      out: sessionOut,
       onMiss: opts.onMiss ?? 'strict',
       timing: opts.timing ?? { mode: 'instant' },
       dispatcher,
@@ -196,13 +209,26 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     });
     handle = replayer.handle;
     drain = replayer.drain;
+    sessions = createSessionPlayer({
+      tape,
+      out: sessionOut,
+      log,
+      onMiss: opts.onMiss ?? 'strict',
+      timing: opts.timing ?? { mode: 'instant' },
+      ...(opts.redact ? { redact: opts.redact } : {}),
+      handshakeMs: timeouts.responseMs,
+      ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
+    });
   }
 
   const host = opts.host ?? '127.0.0.1';
   const own = ownHosts({ bound: host, allow: opts.allowHosts });
   let boundPort = -1;
+  // One CA for the forward proxy's interception and for TLS on tapedeck's own port, made (or loaded) on first use.
+  let authority: CertificateAuthority | undefined;
+  const ca = (): CertificateAuthority => (authority ??= (opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())))());
   const forward = createForwardProxy({
-    ca: opts.forwardProxy?.ca ?? (() => loadOrCreateCa(defaultCaDir())),
+    ca,
     passThrough: opts.forwardProxy?.passThrough ?? [],
     anyClient: opts.forwardProxy?.anyClient === true,
     isSelf: isSelfFor(own, () => boundPort),
@@ -211,8 +237,18 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   server.on('connect', forward.onConnect(server));
+  server.on(
+    'upgrade',
+    guardSocketHandler(
+      'upgrade',
+      log,
+      createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: listener }),
+    ),
+  );
+  // The port takes http:// and https:// (ws:// and wss://) alike, told apart by each connection's first byte.
+  const front = createPortServer(server, { tlsContext: (name) => ca().contextFor(name), log });
   const info = await new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
+    front.server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
           ? new TapedeckError('PORT_IN_USE', `port ${opts.port ?? 8787} on ${host} is in use`, {
@@ -221,7 +257,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
           : err,
       ),
     );
-    server.listen(opts.port ?? 8787, host, () => resolve(server.address() as AddressInfo));
+    front.server.listen(opts.port ?? 8787, host, () => resolve(front.server.address() as AddressInfo));
   }).catch(async (err: unknown) => {
     // Not listening: give the tape (and its lock) back before reporting why.
     await writer.close();
@@ -242,10 +278,13 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     close() {
       closing ??= (async () => {
         stopping.abort(shutdownReason());
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const closed = new Promise<void>((resolve) => front.server.close(() => resolve()));
+        server.close();
         // Long-lived streams (MCP GET streams, slow SSE) end now; their exchanges are still written.
         server.closeAllConnections();
+        front.closeAll();
         forward.closeAll();
+        sessions.closeAll();
         await closed;
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         let timer: NodeJS.Timeout | undefined;

@@ -3,8 +3,9 @@
  * source holds them, large bodies with them. A record the source cannot read is reported and left out, never fatal.
  */
 import { TapedeckError } from '../errors.js';
-import { ExchangeSchema, type Exchange } from './schema.js';
-import type { ImportOptions, TapeProblem, TapeRecordCopy, TapeStore } from './store.js';
+import { ExchangeSchema } from './schema.js';
+import type { ImportOptions, StoredBody, TapeProblem, TapeRecordCopy, TapeStore } from './store.js';
+import { isPartLine } from './session-lines.js';
 import { parseHeader, type TapeRecord } from './tape-reader.js';
 
 export interface CopiedTape {
@@ -29,16 +30,24 @@ export async function copyTape(from: TapeStore, name: string, to: TapeStore, opt
       if (next.done === true) return;
       const { line, text } = next.value;
       if (text.trim() === '') continue;
-      let ex: Exchange;
+      let value: unknown;
       try {
-        const parsed = ExchangeSchema.safeParse(JSON.parse(text));
-        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'not a valid exchange');
-        ex = parsed.data;
-      } catch (err) {
-        problems.push({ line, message: `${(err as Error).message}; not copied` });
+        value = JSON.parse(text);
+      } catch {
+        problems.push({ line, message: 'not valid JSON; not copied' });
         continue;
       }
-      yield { ex, line: text };
+      // A session's continuation record (`frames`, `end`): copied as it is, after the exchange it continues.
+      if (isPartLine(value)) {
+        yield { line: text, stored: storedIn(value) };
+        continue;
+      }
+      const parsed = ExchangeSchema.safeParse(value);
+      if (!parsed.success) {
+        problems.push({ line, message: `${parsed.error.issues[0]?.message ?? 'not a valid exchange'}; not copied` });
+        continue;
+      }
+      yield { ex: parsed.data, line: text, stored: storedIn(parsed.data) };
     }
   }
   const exchanges = await to.importTape(
@@ -46,4 +55,23 @@ export async function copyTape(from: TapeStore, name: string, to: TapeStore, opt
     opts,
   );
   return { name, exchanges, to: to.where(name), problems };
+}
+
+/** The large bodies a record refers to: request and response bodies, and session messages (an exchange's or a `frames` record's). */
+function storedIn(value: unknown): StoredBody[] {
+  const out: StoredBody[] = [];
+  const add = (b: unknown): void => {
+    const body = b as { kind?: unknown } | undefined;
+    if (body?.kind === 'file') out.push(body as StoredBody);
+  };
+  const rec = value as {
+    request?: { body?: unknown };
+    response?: { body?: unknown };
+    websocket?: { frames?: { data?: unknown }[] };
+    frames?: { data?: unknown }[];
+  };
+  add(rec.request?.body);
+  add(rec.response?.body);
+  for (const f of [...(rec.websocket?.frames ?? []), ...(Array.isArray(rec.frames) ? rec.frames : [])]) add(f?.data);
+  return out;
 }

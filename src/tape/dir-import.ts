@@ -9,7 +9,6 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { acquireTapeLock } from './lock.js';
 import { resolveSideFile, sideDir, tapeFile } from './paths.js';
-import type { Body } from './schema.js';
 import type { ImportOptions, TapeImport } from './store.js';
 
 const FLUSH_BYTES = 1024 * 1024;
@@ -28,17 +27,13 @@ export async function importIntoDir(dir: string, tape: TapeImport, opts: ImportO
     fd = openSync(tmp, 'w');
     let buffer = tape.headerLine + '\n';
     let count = 0;
-    const put = async (body: Body | undefined): Promise<void> => {
-      if (body?.kind !== 'file') return;
-      const target = resolveSideFile(file, body.file);
-      await mkdir(side, { recursive: true });
-      await writeFile(target, await tape.readBlob(body));
-    };
-    for await (const { ex, line } of tape.records) {
-      await put(ex.request.body);
-      await put(ex.response?.body);
+    for await (const { ex, line, stored } of tape.records) {
+      for (const body of stored) {
+        await mkdir(side, { recursive: true });
+        await writeFile(resolveSideFile(file, body.file), await tape.readBlob(body));
+      }
       buffer += line + '\n';
-      count++;
+      if (ex !== undefined) count++;
       if (buffer.length >= FLUSH_BYTES) {
         writeAll(fd, buffer);
         buffer = '';

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createRedactor, type RedactOptions } from './redact.js';
-import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader, type WsFrame } from './schema.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
 import { serializeExchange } from './serialize.js';
@@ -38,6 +38,8 @@ export interface ExchangeEncoder {
    * its records in call order without waiting a turn.
    */
   encode(input: NewExchange, seq: number): EncodedExchange | Promise<EncodedExchange>;
+  /** A session's messages as they are stored: redacted like bodies (the same markers), large ones stored apart. */
+  encodeFrames(frames: readonly WsFrame[]): WsFrame[] | Promise<WsFrame[]>;
   /** Redacts URLs the way exchanges are (route upstreams in a header). */
   redactUrl(url: string): string;
 }
@@ -64,6 +66,22 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
 
   return {
     redactUrl: redactor.url,
+    encodeFrames(frames) {
+      let out = frames as WsFrame[];
+      if (redactor.secrets.mayHold(JSON.stringify(out))) out = redactor.secrets.redact(out, markers);
+      const large = (f: WsFrame): boolean =>
+        f.data !== undefined &&
+        ((f.data.kind === 'base64' && f.data.base64.length > largeBodyBytes) ||
+          (f.data.kind === 'text' && f.data.text.length > largeBodyBytes) ||
+          (f.data.kind === 'json' && JSON.stringify(f.data.json).length > largeBodyBytes));
+      if (!out.some(large)) return out;
+      const stored = out;
+      return (async () => {
+        const sized: WsFrame[] = [];
+        for (const f of stored) sized.push(large(f) ? { ...f, data: (await externalize(f.data)) as Body } : f);
+        return sized;
+      })();
+    },
     encode(input, seq) {
       let ex = redactor.exchange({ ...input, type: 'exchange', id: exchangeId(seq), seq } as Exchange);
       let line = serializeExchange(ex);

@@ -9,7 +9,8 @@ import { createGroupCommit } from './group-commit.js';
 import { listByScanning } from './listing.js';
 import { validateTapeName } from './paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
-import type { TapeHeader } from './schema.js';
+import { beginExchange } from './open-exchange.js';
+import { TAPE_FORMAT_SESSIONS, type TapeHeader } from './schema.js';
 import { highestMarker } from './secrets.js';
 import { statsOf } from './stats.js';
 import type { BlobSink, TapeStore, TapeWriter } from './store.js';
@@ -92,7 +93,7 @@ export function createMemoryStore(): TapeStore {
         changed(name);
       });
       const perfStart = performance.now() - (Date.now() - Date.parse(tape.header.createdAt));
-      let count = tape.records.length - 1;
+      let count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
       let appended = 0;
       const inFlight = new Set<Promise<unknown>>();
       let closed = false;
@@ -119,6 +120,25 @@ export function createMemoryStore(): TapeStore {
           void done.finally(() => inFlight.delete(done)).catch(() => undefined);
           return done;
         },
+        begin(input) {
+          if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
+          return beginExchange(
+            {
+              tape: name,
+              encoder,
+              enqueue: (line) => commit.add(line),
+              failure: () => undefined,
+              fail: (err) => (err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', String(err), { cause: err })),
+              markSessions: () => {
+                if (tape.header.format === TAPE_FORMAT_SESSIONS) return;
+                tape.header.format = TAPE_FORMAT_SESSIONS;
+                tape.records[0] = JSON.stringify(tape.header);
+              },
+            },
+            (ex) => writer.append(ex),
+            input,
+          );
+        },
         async close() {
           if (closed) return;
           closed = true;
@@ -141,14 +161,15 @@ export function createMemoryStore(): TapeStore {
       if (existing !== undefined && importOpts?.overwrite !== true)
         throw new TapedeckError('TAPE_EXISTS', `tape "${name}" already exists in ${MEMORY_LOCATION}`, { details: { tape: name } });
       const records = [tape.headerLine];
-      for await (const { ex, line } of tape.records) {
-        for (const body of [ex.request.body, ex.response?.body])
-          if (body?.kind === 'file') blobs.set(body.sha256, await tape.readBlob(body));
+      let count = 0;
+      for await (const { ex, line, stored } of tape.records) {
+        for (const body of stored) blobs.set(body.sha256, await tape.readBlob(body));
         records.push(line);
+        if (ex !== undefined) count++;
       }
       tapes.set(name, { header: tape.header, records, modifiedAt: new Date(), version: ++versions, writing: false });
       changed(name);
-      return records.length - 1;
+      return count;
     },
     async has(name) {
       return tapes.has(validateTapeName(name));

@@ -6,6 +6,14 @@
 import { z } from 'zod';
 
 export const TAPE_FORMAT_VERSION = 1;
+/**
+ * The format of a tape that holds a WebSocket session (continuation lines, see `FramesLineSchema`). A tape is
+ * written as format 1 and becomes format 2 when its first session begins, so a tapedeck that does not know sessions
+ * refuses it with "upgrade tapedeck" instead of reading it without them; tapes without sessions stay readable by it.
+ */
+export const TAPE_FORMAT_SESSIONS = 2;
+/** The formats this tapedeck reads. */
+export const TAPE_FORMATS_READ: readonly number[] = [TAPE_FORMAT_VERSION, TAPE_FORMAT_SESSIONS];
 
 /** A message body as it crossed the wire: JSON when it parses, text when it is text, base64 for binary. */
 export const BodySchema = z.discriminatedUnion('kind', [
@@ -70,6 +78,32 @@ export const ExchangeErrorSchema = z.object({
   phase: z.enum(['connect', 'response', 'stream']),
 });
 export type ExchangeError = z.infer<typeof ExchangeErrorSchema>;
+
+/**
+ * One WebSocket message of a session, or its close, in the order tapedeck relayed them. Ping and pong are per
+ * connection and not recorded. `data` is a body: a text message that is JSON is stored as JSON, other text as
+ * text; a binary message as base64 (or as JSON when its bytes are exactly the compact JSON written back), and in a
+ * side file when it is larger than the tape's side-file threshold, byte-exact.
+ */
+export const WsFrameSchema = z.object({
+  /** Who sent it. */
+  from: z.enum(['client', 'server']),
+  /** ms since the start of the session (its upgrade request). */
+  offsetMs: z.number().nonnegative(),
+  kind: z.enum(['text', 'binary', 'close']),
+  /** The message (text and binary). */
+  data: BodySchema.optional(),
+  /** Close: the status code (absent when the close frame had none) and reason. */
+  code: z.number().int().optional(),
+  reason: z.string().optional(),
+});
+export type WsFrame = z.infer<typeof WsFrameSchema>;
+
+/** A WebSocket session's messages (the exchange's request is the upgrade request, its response the `101` head). */
+export const WebSocketSessionSchema = z.object({
+  frames: z.array(WsFrameSchema),
+});
+export type WebSocketSession = z.infer<typeof WebSocketSessionSchema>;
 
 export const ToolCallSchema = z.object({
   id: z.string().optional(),
@@ -162,13 +196,15 @@ export const ExchangeSchema = z.object({
   startedAt: z.string(),
   /** Start of the request, in ms since the tape session started: the shared timeline. */
   offsetMs: z.number().nonnegative(),
-  transport: z.enum(['http', 'stdio']),
+  transport: z.enum(['http', 'stdio', 'websocket']),
   /** Route prefix the request came in on (`/openai`), or the stdio server name. */
   route: z.string(),
   /** Upstream the route maps to (base URL, or the stdio command line). */
   upstream: z.string().optional(),
   request: RequestRecordSchema,
   response: ResponseRecordSchema.optional(),
+  /** A WebSocket session (`transport: "websocket"`): its messages in both directions. */
+  websocket: WebSocketSessionSchema.optional(),
   error: ExchangeErrorSchema.optional(),
   timing: z.object({
     /** Time to the first response byte. */
@@ -188,7 +224,7 @@ export type Route = z.infer<typeof RouteSchema>;
 
 export const TapeHeaderSchema = z.object({
   type: z.literal('header'),
-  format: z.literal(TAPE_FORMAT_VERSION),
+  format: z.union([z.literal(TAPE_FORMAT_VERSION), z.literal(TAPE_FORMAT_SESSIONS)]),
   tapedeck: z.string(),
   name: z.string(),
   createdAt: z.string(),
@@ -216,4 +252,33 @@ export const TapeHeaderSchema = z.object({
 });
 export type TapeHeader = z.infer<typeof TapeHeaderSchema>;
 
-export const TapeLineSchema = z.discriminatedUnion('type', [TapeHeaderSchema, ExchangeSchema]);
+/**
+ * A continuation line of an exchange that grows while it is open (a WebSocket session): messages as they were
+ * relayed, written as they go so a crash keeps what the client had received. The reader merges them into the
+ * exchange line with the same id that comes before them.
+ */
+export const FramesLineSchema = z.object({
+  type: z.literal('frames'),
+  exchange: z.string(),
+  frames: z.array(WsFrameSchema),
+});
+export type FramesLine = z.infer<typeof FramesLineSchema>;
+
+/**
+ * The last line of a growing exchange: how long it lasted and how it ended. An exchange without one was still open
+ * when the tape was read (or the recorder stopped before it ended): the reader marks it `SESSION_CUT`.
+ */
+export const EndLineSchema = z.object({
+  type: z.literal('end'),
+  exchange: z.string(),
+  durationMs: z.number().nonnegative(),
+  /** Why it ended other than by a close handshake (a dropped connection, tapedeck stopping, a replay miss). */
+  error: ExchangeErrorSchema.optional(),
+  /** On replay tapes: how the session was answered (replaces the match of the exchange line). */
+  match: MatchInfoSchema.optional(),
+  /** Annotations added to the exchange's. */
+  notes: z.record(z.string(), z.unknown()).optional(),
+});
+export type EndLine = z.infer<typeof EndLineSchema>;
+
+export const TapeLineSchema = z.discriminatedUnion('type', [TapeHeaderSchema, ExchangeSchema, FramesLineSchema, EndLineSchema]);

@@ -14,7 +14,7 @@
  */
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
-import type { Body, Exchange, TapeHeader } from './schema.js';
+import type { Body, EndLine, Exchange, TapeHeader, WsFrame } from './schema.js';
 import type { TapeStats } from './stats.js';
 
 /** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
@@ -72,12 +72,31 @@ export interface TapeWriter {
   now(): number;
   /** Append one exchange; resolves once it is durable. Exchanges are stored in call order, never interleaved. */
   append(ex: NewExchange): Promise<Exchange>;
+  /**
+   * Start an exchange that grows while it is open (a WebSocket session): its record is stored now (the tape becomes
+   * format 2), its messages as they come, its end when it ends, each a record of its own (`frames`, `end`) that
+   * `parseTapeRecords` merges into the exchange. A store without it does not record sessions (they are refused).
+   */
+  begin?(ex: NewExchange): Promise<OpenExchange>;
   /** Exchanges stored (including those of an appended-to tape); never one that failed. */
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the cause attached), once the tape can no longer be written. */
   readonly failure: TapedeckError | undefined;
   /** Flush, make durable, release the tape. Never throws for a failed tape: see `failure`. */
   close(): Promise<void>;
+}
+
+/** An exchange being written while it is open: see `TapeWriter.begin` (`open-exchange.ts` implements it over any store). */
+export interface OpenExchange {
+  /** The exchange record as stored (its id, seq, redacted headers). */
+  readonly exchange: Exchange;
+  /**
+   * Add messages, redacted like bodies, large ones stored apart. The messages added in one event-loop turn are one
+   * `frames` record, stored after every record queued before it; resolves once it is durable.
+   */
+  addFrames(frames: readonly WsFrame[]): Promise<void>;
+  /** Store the `end` record after every message added so far; nothing can be added after it. Resolves once durable. */
+  end(final: Omit<EndLine, 'type' | 'exchange'>): Promise<void>;
 }
 
 /** Which tapes `list` returns. Every filter narrows; none given: every tape. */
@@ -129,10 +148,14 @@ export interface RemovedTape {
   sideFiles: boolean;
 }
 
-/** One stored record of a tape being copied: the exchange, and its record text exactly as the source holds it. */
+/**
+ * One stored record of a tape being copied, its text exactly as the source holds it: an exchange (`ex`), or a
+ * continuation record of one (a session's `frames` or `end`: no `ex`); `stored`: the large bodies it refers to.
+ */
 export interface TapeRecordCopy {
-  ex: Exchange;
+  ex?: Exchange;
   line: string;
+  stored: StoredBody[];
 }
 
 /** A whole tape to write as it is (push and pull between stores): header and records kept exactly. */

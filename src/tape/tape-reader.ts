@@ -8,7 +8,8 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import { ExchangeSchema, TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
@@ -39,6 +40,8 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
   const problems: TapeProblem[] = [];
   let header: TapeHeader | undefined;
   const exchanges: Exchange[] = [];
+  // Continuation records of sessions (`frames`, `end`), merged into their exchanges once all are read.
+  const parts: PartLine[] = [];
   const all = [...records];
   for (let i = 0; i < all.length; i++) {
     const { line, text } = all[i] as TapeRecord;
@@ -66,6 +69,10 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
       header = parseHeader(where, value, line);
       continue;
     }
+    if (isPartLine(value)) {
+      parts.push({ line, value });
+      continue;
+    }
     const ex = ExchangeSchema.safeParse(value);
     if (!ex.success) {
       const issue = ex.error.issues[0];
@@ -78,6 +85,7 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
     exchanges.push(ex.data);
   }
   if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${where}: empty tape (no header line)`, { status: 500 });
+  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
   return { header, exchanges, problems };
 }
 
@@ -201,14 +209,14 @@ export async function listTapeNames(dir: string): Promise<string[]> {
 function checkFormat(where: string, value: unknown): void {
   if (value === null || typeof value !== 'object') return;
   const h = value as Record<string, unknown>;
-  if (h.type !== 'header' || !('format' in h) || h.format === TAPE_FORMAT_VERSION) return;
+  if (h.type !== 'header' || !('format' in h) || TAPE_FORMATS_READ.includes(h.format as number)) return;
   const writer = typeof h.tapedeck === 'string' ? `tapedeck ${h.tapedeck}` : 'an unknown tapedeck';
-  const newer = typeof h.format === 'number' && h.format > TAPE_FORMAT_VERSION;
+  const newer = typeof h.format === 'number' && h.format > Math.max(...TAPE_FORMATS_READ);
   throw new TapedeckError(
     'TAPE_FORMAT_UNSUPPORTED',
     `tape ${where} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
-      `${TAPE_FORMAT_VERSION}${newer ? ': upgrade tapedeck' : ''}`,
-    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMAT_VERSION } },
+      `${TAPE_FORMATS_READ.join(' and ')}${newer ? ': upgrade tapedeck' : ''}`,
+    { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMATS_READ } },
   );
 }
 
@@ -244,10 +252,15 @@ export async function resolveStoredBodies(
     try {
       if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
       if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
       kept.push(ex);
     } catch (err) {
       const which =
-        ex.request.body.kind === 'file' ? ex.request.body.file : ex.response?.body?.kind === 'file' ? ex.response.body.file : '?';
+        ex.request.body.kind === 'file'
+          ? ex.request.body.file
+          : ex.response?.body?.kind === 'file'
+            ? ex.response.body.file
+            : ((ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?');
       problems.push({
         line: 0,
         message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,

@@ -19,7 +19,8 @@ import { acquireTapeLock, type TapeLock } from './lock.js';
 import { createExchangeEncoder, newTapeHeader, storedBody, type ExchangeEncoder } from './exchange-encoder.js';
 import { highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
-import type { TapeHeader } from './schema.js';
+import { beginExchange } from './open-exchange.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type TapeHeader } from './schema.js';
 import type { TapeWriter, WriterOptions } from './store.js';
 
 export type { NewExchange, TapeWriter } from './store.js';
@@ -144,7 +145,8 @@ function startWriter(
   // The write is synchronous on purpose: appending a few KiB to the page cache costs ~1.5 µs of CPU, less than the
   // promise, thread-pool hand-off and wake-up of an fs/promises write (appends measured 14 µs instead of 17-22 µs).
   let batch: string[] = [];
-  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
+  // `counts`: an exchange's line (a session's `frames` and `end` lines are not exchanges of their own).
+  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void; counts: boolean }[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = (): void => {
     scheduled = undefined;
@@ -183,25 +185,44 @@ function startWriter(
         }
       }
       offset += end;
-      onDisk += whole;
+      onDisk += waiters.slice(0, whole).filter((w) => w.counts).length;
       const error = fail(partial.cause ?? err);
       if (!truncated) error.message += `; the last line on disk is torn (truncating it failed too)`;
       waiters.forEach((w, i) => (i < whole ? w.resolve() : w.reject(error)));
       return;
     }
     offset += written;
-    onDisk += waiters.length;
+    for (const w of waiters) if (w.counts) onDisk++;
     for (const w of waiters) w.resolve();
   };
   const inFlight = new Set<Promise<unknown>>();
-  const enqueueLine = (line: string): Promise<void> =>
+  const enqueueLine = (line: string, counts = true): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       batch.push(line);
-      batchWaiters.push({ resolve, reject });
+      batchWaiters.push({ resolve, reject, counts });
       scheduled ??= setImmediate(flush);
     });
 
-  return {
+  // A tape with a session is format 2 (TAPE_FORMAT_SESSIONS). Its header line starts `{"type":"header","format":1,`
+  // (JSON.stringify of the schema's order): that digit changes in place, the line keeps its length, nothing moves.
+  const markSessions = (): void => {
+    if (header.format === TAPE_FORMAT_SESSIONS) return;
+    let patch: number | undefined;
+    try {
+      patch = openSync(file, 'r+');
+      const head = Buffer.alloc(256);
+      const n = readSync(patch, head, 0, head.byteLength, 0);
+      const at = head.subarray(0, n).indexOf(`"format":${TAPE_FORMAT_VERSION},`);
+      if (at !== -1) writeSync(patch, String(TAPE_FORMAT_SESSIONS), at + '"format":'.length);
+    } catch (err) {
+      throw fail(err);
+    } finally {
+      if (patch !== undefined) closeSync(patch);
+    }
+    header.format = TAPE_FORMAT_SESSIONS;
+  };
+
+  const writer: TapeWriter = {
     path: file,
     name: opts.name,
     header,
@@ -234,6 +255,21 @@ function startWriter(
       await enqueueLine(line + '\n');
       return ex;
     },
+    begin(input) {
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
+      return beginExchange(
+        {
+          tape: opts.name,
+          encoder,
+          enqueue: (line) => enqueueLine(line + '\n', false),
+          failure: () => failure,
+          fail,
+          markSessions,
+        },
+        (ex) => writer.append(ex),
+        input,
+      );
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -255,6 +291,7 @@ function startWriter(
       lock.release();
     },
   };
+  return writer;
 }
 
 function writeFailed(name: string, file: string, err: unknown, onDisk: number): TapedeckError {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import { createPgStore } from '../../src/tape/postgres/pg-store.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
@@ -34,6 +34,19 @@ beforeAll(async () => {
     return text.startsWith('stream') ? openaiChatStream({ parts: [`${text} `, 'done'] }) : openaiChat({ content: `echo: ${text}` });
   });
 });
+/** Every process a test starts, ended after it even when the test fails half-way. */
+const started = new Set<ReturnType<typeof spawnCli>>();
+function spawnTapedeck(args: string[]): ReturnType<typeof spawnCli> {
+  const child = spawnCli(args);
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  return child;
+}
+afterEach(() => {
+  for (const child of started) child.kill('SIGKILL');
+  started.clear();
+});
+
 afterAll(async () => {
   await upstream.close();
   rmSync(dir, { recursive: true, force: true });
@@ -84,7 +97,7 @@ function ask(url: string, content: string, onComplete: () => void): Promise<bool
 
 d('tapes in PostgreSQL, through the CLI', () => {
   it('records into the store, replays from it with the upstream gone, and every command reads it like a folder', async () => {
-    const rec = spawnCli(['record', '--tape', 'checkout', '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]);
+    const rec = spawnTapedeck(['record', '--tape', 'checkout', '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]);
     const url = await waitForListening(rec);
     const live = [await chat(url, 'first question'), await chat(url, 'second question')];
     const recorded = await stop(rec);
@@ -94,7 +107,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     );
 
     const hits = upstream.requests.length;
-    const rep = spawnCli(['replay', '--tape', 'checkout', '--store', store(), '--port', '0', '--save-as', 'checkout-replay']);
+    const rep = spawnTapedeck(['replay', '--tape', 'checkout', '--store', store(), '--port', '0', '--save-as', 'checkout-replay']);
     const rurl = await waitForListening(rep);
     expect([await chat(rurl, 'first question'), await chat(rurl, 'second question')]).toEqual(live);
     expect((await stop(rep)).code).toBe(0);
@@ -131,7 +144,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
   });
 
   it('push and pull move tapes exactly: the round trip diffs identical; an existing tape needs --overwrite', async () => {
-    const rec = spawnCli(['record', '--tape', 'local', '--dir', dir, '--port', '0', '--route', `/openai=${upstream.url}`]);
+    const rec = spawnTapedeck(['record', '--tape', 'local', '--dir', dir, '--port', '0', '--route', `/openai=${upstream.url}`]);
     const url = await waitForListening(rec);
     await chat(url, 'push me');
     await chat(url, 'and me too');
@@ -165,7 +178,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
 
   it('4 recorders into one database at once lose nothing; a second recorder on a tape is refused, naming the first', async () => {
     const recorders = Array.from({ length: 4 }, (_, i) =>
-      spawnCli(['record', '--tape', `fleet-${i}`, '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]),
+      spawnTapedeck(['record', '--tape', `fleet-${i}`, '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]),
     );
     const urls = await Promise.all(recorders.map(waitForListening));
     const second = await runCli(['record', '--tape', 'fleet-0', '--store', store(), '--port', '0', '--append']);
@@ -196,7 +209,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     try {
       for (let round = 0; round < 5; round++) {
         const tape = `crash-${round}`;
-        const child = spawnCli(['record', '--tape', tape, '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]);
+        const child = spawnTapedeck(['record', '--tape', tape, '--store', store(), '--port', '0', '--route', `/openai=${upstream.url}`]);
         const url = await waitForListening(child);
         const exited = new Promise((r) => child.once('exit', r));
         const completed: string[] = [];
@@ -226,7 +239,7 @@ d('a database that goes away mid-record', () => {
     const own = await startPgCluster();
     try {
       const url = own.url.replace('postgres@', 'postgres:hunter2secret@');
-      const child = spawnCli(['record', '--tape', 'doomed', '--store', url, '--port', '0', '--route', `/openai=${upstream.url}`]);
+      const child = spawnTapedeck(['record', '--tape', 'doomed', '--store', url, '--port', '0', '--route', `/openai=${upstream.url}`]);
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
       const proxy = await waitForListening(child);

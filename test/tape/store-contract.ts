@@ -311,6 +311,67 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
       }
     });
 
+    it('WebSocket sessions: records that grow as messages come, merged on read, kept in order and copied exactly', async () => {
+      const store = await make();
+      const other = await make();
+      try {
+        const w = await store.openWriter({ name: 'realtime', header });
+        await w.append(newExchange({ model: 'gpt-4.1-mini' }));
+        if (w.begin === undefined) throw new Error('this store cannot record sessions');
+        const audio = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7) % 256));
+        const open = await w.begin({
+          startedAt: new Date().toISOString(),
+          offsetMs: 10,
+          transport: 'websocket',
+          route: '/openai',
+          request: {
+            method: 'GET',
+            path: '/v1/realtime',
+            query: [['model', 'gpt-realtime']],
+            headers: { authorization: 'Bearer sk-live-0123456789abcdef0123' },
+            body: { kind: 'empty' },
+          },
+          response: { status: 101, headers: {} },
+          timing: { durationMs: 0 },
+        });
+        await open.addFrames([
+          { from: 'server', offsetMs: 1, kind: 'text', data: { kind: 'json', json: { type: 'session.created', z: 1, a: 2 } } },
+        ]);
+        await w.append(newExchange()); // another exchange completes while the session is open
+        await open.addFrames([
+          { from: 'client', offsetMs: 2, kind: 'binary', data: { kind: 'base64', base64: audio.toString('base64') } },
+          { from: 'client', offsetMs: 3, kind: 'close', code: 1000, reason: 'bye' },
+        ]);
+        await open.end({ durationMs: 4 });
+        await w.close();
+        expect(w.count).toBe(3);
+        const tape = await store.load('realtime');
+        expect(tape.header.format).toBe(2);
+        expect(tape.problems).toEqual([]);
+        expect(tape.exchanges.map((e) => e.transport)).toEqual(['http', 'websocket', 'http']);
+        const ws = tape.exchanges[1]!;
+        expect(ws.timing.durationMs).toBe(4);
+        expect(ws.request.headers.authorization).not.toContain('sk-live');
+        expect(ws.websocket?.frames.map((f) => f.kind)).toEqual(['text', 'binary', 'close']);
+        expect(JSON.stringify(ws.websocket?.frames[0]?.data)).toBe('{"kind":"json","json":{"type":"session.created","z":1,"a":2}}');
+        expect(ws.websocket?.frames[1]?.data).toEqual({ kind: 'base64', base64: audio.toString('base64') });
+        const listed = (await store.list()).tapes[0];
+        expect(listed?.ok === true && listed.stats.exchanges).toBe(3);
+        // Copied to another store record for record (the session's messages included), and back.
+        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        expect((await copyTape(store, 'realtime', other)).exchanges).toBe(3);
+        const a = [];
+        for await (const l of store.lines('realtime')) a.push(l.text);
+        const b = [];
+        for await (const l of other.lines('realtime')) b.push(l.text);
+        expect(b).toEqual(a);
+        expect((await other.load('realtime')).exchanges).toEqual(tape.exchanges);
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+
     it('a closed writer refuses appends; a tape written concurrently by many clients keeps every exchange', async () => {
       const store = await make();
       try {

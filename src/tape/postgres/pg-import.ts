@@ -12,13 +12,17 @@ import { clientConfig, storeError, type PgLocation } from './connection.js';
 import type { PgBlobs } from './pg-blobs.js';
 import {
   blobShas,
+  insertParts,
   INSERT_ROWS,
   lockHolderOf,
   NOTIFY_CHANNEL,
   notifyPayload,
+  partExchange,
+  partsJson,
   rowsJson,
   tapeLockKey,
   type ExchangeRow,
+  type PartRow,
 } from './pg-writer.js';
 
 const BATCH = 500;
@@ -66,28 +70,37 @@ export async function importIntoPg(loc: PgLocation, blobs: PgBlobs, tape: TapeIm
     const stats = emptyStats();
     let count = 0;
     let nextSeq = 0;
-    let batch: ExchangeRow[] = [];
+    let pos = 0;
+    let rows: ExchangeRow[] = [];
+    let parts: PartRow[] = [];
     const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      await client.query(`WITH ${INSERT_ROWS} SELECT (SELECT count(*) FROM ins)`, [tapeId, rowsJson(batch), blobShas(batch)]);
-      batch = [];
+      if (rows.length === 0 && parts.length === 0) return;
+      await client.query(`WITH ${INSERT_ROWS}, ${insertParts('$4')} SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM parts)`, [
+        tapeId,
+        rowsJson(rows),
+        [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
+        partsJson(parts),
+      ]);
+      rows = [];
+      parts = [];
     };
-    for await (const { ex, line } of tape.records) {
-      for (const body of [ex.request.body, ex.response?.body])
-        if (body?.kind === 'file') await blobs.put(name, await tape.readBlob(body), body.encoding);
-      batch.push({ ex, line, key: opts.indexKey?.(ex) });
-      addToStats(stats, ex);
-      nextSeq = Math.max(nextSeq, ex.seq + 1);
-      count++;
-      if (batch.length >= BATCH) await flush();
+    for await (const { ex, line, stored } of tape.records) {
+      for (const body of stored) await blobs.put(name, await tape.readBlob(body), body.encoding);
+      if (ex === undefined) {
+        parts.push({ exchange: partExchange(line), line, pos: pos++, shas: stored.map((b) => b.sha256) });
+      } else {
+        rows.push({ ex, line, key: opts.indexKey?.(ex), pos: pos++ });
+        addToStats(stats, ex);
+        nextSeq = Math.max(nextSeq, ex.seq + 1);
+        count++;
+      }
+      if (rows.length + parts.length >= BATCH) await flush();
     }
     await flush();
-    await client.query('UPDATE tapedeck_tapes SET stats = $2::jsonb, exchanges = $3, next_seq = $4, version = version + 1 WHERE id = $1', [
-      tapeId,
-      JSON.stringify(stats),
-      count,
-      nextSeq,
-    ]);
+    await client.query(
+      'UPDATE tapedeck_tapes SET stats = $2::jsonb, exchanges = $3, next_seq = $4, next_pos = $5, version = version + 1 WHERE id = $1',
+      [tapeId, JSON.stringify(stats), count, nextSeq, pos],
+    );
     await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, notifyPayload(loc.namespace, name)]);
     await client.query('COMMIT');
     return count;

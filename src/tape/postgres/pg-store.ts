@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL tape store: tapes shared by a team, a fleet of recorders and many CI runners, in one database
  * (namespaces keep teams or branches apart). Same records as the folder store; the schema is in `schema.ts`, the
- * writer in `pg-writer.ts`, large bodies in `pg-blobs.ts`. Reads page through a tape by seq, so a replay's memory
- * grows with the tape it replays, never with the store; listings and references are answered by indexed queries.
+ * writer in `pg-writer.ts`, large bodies in `pg-blobs.ts`. A tape is read in one query, so a replay's memory grows
+ * with the tape it replays, never with the store; listings and references are answered by indexed queries.
  */
 import { hostname } from 'node:os';
 import pg from 'pg';
@@ -23,9 +23,6 @@ export interface PgStoreOptions {
   /** Over the URL's `?namespace=`. Default `default`. */
   namespace?: string;
 }
-
-/** Rows read per query when reading a tape (keyset paging by seq). */
-const PAGE = 2000;
 
 export async function createPgStore(url: string, opts: PgStoreOptions = {}): Promise<TapeStore> {
   const loc = pgLocation(url, opts.namespace);
@@ -56,23 +53,22 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     ).rows[0];
   const notFound = async (name: string): Promise<TapedeckError> => tapeNotFound(name, loc.display, await store.names());
 
-  /** The tape's records (header first), page by page. */
+  /**
+   * The tape's records (header first), in one query: a tape is read whole (replay holds it in memory anyway), which
+   * keeps memory to the tape's size and costs one round trip, where paging by seq cost a sort per page.
+   */
   async function* records(name: string): AsyncGenerator<TapeRecord> {
     const row = await tapeRow(name);
     if (row === undefined) throw await notFound(name);
     yield { line: 1, text: row.header };
-    let after = -1;
-    for (;;) {
-      const page = await query<{ seq: number; doc: string }>(
-        'read',
-        'SELECT seq, doc FROM tapedeck_exchanges WHERE tape_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-        [row.id, after, PAGE],
-      );
-      // A record's position is its seq after the header (a tape's lines, as a folder store numbers them).
-      for (const r of page.rows) yield { line: r.seq + 2, text: r.doc };
-      if (page.rows.length < PAGE) return;
-      after = (page.rows[page.rows.length - 1] as { seq: number }).seq;
-    }
+    const rows = await query<{ pos: number; doc: string }>(
+      'read',
+      `SELECT pos, doc FROM tapedeck_exchanges WHERE tape_id = $1
+       UNION ALL SELECT pos, doc FROM tapedeck_parts WHERE tape_id = $1 ORDER BY pos`,
+      [row.id],
+    );
+    // A record's position after the header is its line, as a folder store numbers them.
+    for (const r of rows.rows) yield { line: r.pos + 2, text: r.doc };
   }
 
   const listener = createListener(loc);

@@ -16,7 +16,8 @@ import { TapedeckError } from '../../errors.js';
 import { createExchangeEncoder, newTapeHeader, type EncodedExchange } from '../exchange-encoder.js';
 import { createGroupCommit } from '../group-commit.js';
 import { validateTapeName } from '../paths.js';
-import type { Body, Exchange, TapeHeader } from '../schema.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type Body, type Exchange, type TapeHeader } from '../schema.js';
+import { beginExchange } from '../open-exchange.js';
 import { highestMarker } from '../secrets.js';
 import { addToStats, emptyStats, type TapeStats } from '../stats.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
@@ -65,12 +66,24 @@ export interface PgWriterContext {
   where(name: string): string;
 }
 
-/** An exchange ready for its row: the record, its text, and its exact-match key. */
+/** An exchange ready for its row: the record, its text, its exact-match key, its position among the tape's records. */
 export interface ExchangeRow {
   ex: Exchange;
   line: string;
   key: string | undefined;
+  pos: number;
 }
+
+/** A continuation record (a session's `frames` or `end`): its text, the exchange it continues, its position. */
+export interface PartRow {
+  exchange: string;
+  line: string;
+  pos: number;
+  /** The large bodies it refers to (session messages stored apart). */
+  shas: string[];
+}
+
+type RecordRow = ({ kind: 'exchange' } & ExchangeRow) | ({ kind: 'part' } & PartRow);
 
 export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): Promise<TapeWriter> {
   const { loc } = ctx;
@@ -117,23 +130,43 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
   });
   const payload = notifyPayload(loc.namespace, name);
 
-  const commit = createGroupCommit<ExchangeRow>(async (rows) => {
+  // Every record (exchange or continuation) takes the next position when it is queued: the tape's line order.
+  let pos = opened.pos;
+  let markSessionsNext = false;
+  const commit = createGroupCommit<RecordRow>(async (records) => {
     if (failure !== undefined) throw failure;
+    const rows = records.filter((r): r is { kind: 'exchange' } & ExchangeRow => r.kind === 'exchange');
+    const parts = records.filter((r): r is { kind: 'part' } & PartRow => r.kind === 'part');
     const next = structuredClone(stats);
     for (const r of rows) addToStats(next, r.ex);
+    const marking = markSessionsNext;
     try {
       await client.query(
-        `WITH ${INSERT_ROWS},
+        `WITH ${INSERT_ROWS}, ${insertParts('$9')},
          upd AS (
            UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
-                  modified_at = now(), version = version + 1
+                  next_pos = GREATEST(next_pos, $10), modified_at = now(), version = version + 1,
+                  header = CASE WHEN $11 THEN replace(header::text, '"format":${TAPE_FORMAT_VERSION},', '"format":${TAPE_FORMAT_SESSIONS},')::json ELSE header END
             WHERE id = $1 RETURNING version)
-         SELECT (SELECT count(*) FROM ins) AS n, (SELECT version FROM upd) AS version, pg_notify($7, $8)`,
-        [tapeId, rowsJson(rows), blobShas(rows), JSON.stringify(next), rows.length, seq, NOTIFY_CHANNEL, payload],
+         SELECT (SELECT count(*) FROM ins) AS n, (SELECT count(*) FROM parts) AS p, (SELECT version FROM upd) AS version, pg_notify($7, $8)`,
+        [
+          tapeId,
+          rowsJson(rows),
+          [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
+          JSON.stringify(next),
+          rows.length,
+          seq,
+          NOTIFY_CHANNEL,
+          payload,
+          partsJson(parts),
+          pos,
+          marking,
+        ],
       );
     } catch (err) {
       throw fail(err);
     }
+    if (marking) markSessionsNext = false;
     stats = next;
     onDisk += rows.length;
   });
@@ -167,12 +200,32 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           throw err;
         }
         appended++;
-        await commit.add({ ex: e.ex, line: e.line, key: opts.indexKey?.(e.ex) });
+        await commit.add({ kind: 'exchange', ex: e.ex, line: e.line, key: opts.indexKey?.(e.ex), pos: pos++ });
         return e.ex;
       })();
       inFlight.add(done);
       void done.finally(() => inFlight.delete(done)).catch(() => undefined);
       return done;
+    },
+    begin(input) {
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
+      return beginExchange(
+        {
+          tape: name,
+          encoder,
+          enqueue: (line) => commit.add({ kind: 'part', exchange: partExchange(line), line, pos: pos++, shas: partShas(line) }),
+          failure: () => failure,
+          fail,
+          // The stored header says format 2 from the commit that carries the session's first record.
+          markSessions: () => {
+            if (header.format === TAPE_FORMAT_SESSIONS) return;
+            header.format = TAPE_FORMAT_SESSIONS;
+            markSessionsNext = true;
+          },
+        },
+        (ex) => writer.append(ex),
+        input,
+      );
     },
     async close() {
       if (closed) return;
@@ -200,6 +253,8 @@ interface Opened {
   tapeId: string;
   header: TapeHeader;
   seq: number;
+  /** The next record position. */
+  pos: number;
   count: number;
   stats: TapeStats;
   firstMarker: number;
@@ -219,8 +274,8 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
     );
   }
   const ifExists = opts.ifExists ?? 'fail';
-  const found = await client.query<{ id: string; header: string; next_seq: number; exchanges: number; stats: TapeStats }>(
-    'SELECT id, header, next_seq, exchanges, stats FROM tapedeck_tapes WHERE namespace = $1 AND name = $2',
+  const found = await client.query<{ id: string; header: string; next_seq: number; next_pos: number; exchanges: number; stats: TapeStats }>(
+    'SELECT id, header, next_seq, next_pos, exchanges, stats FROM tapedeck_tapes WHERE namespace = $1 AND name = $2',
     [loc.namespace, name],
   );
   const row = found.rows[0];
@@ -233,13 +288,15 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
   if (row !== undefined && ifExists === 'append') {
     const header = parseHeader(ctx.where(name), JSON.parse(row.header));
     const marked = await client.query<{ doc: string }>(
-      `SELECT doc FROM tapedeck_exchanges WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'`,
+      `SELECT doc FROM tapedeck_exchanges WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'
+     UNION ALL SELECT doc FROM tapedeck_parts WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'`,
       [row.id],
     );
     return {
       tapeId: row.id,
       header,
       seq: row.next_seq,
+      pos: row.next_pos,
       count: row.exchanges,
       stats: row.stats,
       firstMarker: highestMarker(marked.rows.map((r) => r.doc).join('\n')) + 1,
@@ -264,7 +321,7 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
       ],
     );
     await client.query('COMMIT');
-    return { tapeId: (created.rows[0] as { id: string }).id, header, seq: 0, count: 0, stats: emptyStats(), firstMarker: 1, append: false };
+    return { tapeId: (created.rows[0] as { id: string }).id, header, seq: 0, pos: 0, count: 0, stats: emptyStats(), firstMarker: 1, append: false };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -277,14 +334,41 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
  */
 export const INSERT_ROWS = `ins AS (
    INSERT INTO tapedeck_exchanges
-     (tape_id, seq, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
-   SELECT $1, r.seq, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
+     (tape_id, seq, pos, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
+   SELECT $1, r.seq, r.pos, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
           ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, r.doc
-     FROM json_to_recordset($2::json) AS r(seq integer, started_at timestamptz, route text, method text, path text,
+     FROM json_to_recordset($2::json) AS r(seq integer, pos integer, started_at timestamptz, route text, method text, path text,
           exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json)
    RETURNING 1),
  refs AS (
    INSERT INTO tapedeck_blob_refs (tape_id, sha256) SELECT $1, unnest($3::text[]) ON CONFLICT DO NOTHING RETURNING 1)`;
+
+/** The CTE that inserts a batch of continuation records ($1 the tape's id; `partsParam` holds `partsJson`). */
+export function insertParts(partsParam: string): string {
+  return `parts AS (
+   INSERT INTO tapedeck_parts (tape_id, pos, exchange, doc)
+   SELECT $1, r.pos, r.exchange, r.doc FROM json_to_recordset(${partsParam}::json) AS r(pos integer, exchange text, doc json)
+   RETURNING 1)`;
+}
+
+/** Continuation records as one JSON array, their `doc` fields their own text. */
+export function partsJson(parts: readonly PartRow[]): string {
+  return `[${parts.map((p) => `{"pos":${p.pos},"exchange":${JSON.stringify(p.exchange)},"doc":${p.line}}`).join(',')}]`;
+}
+
+/** The exchange a continuation record continues (its `exchange` field, read without parsing the record). */
+export function partExchange(line: string): string {
+  const m = /^\{"type":"(?:frames|end)","exchange":"([^"]+)"/.exec(line);
+  if (m) return m[1] as string;
+  return String((JSON.parse(line) as { exchange?: unknown }).exchange);
+}
+
+/** The large bodies a continuation record refers to (session messages stored apart). */
+export function partShas(line: string): string[] {
+  if (!line.includes('"kind":"file"')) return [];
+  const frames = (JSON.parse(line) as { frames?: { data?: { kind?: string; sha256?: string } }[] }).frames ?? [];
+  return frames.flatMap((f) => (f.data?.kind === 'file' && typeof f.data.sha256 === 'string' ? [f.data.sha256] : []));
+}
 
 /** The sha256 of every large body a batch refers to. */
 export function blobShas(rows: readonly ExchangeRow[]): string[] {
@@ -299,6 +383,7 @@ export function rowsJson(rows: readonly ExchangeRow[]): string {
     const tools = [...(ex.mcp?.toolName !== undefined ? [ex.mcp.toolName] : []), ...(ex.llm?.toolCalls ?? []).map((c) => c.name)];
     const cols = {
       seq: ex.seq,
+      pos: rows[i]!.pos,
       started_at: ex.startedAt,
       route: ex.route,
       method: ex.request.method,
@@ -323,5 +408,6 @@ function storedShas(ex: Exchange): string[] {
   };
   add(ex.request.body);
   add(ex.response?.body);
+  for (const f of ex.websocket?.frames ?? []) add(f.data);
   return out;
 }

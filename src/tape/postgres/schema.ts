@@ -12,6 +12,9 @@
  *   `jsonb`: jsonb reorders object keys, and replay serves recorded bodies byte for byte from these records), and
  *   indexed columns for what people filter on: started_at, route, method, path, the exact-match key (sha256),
  *   provider, model, tool names, match kind. `doc::jsonb` works in ad-hoc queries.
+ * - `tapedeck_parts`: the continuation records of exchanges that grow while open (a WebSocket session's `frames`
+ *   and `end` records). Every record of a tape, exchange or part, has a position `pos` in the order it was written,
+ *   so a tape reads back (and `pull` writes it) line for line as a folder store holds it.
  * - `tapedeck_blobs` + `tapedeck_blob_chunks`: large bodies by sha256, in 1 MiB chunks (written as they stream),
  *   shared by every tape that holds the same bytes; `tapedeck_blob_refs` says which tape holds which, so removing
  *   the last tape that refers to a blob removes the blob.
@@ -36,6 +39,7 @@ const MIGRATIONS: Record<number, string[]> = {
       stats jsonb NOT NULL,
       exchanges integer NOT NULL DEFAULT 0,
       next_seq integer NOT NULL DEFAULT 0,
+      next_pos integer NOT NULL DEFAULT 0,
       modified_at timestamptz NOT NULL DEFAULT now(),
       version bigint NOT NULL DEFAULT 0,
       UNIQUE (namespace, name)
@@ -45,6 +49,7 @@ const MIGRATIONS: Record<number, string[]> = {
     `CREATE TABLE tapedeck_exchanges (
       tape_id bigint NOT NULL REFERENCES tapedeck_tapes (id) ON DELETE CASCADE,
       seq integer NOT NULL,
+      pos integer NOT NULL,
       started_at timestamptz,
       route text NOT NULL,
       method text NOT NULL,
@@ -66,6 +71,13 @@ const MIGRATIONS: Record<number, string[]> = {
     `CREATE INDEX tapedeck_exchanges_key ON tapedeck_exchanges (exact_key) WHERE exact_key IS NOT NULL`,
     `CREATE INDEX tapedeck_exchanges_route ON tapedeck_exchanges (route, method, path)`,
     `CREATE INDEX tapedeck_exchanges_match ON tapedeck_exchanges (match_kind, tape_id) WHERE match_kind IS NOT NULL`,
+    `CREATE TABLE tapedeck_parts (
+      tape_id bigint NOT NULL REFERENCES tapedeck_tapes (id) ON DELETE CASCADE,
+      pos integer NOT NULL,
+      exchange text NOT NULL,
+      doc json NOT NULL,
+      PRIMARY KEY (tape_id, pos)
+    )`,
     `CREATE TABLE tapedeck_blobs (
       sha256 text PRIMARY KEY,
       bytes bigint NOT NULL,

@@ -1,0 +1,258 @@
+/**
+ * A live WebSocket session through tapedeck: the upstream is connected first (so a refused upgrade reaches the client
+ * as the upstream's own answer), then the client's handshake is completed with the subprotocol the upstream chose,
+ * and every message is relayed and put on the tape in the order tapedeck saw it. A message from the server is on
+ * the tape before the client gets it (in order, the writes of one event-loop turn grouped): a recorder killed at any
+ * point leaves every message the client had received on the tape. Record mode relays every session; replay relays
+ * the ones that go live (`--on-miss live`, modified replay), with the match and overrides noted.
+ */
+import { WebSocket, type WebSocketServer } from 'ws';
+import { TapedeckError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { detectLlmApi } from '../../providers/detect.js';
+import { httpError } from '../../providers/errors.js';
+import { encodeBody } from '../../tape/body.js';
+import { encodeFrameData } from '../../tape/frame.js';
+import { upstreamUrl } from '../../tape/routes.js';
+import type { ExchangeError, HeaderMap, MatchInfo, WsFrame } from '../../tape/schema.js';
+import { round } from '../../tape/sse.js';
+import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
+import { toExchangeError } from '../forward.js';
+import { headerMapOf } from '../headers.js';
+import { chosenProtocol, upgradeHeaders } from './client-server.js';
+import { answerRaw } from './reject.js';
+import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
+import type { WsUpgrade } from './types.js';
+
+export interface RelayOptions {
+  writer: TapeWriter;
+  /** Accepts the client's side of the session (`createClientServer`). */
+  wss: WebSocketServer;
+  log: Logger;
+  /** How long the upstream may take to switch protocols. */
+  handshakeMs: number;
+  /** Once the tape cannot be written: `refuse` closes the session (1011), `serve` relays it unrecorded. */
+  onTapeFailure: 'refuse' | 'serve';
+  /** On a replay tape: how this session was answered, and notes (overrides applied). */
+  match?: MatchInfo;
+  notes?: Record<string, unknown>;
+  /** Notes known only at the end (the overrides a rewrite applied), added by the end line. */
+  endNotes?: () => Record<string, unknown> | undefined;
+  /** Modified replay: the query sent upstream, and each client message as sent upstream (JSON in, JSON out). */
+  rewrite?: { query?: (q: [string, string][]) => [string, string][]; clientJson?: (json: unknown) => unknown };
+  /** Registers a way to stop the session (tapedeck stopping); returns the unregister function. */
+  register: (stop: () => void) => () => void;
+}
+
+/** Relay one session; resolves once it has ended and its end is on the tape (or could not be). Never rejects. */
+export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<void> {
+  const elapsed = (): number => round(performance.now() - up.t0);
+  const query = opts.rewrite?.query ? opts.rewrite.query(up.query) : up.query;
+  const rawQuery = opts.rewrite?.query ? undefined : up.rawQuery;
+  const url = upstreamUrl(up.route, up.path, query, rawQuery).replace(/^http/i, 'ws');
+  const base: Omit<NewExchange, 'timing'> = {
+    startedAt: up.startedAt.toISOString(),
+    offsetMs: round(up.offsetMs),
+    transport: 'websocket',
+    route: up.route.prefix,
+    upstream: up.route.upstream,
+    request: { method: 'GET', path: up.path, query, headers: wsTapeHeaders(up.headers), body: { kind: 'empty' } },
+    ...(opts.match ? { match: opts.match } : {}),
+    ...(opts.notes ? { notes: opts.notes } : {}),
+  };
+  const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
+
+  const cannot = opts.writer.begin === undefined ? sessionsUnsupported(opts.writer) : opts.writer.failure;
+  if (cannot !== undefined && (opts.onTapeFailure === 'refuse' || opts.writer.begin === undefined)) {
+    const answer = httpError(cannot, api);
+    answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+    return;
+  }
+
+  const upstream = new WebSocket(url, requestedProtocols(up.headers), {
+    headers: wsUpstreamHeaders(up.headers),
+    handshakeTimeout: opts.handshakeMs,
+    followRedirects: false,
+  });
+  // Messages from the server before the client is accepted wait here, in order.
+  const early: { data: Buffer; binary: boolean; at: number }[] = [];
+  let onServer = (data: Buffer, binary: boolean): void => void early.push({ data, binary, at: elapsed() });
+  upstream.on('message', (data: Buffer, binary: boolean) => onServer(data, binary));
+  let upgraded: HeaderMap | undefined;
+  upstream.on('upgrade', (res) => (upgraded = headerMapOf(res.headers)));
+
+  const opened = await new Promise<{ ok: true } | { ok: false; error: ExchangeError; status?: number; headers?: HeaderMap; body?: Buffer }>(
+    (resolve) => {
+      upstream.once('open', () => resolve({ ok: true }));
+      upstream.once('unexpected-response', (_req, res) => {
+        // The upstream answered without switching (401, 404, 429...): that answer is the exchange, passed on as it is.
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', () => undefined);
+        res.on('end', () =>
+          resolve({
+            ok: false,
+            error: {
+              code: 'NOT_UPGRADED',
+              message: `the upstream answered ${res.statusCode ?? 0} instead of switching protocols`,
+              phase: 'response',
+            },
+            status: res.statusCode ?? 502,
+            headers: headerMapOf(res.headers),
+            body: Buffer.concat(chunks),
+          }),
+        );
+      });
+      upstream.once('error', (err) => resolve({ ok: false, error: toExchangeError(err, 'connect') }));
+    },
+  );
+  upstream.on('error', () => undefined);
+
+  if (!opened.ok) {
+    const ttfbMs = elapsed();
+    let response: NewExchange['response'];
+    if (opened.status !== undefined) {
+      const headers = opened.headers ?? {};
+      const body = opened.body ?? Buffer.alloc(0);
+      answerRaw(up.socket, opened.status, headers, body);
+      response = { status: opened.status, headers, body: encodeBody(body, headers['content-type']) };
+    } else {
+      const err = new TapedeckError(
+        'UPSTREAM_ERROR',
+        `tapedeck could not open the WebSocket to ${up.route.upstream}: ${opened.error.message}`,
+        {
+          details: { code: opened.error.code },
+          headers: { 'x-tapedeck-error': opened.error.code },
+        },
+      );
+      const answer = httpError(err, api);
+      answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+      response = { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } };
+    }
+    await opts.writer
+      .append({ ...base, response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } })
+      .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket upgrade'));
+    return;
+  }
+
+  const ttfbMs = elapsed();
+  const protocol = upstream.protocol;
+  if (protocol !== '') chosenProtocol.set(up.req, protocol);
+  upgradeHeaders.set(up.req, upgraded ?? {});
+  const tape = sessionTape(opts.writer, {
+    ...base,
+    response: { status: 101, headers: wsTapeHeaders(upgraded ?? {}) },
+    timing: { ttfbMs, durationMs: 0 },
+  });
+  const client = await new Promise<WebSocket | undefined>((resolve) => {
+    if (up.socket.destroyed) return resolve(undefined);
+    up.socket.once('close', () => resolve(undefined));
+    opts.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => resolve(ws));
+  });
+  if (client === undefined) {
+    upstream.terminate();
+    await tape.end({
+      durationMs: elapsed(),
+      error: { code: 'CLIENT_CLOSED', message: 'the client went away during the handshake', phase: 'connect' },
+    });
+    return;
+  }
+
+  let failed: TapedeckError | undefined;
+  const tapeFailed = (err: unknown): void => {
+    if (failed !== undefined) return;
+    failed = err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', (err as Error).message, { cause: err });
+    if (opts.onTapeFailure === 'refuse') {
+      opts.log.error({ err: failed.message }, 'the tape cannot be written: closing the WebSocket session');
+      client.close(1011, 'tapedeck cannot write the tape');
+      upstream.close(1011, 'tapedeck cannot write the tape');
+    }
+  };
+  const record = (frame: WsFrame): Promise<void> => tape.add(frame).catch(tapeFailed);
+
+  // Server -> client: on the tape first, then sent, in arrival order.
+  const toClient: { send: () => void; ready: boolean }[] = [];
+  const pump = (): void => {
+    while (toClient.length > 0 && (toClient[0] as { ready: boolean }).ready) (toClient.shift() as { send: () => void }).send();
+  };
+  const queue = (frame: WsFrame, send: () => void): void => {
+    const entry = { send, ready: false };
+    toClient.push(entry);
+    void record(frame).then(() => {
+      entry.ready = true;
+      pump();
+    });
+  };
+  onServer = (data, binary) => {
+    const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
+    queue(frame, () => {
+      if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve')) client.send(data, { binary });
+    });
+  };
+  for (const m of early.splice(0)) {
+    queue({ from: 'server', offsetMs: m.at, kind: m.binary ? 'binary' : 'text', data: encodeFrameData(m.data, m.binary) }, () =>
+      client.send(m.data, { binary: m.binary }),
+    );
+  }
+
+  client.on('message', (data: Buffer, binary: boolean) => {
+    let out = data;
+    const rewrite = opts.rewrite?.clientJson;
+    if (rewrite !== undefined && !binary) {
+      try {
+        out = Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
+      } catch {
+        out = data;
+      }
+    }
+    void record({ from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(out, binary) });
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary });
+  });
+  client.on('error', () => undefined);
+
+  let error: ExchangeError | undefined;
+  // Sides closed so far: a session one side has closed is ending, not cut, when tapedeck stops.
+  let closes = 0;
+  const done = new Promise<void>((resolve) => {
+    const closed = (): void => {
+      if (++closes === 2) resolve();
+    };
+    client.once('close', (code: number, reason: Buffer) => {
+      if (code === 1006) error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
+      else void record({ from: 'client', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) });
+      closeWith(upstream, code, reason);
+      closed();
+    });
+    upstream.once('close', (code: number, reason: Buffer) => {
+      if (code === 1006) error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
+      // After the messages before it: the client is closed once they are sent.
+      const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) };
+      const after = (): void => closeWith(client, code, reason);
+      if (code === 1006) {
+        toClient.push({ send: after, ready: true });
+        pump();
+      } else queue(frame, after);
+      closed();
+    });
+  });
+  const unregister = opts.register(() => {
+    if (closes === 0) error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
+    client.close(1001, 'tapedeck stopped');
+    upstream.close(1001, 'tapedeck stopped');
+    // A peer that does not answer the close within a second is cut.
+    setTimeout(() => {
+      client.terminate();
+      upstream.terminate();
+    }, 1000).unref();
+  });
+  await done;
+  unregister();
+  const notes = opts.endNotes?.();
+  await tape.end({ durationMs: elapsed(), ...(error ? { error } : {}), ...(notes ? { notes } : {}) }).catch((err: unknown) => {
+    if (failed === undefined) opts.log.error({ err: (err as Error).message }, 'could not write the end of a WebSocket session');
+  });
+}
+
+function closeFields(code: number, reason: Buffer): Pick<WsFrame, 'code' | 'reason'> {
+  return { ...(code === 1005 ? {} : { code }), ...(reason.byteLength > 0 ? { reason: reason.toString('utf8') } : {}) };
+}

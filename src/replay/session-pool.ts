@@ -1,0 +1,211 @@
+/**
+ * Replaying WebSocket sessions without sockets: the recorded sessions of a tape, grouped by where they connected
+ * (route, path, query without secrets), each cut into what the server sent unprompted on connect and, per client
+ * message, the server messages that followed it. A live session plays one recorded session: it takes the first one
+ * nobody is playing, and keeps it while the client's messages match it, message by message, in order. When the first
+ * message that does not match it matches another recording from the start (concurrent sessions that connected in
+ * another order), it moves to that one; when none matches, it is a miss.
+ */
+import type { Exchange, WsFrame } from '../tape/schema.js';
+import type { SecretDetector } from '../tape/secrets.js';
+import { bindIds, compareFrame, newIdMap, withNewIds, type IdMap } from './frame-match.js';
+
+/** One client message of a recording and the server messages that followed it (until the next client message). */
+export interface Turn {
+  client: WsFrame;
+  replies: WsFrame[];
+}
+
+export interface RecordedSession {
+  exchange: Exchange;
+  /** What the server sent before the client's first message. */
+  opening: WsFrame[];
+  turns: Turn[];
+}
+
+/** Cut a recorded session into its opening and turns. Client closes end a turn's replies (what follows is the close echo). */
+export function scriptOf(exchange: Exchange): RecordedSession {
+  const opening: WsFrame[] = [];
+  const turns: Turn[] = [];
+  let closedByClient = false;
+  for (const f of exchange.websocket?.frames ?? []) {
+    if (f.from === 'client') {
+      if (f.kind === 'close') closedByClient = true;
+      else if (!closedByClient) turns.push({ client: f, replies: [] });
+      continue;
+    }
+    if (closedByClient) continue;
+    (turns.at(-1)?.replies ?? opening).push(f);
+  }
+  return { exchange, opening, turns };
+}
+
+export type PlayOutcome =
+  | { kind: 'match'; replies: WsFrame[]; turn: Turn; index: number }
+  | { kind: 'miss'; reason: string; closest?: { id: string; difference: string } };
+
+/** One live session playing a recording. */
+export interface SessionPlay {
+  /** The recording being played (it may change at the first messages: see the module comment). */
+  readonly source: Exchange;
+  /** The server messages to send on connect. */
+  opening(): WsFrame[];
+  /** A client message: the server messages that answer it, or why none does. */
+  next(frame: WsFrame): PlayOutcome;
+  /** The session ended: its recording is used (a later session takes another one first). */
+  done(): void;
+}
+
+export interface SessionPool {
+  /** The sessions recorded for this upgrade, or undefined when the tape has none there. */
+  open(route: string, path: string, query: readonly [string, string][]): SessionPlay | undefined;
+  /** How many sessions the tape has (for messages). */
+  readonly size: number;
+}
+
+export interface SessionPoolOptions {
+  secrets: SecretDetector;
+  /** Per-run identifier fields of the API a session speaks. */
+  idKeys: (ex: Exchange) => readonly string[];
+}
+
+const REDACTED_VALUE = /^\[REDACTED(?::\d+)?\]$/;
+
+/** Where a session connected, as matched: route, path, and the query without values the tape redacted. */
+function placeOf(route: string, path: string, query: readonly [string, string][], redactedKeys?: ReadonlySet<string>): string {
+  const kept = query
+    .filter(([k, v]) => !REDACTED_VALUE.test(v) && !redactedKeys?.has(k))
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  return `${route} ${path}?${kept.join('&')}`;
+}
+
+export function createSessionPool(exchanges: readonly Exchange[], opts: SessionPoolOptions): SessionPool {
+  const byPlace = new Map<string, RecordedSession[]>();
+  // Query keys the tape has redacted anywhere on a route (an API key in the URL is not part of where it connected).
+  const redacted = new Map<string, Set<string>>();
+  const recorded = exchanges
+    .filter((ex) => ex.websocket !== undefined && ex.response?.status === 101 && ex.match?.kind !== 'miss')
+    .sort((a, b) => a.offsetMs - b.offsetMs || a.seq - b.seq);
+  for (const ex of recorded) {
+    const keys = redacted.get(ex.route) ?? new Set<string>();
+    for (const [k, v] of ex.request.query) if (REDACTED_VALUE.test(v)) keys.add(k);
+    redacted.set(ex.route, keys);
+  }
+  for (const ex of recorded) {
+    const place = placeOf(ex.route, ex.request.path, ex.request.query, redacted.get(ex.route));
+    const list = byPlace.get(place) ?? [];
+    list.push(scriptOf(ex));
+    byPlace.set(place, list);
+  }
+  // Who plays each recording now; which were played to the end.
+  const owner = new Map<RecordedSession, Play>();
+  const used = new Set<RecordedSession>();
+
+  class Play implements SessionPlay {
+    private session: RecordedSession;
+    private readonly history: WsFrame[] = [];
+    private ids: IdMap = newIdMap();
+    private readonly keys: ReadonlySet<string>;
+    private ended = false;
+
+    constructor(private readonly candidates: RecordedSession[]) {
+      this.session = this.pick();
+      owner.set(this.session, this);
+      this.keys = new Set(opts.idKeys(this.session.exchange));
+    }
+
+    get source(): Exchange {
+      return this.session.exchange;
+    }
+
+    /** The first recording nobody plays and nobody played; else one nobody plays; else the first. */
+    private pick(): RecordedSession {
+      const free = (s: RecordedSession): boolean => owner.get(s) === undefined;
+      return this.candidates.find((s) => free(s) && !used.has(s)) ?? this.candidates.find(free) ?? (this.candidates[0] as RecordedSession);
+    }
+
+    opening(): WsFrame[] {
+      return this.session.opening.map((f) => withNewIds(f, this.ids, this.keys));
+    }
+
+    next(frame: WsFrame): PlayOutcome {
+      const k = this.history.length;
+      const mine = owner.get(this.session) === this || owner.get(this.session) === undefined;
+      const here = mine ? this.tryTurn(this.session, k, frame, this.ids) : undefined;
+      if (here?.ok === true) return this.take(this.session, k, frame, here.ids);
+      // Another recording this client matches from its first message on (one nobody plays, or one whose player has
+      // not matched a message yet).
+      for (const c of this.candidates) {
+        if (c === this.session) continue;
+        const other = owner.get(c);
+        if (other !== undefined && other !== this && other.history.length > 0) continue;
+        const ids = newIdMap();
+        let ok = true;
+        for (let i = 0; i <= k && ok; i++) ok = this.tryTurn(c, i, i < k ? (this.history[i] as WsFrame) : frame, ids).ok;
+        if (!ok) continue;
+        if (owner.get(this.session) === this) owner.delete(this.session);
+        if (other !== undefined && other !== this) other.bumped();
+        owner.set(c, this);
+        this.session = c;
+        return this.take(c, k, frame, ids);
+      }
+      const reason =
+        here === undefined
+          ? `recording #${this.session.exchange.id} is played by another session`
+          : k >= this.session.turns.length
+            ? `recording #${this.session.exchange.id} has ${this.session.turns.length} client message(s); this is message ${k + 1}`
+            : `message ${k + 1} differs from recording #${this.session.exchange.id}: ${here.difference}`;
+      return {
+        kind: 'miss',
+        reason,
+        ...(here !== undefined && !here.ok && k < this.session.turns.length
+          ? { closest: { id: this.session.exchange.id, difference: here.difference } }
+          : {}),
+      };
+    }
+
+    private tryTurn(
+      s: RecordedSession,
+      k: number,
+      frame: WsFrame,
+      ids: IdMap,
+    ): { ok: true; ids: IdMap } | { ok: false; difference: string } {
+      const turn = s.turns[k];
+      if (turn === undefined) return { ok: false, difference: 'the recording has no more client messages' };
+      const verdict = compareFrame(frame, turn.client, ids, this.keys, opts.secrets);
+      if (!verdict.ok) return verdict;
+      const next: IdMap = { toNew: new Map(ids.toNew), toRecorded: new Map(ids.toRecorded) };
+      bindIds(next, verdict.bind);
+      return { ok: true, ids: next };
+    }
+
+    private take(s: RecordedSession, k: number, frame: WsFrame, ids: IdMap): PlayOutcome {
+      this.ids = ids;
+      this.history.push(frame);
+      const turn = s.turns[k] as Turn;
+      return { kind: 'match', turn, index: k, replies: turn.replies.map((f) => withNewIds(f, ids, this.keys)) };
+    }
+
+    /** Another session took the recording this one was given on connect: it picks again at its first message. */
+    bumped(): void {
+      this.session = this.pick();
+      if (owner.get(this.session) === undefined) owner.set(this.session, this);
+    }
+
+    done(): void {
+      if (this.ended) return;
+      this.ended = true;
+      if (owner.get(this.session) === this) owner.delete(this.session);
+      if (this.history.length > 0) used.add(this.session);
+    }
+  }
+
+  return {
+    size: recorded.length,
+    open(route, path, query) {
+      const candidates = byPlace.get(placeOf(route, path, query, redacted.get(route)));
+      return candidates === undefined || candidates.length === 0 ? undefined : new Play(candidates);
+    },
+  };
+}
