@@ -294,6 +294,10 @@ describe('tapedeck drift', () => {
     expect(readFileSync(path.join(dir, 'renamed-today.jsonl'), 'utf8')).not.toContain('sk-drift');
     // the refreshed tape has drifted no more
     expect((await drift('renamed-today')).report.verdict).toBe('unchanged');
+    // without --save-as the tape itself is refreshed
+    expect((await drift('error', '--refresh')).report.refreshed).toBe('error');
+    expect((await loadTape(dir, 'error')).exchanges[0]!.response?.status).toBe(404);
+    expect((await drift('error')).report.verdict).toBe('unchanged');
     // an existing name is refused without --overwrite
     const again = await runCli(['drift', 'renamed', '--dir', dir, '--refresh', '--save-as', 'renamed-today'], KEYS);
     expect(again.code).toBe(1);
