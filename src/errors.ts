@@ -71,6 +71,8 @@ const CODES = {
   STORE_UNAVAILABLE: { status: 503, type: 'tapedeck_store_unavailable', rpc: RPC.internal },
   /** A tape store whose schema was written by a newer tapedeck. */
   STORE_SCHEMA_UNSUPPORTED: { status: 500, type: 'tapedeck_store_schema_unsupported', rpc: RPC.internal },
+  /** drift: a key the calls to send need is not in the environment (a tape holds no keys). */
+  MISSING_CREDENTIALS: { status: 401, type: 'tapedeck_missing_credentials', rpc: RPC.internal },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

@@ -14,6 +14,7 @@ import { exportCommand } from './export.js';
 import { caCommand } from './ca.js';
 import { costCommand } from './cost.js';
 import { experimentCommand } from './experiment.js';
+import { driftCommand } from './drift.js';
 import { pullCommand, pushCommand } from './transfer.js';
 
 /** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   costCommand,
   experimentCommand,
+  driftCommand,
   rmCommand,
   pruneCommand,
   pushCommand,

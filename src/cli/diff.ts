@@ -6,6 +6,7 @@ import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
 import { diffRuns, divergenceAt, runOf } from '../inspect/diff.js';
 import { renderDiff } from '../inspect/diff-summary.js';
+import { renderDiffMarkdown } from '../inspect/diff-markdown.js';
 import { styleFor } from '../inspect/format.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
@@ -15,13 +16,16 @@ export const diffCommand: Command = {
   name: 'diff',
   summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
   usage: [
-    'tapedeck diff A B [--dir DIR | --store URL] [--json] [--fail-on-divergence] [--min-score S] [--width N | --wide]',
+    'tapedeck diff A B [--dir DIR | --store URL] [--json | --markdown] [--fail-on-divergence] [--min-score S] [--min-ars S]',
+    '                  [--width N | --wide]',
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
     '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
     '                         configChanges, steps, unusedRecordings; see the README)',
+    '  --markdown             print the diff as Markdown for a pull-request comment (verdict, table, details folded)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',
+    '  --min-ars S            exit 1 when the Agent Regression Score (0..1) is below S',
     STORE_USAGE,
     WIDTH_USAGE,
   ].join('\n'),
@@ -30,18 +34,21 @@ export const diffCommand: Command = {
     json: { type: 'boolean' },
     'fail-on-divergence': { type: 'boolean' },
     'min-score': { type: 'string' },
+    'min-ars': { type: 'string' },
+    markdown: { type: 'boolean' },
     ...WIDTH_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
     const [nameA, nameB, ...extra] = ctx.positionals;
     if (nameA === undefined || nameB === undefined || extra.length > 0)
-      throw new TapedeckError('BAD_ARGS', 'usage: tapedeck diff A B [--json] [--fail-on-divergence] [--min-score S]');
-    const minScoreFlag = stringValue(ctx.values, 'min-score');
-    const minScore = minScoreFlag === undefined ? undefined : Number(minScoreFlag);
-    if (minScore !== undefined && (minScoreFlag?.trim() === '' || !Number.isFinite(minScore) || minScore < 0 || minScore > 1)) {
-      throw new TapedeckError('BAD_ARGS', `--min-score needs a number from 0 to 1, got "${minScoreFlag}"`);
-    }
+      throw new TapedeckError(
+        'BAD_ARGS',
+        'usage: tapedeck diff A B [--json | --markdown] [--fail-on-divergence] [--min-score S] [--min-ars S]',
+      );
+    if (ctx.values.json === true && ctx.values.markdown === true) throw new TapedeckError('BAD_ARGS', '--json and --markdown: pick one');
+    const minScore = unitFlag(stringValue(ctx.values, 'min-score'), '--min-score');
+    const minArs = unitFlag(stringValue(ctx.values, 'min-ars'), '--min-ars');
     const config = commandConfig(ctx);
     const costOf = createCostFn(priceTable(config.prices));
     const a = runOf(await loadTapeRef(config, nameA));
@@ -58,7 +65,17 @@ export const diffCommand: Command = {
     }
     const diff = diffRuns(a, b, { costOf, ...(similarity ? { similarity } : {}) });
 
+    // The gates, each failed one as one line (stderr) and in the Markdown verdict.
+    const failed: string[] = [];
+    if (ctx.values['fail-on-divergence'] === true && !diff.identical)
+      failed.push(
+        `${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at ${divergenceAt(diff.firstDivergence, nameA, nameB)}: ${diff.firstDivergence.reason}` : ''}`,
+      );
+    if (minScore !== undefined && diff.score < minScore) failed.push(`score ${diff.score} is below --min-score ${minScore}`);
+    if (minArs !== undefined && diff.ars.score < minArs) failed.push(`ARS ${diff.ars.score} is below --min-ars ${minArs}`);
+
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(diff, null, 2) + '\n');
+    else if (ctx.values.markdown === true) ctx.stdout.write(renderDiffMarkdown(a, b, diff, { costOf, failed }).join('\n') + '\n');
     else
       ctx.stdout.write(
         renderDiff(a, b, diff, layoutWidth(ctx), styleFor(ctx.stdout, ctx.env))
@@ -71,16 +88,16 @@ export const diffCommand: Command = {
     ] as const)
       for (const p of run.tape.problems) ctx.stderr.write(`tapedeck diff: ${name}: line ${p.line}: ${p.message}\n`);
 
-    if (ctx.values['fail-on-divergence'] === true && !diff.identical) {
-      ctx.stderr.write(
-        `tapedeck diff: ${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at ${divergenceAt(diff.firstDivergence, nameA, nameB)}: ${diff.firstDivergence.reason}` : ''}\n`,
-      );
-      return 1;
-    }
-    if (minScore !== undefined && diff.score < minScore) {
-      ctx.stderr.write(`tapedeck diff: score ${diff.score} is below --min-score ${minScore}\n`);
-      return 1;
-    }
-    return 0;
+    for (const f of failed) ctx.stderr.write(`tapedeck diff: ${f}\n`);
+    return failed.length > 0 ? 1 : 0;
   },
 };
+
+/** A gate's threshold: a number from 0 to 1, or undefined when the flag is absent. */
+function unitFlag(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new TapedeckError('BAD_ARGS', `${flag} needs a number from 0 to 1, got "${text}"`);
+  return n;
+}

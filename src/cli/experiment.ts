@@ -1,5 +1,6 @@
 import { TapedeckError } from '../errors.js';
 import { renderExperiment } from '../experiment/render.js';
+import { renderExperimentMarkdown } from '../experiment/render-markdown.js';
 import { runExperiment } from '../experiment/run-experiment.js';
 import { styleFor } from '../inspect/format.js';
 import { createLogger } from '../log.js';
@@ -15,7 +16,7 @@ export const experimentCommand: Command = {
   summary: 'A/B a recorded run: replay the agent once per configuration (models, temperatures, prompts), diff each run',
   usage: [
     'tapedeck experiment --tape NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
-    '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json]',
+    '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json | --markdown]',
     '                    [--width N | --wide]',
     '                    [--dir DIR | --store URL] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
     '',
@@ -25,6 +26,7 @@ export const experimentCommand: Command = {
     '  --live-route ROUTE  only LLM calls on ROUTE go live, as for replay',
     '  --repeat N          run each configuration N times, to tell a real change from run-to-run noise',
     '  --json              print the results as JSON (configs, runs with their diffs, variance)',
+    '  --markdown          print the results as Markdown for a pull-request comment (verdict, table, details folded)',
     '  --width N / --wide  lay out the table for N columns / cut no line (default: the terminal, else COLUMNS, else 100)',
     '  -- COMMAND ARGS     the agent, run with OPENAI_BASE_URL, ANTHROPIC_BASE_URL, ... pointing at each replay',
     '',
@@ -42,6 +44,7 @@ export const experimentCommand: Command = {
     repeat: { type: 'string' },
     'side-effects': { type: 'string' },
     json: { type: 'boolean' },
+    markdown: { type: 'boolean' },
     verbose: { type: 'boolean' },
     ...WIDTH_OPTIONS,
   },
@@ -49,6 +52,7 @@ export const experimentCommand: Command = {
     const name = stringValue(ctx.values, 'tape');
     if (name === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
     const width = layoutWidth(ctx);
+    if (ctx.values.json === true && ctx.values.markdown === true) throw new TapedeckError('BAD_ARGS', '--json and --markdown: pick one');
     const [command, ...args] = ctx.rest;
     if (command === undefined)
       throw new TapedeckError('BAD_ARGS', 'the agent to run goes after --: tapedeck experiment --tape NAME ... -- COMMAND ARGS...');
@@ -91,6 +95,7 @@ export const experimentCommand: Command = {
     });
     log.flush();
     if (ctx.values.json === true) ctx.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    else if (ctx.values.markdown === true) ctx.stdout.write(renderExperimentMarkdown(result).join('\n') + '\n');
     else ctx.stdout.write(renderExperiment(result, width, styleFor(ctx.stdout, ctx.env)).join('\n') + '\n');
     return result.runs.some((r) => r.failed !== null) ? 1 : 0;
   },

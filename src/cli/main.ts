@@ -14,7 +14,14 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
 };
 
 /** Errors in what was asked for (exit 2), as opposed to failures while doing it (exit 1). */
-const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set(['BAD_ARGS', 'BAD_CONFIG', 'PORT_IN_USE', 'UNKNOWN_MODEL_PROVIDER', 'TAPE_NOT_FOUND']);
+const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set([
+  'BAD_ARGS',
+  'BAD_CONFIG',
+  'PORT_IN_USE',
+  'UNKNOWN_MODEL_PROVIDER',
+  'TAPE_NOT_FOUND',
+  'MISSING_CREDENTIALS',
+]);
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

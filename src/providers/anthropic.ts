@@ -14,6 +14,12 @@ import { parseJson } from '../tape/json-depth.js';
 
 export const anthropic: ProviderAdapter = {
   api: 'messages',
+  // The Anthropic SDKs read ANTHROPIC_API_KEY (then ANTHROPIC_AUTH_TOKEN); newer ones send it as a bearer token,
+  // older ones and curl as x-api-key.
+  credentials: [
+    { env: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'], header: 'authorization', scheme: 'bearer' },
+    { env: ['ANTHROPIC_API_KEY'], header: 'x-api-key' },
+  ],
   detect({ route, path, method, upstream }) {
     if (method !== 'POST') return undefined;
     return /(^|\/)v1\/messages$/.test(path) || (/\/messages$/.test(path) && /anthropic/i.test(route + (upstream ?? '')))

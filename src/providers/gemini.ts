@@ -24,6 +24,8 @@ const MODEL_IN_PATH = /\/models\/([^/:]+):/;
 
 export const gemini: ProviderAdapter = {
   api: 'generateContent',
+  // The Google Gen AI SDKs read GEMINI_API_KEY, then GOOGLE_API_KEY; the key travels as x-goog-api-key or ?key=.
+  credentials: [{ env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], header: 'x-goog-api-key', query: 'key' }],
   detect: ({ path, method }) => (method === 'POST' && /\/models\/[^/:]+:(stream)?generateContent$/i.test(path) ? 'gemini' : undefined),
 
   describeRequest(body, path) {

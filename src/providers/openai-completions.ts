@@ -2,11 +2,12 @@
 import { answerError, isErrorEvent } from './answer.js';
 import { isObj, str } from './json.js';
 import { chatChunk, chatOverrides } from './openai-chat.js';
-import { openaiDetector, openaiErrorBody, openaiUsage } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI_CREDENTIALS } from './openai.js';
 import type { ProviderAdapter } from './types.js';
 
 export const openaiCompletions: ProviderAdapter = {
   api: 'completions',
+  credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/completions$/),
   describeRequest: (body) => ({ model: str(body.model), streamed: body.stream === true }),
   describeBody(answer, body) {

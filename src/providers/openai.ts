@@ -4,7 +4,13 @@
  */
 import type { Usage } from '../tape/schema.js';
 import { isObj, num } from './json.js';
-import type { Json, LlmProvider, RequestTarget } from './types.js';
+import type { ApiCredential, Json, LlmProvider, RequestTarget } from './types.js';
+
+/** What the OpenAI SDKs read (`OPENAI_API_KEY`, sent as a bearer token), and Azure OpenAI's `api-key` header. */
+export const OPENAI_CREDENTIALS: readonly ApiCredential[] = [
+  { env: ['OPENAI_API_KEY'], header: 'authorization', scheme: 'bearer' },
+  { env: ['AZURE_OPENAI_API_KEY'], header: 'api-key' },
+];
 
 /** OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`); any other server is compatible. */
 export function openaiProvider(target: RequestTarget): LlmProvider {

@@ -113,9 +113,26 @@ export interface StreamConversion {
   fromEvents(data: readonly string[]): Json | undefined;
 }
 
+/**
+ * One way this API's official SDKs find an API key and send it: the environment variables they read (first set one
+ * wins) and the header (or query parameter) it travels in. What `tapedeck drift` puts back into a recorded request,
+ * since a tape holds no key.
+ */
+export interface ApiCredential {
+  env: readonly string[];
+  /** The header that carries the key (lower case). */
+  header: string;
+  /** `bearer`: the header's value is `Bearer KEY`; otherwise the key itself. */
+  scheme?: 'bearer';
+  /** A query parameter that may carry the key instead (Gemini's `key`). */
+  query?: string;
+}
+
 export interface ProviderAdapter {
   /** The API family, written on the tape as `llm.api`. */
   readonly api: LlmApi;
+  /** The ways this API's SDKs send a key, most usual first (`OPENAI_API_KEY` as `Authorization: Bearer ...`). */
+  readonly credentials?: readonly ApiCredential[];
   /** The provider when a request is this API (`openai`, `anthropic`, ...), else undefined. */
   detect(target: RequestTarget): LlmProvider | undefined;
   /** Request side: model, whether it streams, and parameters this API keeps in its own places. */

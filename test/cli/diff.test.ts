@@ -258,6 +258,45 @@ describe('tapedeck diff', () => {
     for (const line of stdout.trimEnd().split('\n')) expect(line.length).toBeLessThanOrEqual(100);
   }, 30_000);
 
+  it('--markdown: the verdict first, the table, details folded; --min-ars gates on the regression score', async () => {
+    const same = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--markdown', '--min-ars', '1']);
+    expect(same.code).toBe(0);
+    expect(same.stdout.split('\n')[0]).toBe('### ✅ tapedeck diff `base` → `base-replay`: identical, score 1.00, ARS 1.00 (excellent)');
+    expect(same.stdout).toContain('**First divergence:** none, the runs match step for step.');
+
+    const other = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--min-ars', '0.99']);
+    expect(other.code).toBe(1);
+    expect(other.stderr.trim()).toMatch(/^tapedeck diff: ARS 0\.\d+ is below --min-ars 0\.99$/);
+    const lines = other.stdout.split('\n');
+    expect(lines[0]).toMatch(/^### ❌ tapedeck diff `base` → `other-model`: differs, score 0\.\d\d, ARS 0\.\d\d \((good|moderate)\)$/);
+    expect(lines[2]).toMatch(/^\*\*Fails:\*\* ARS 0\.\d+ is below --min-ars 0\.99$/);
+    expect(other.stdout).toContain('|  | base | other-model | change |\n| --- | ---: | ---: | ---: |\n| LLM calls | 5 | 5 | 0 |');
+    expect(other.stdout).toMatch(/^\| tool calls \| 4 \| 4 \| 3 edit\(s\) \|$/m);
+    expect(other.stdout).toMatch(/^\| tokens \| 300 \| 375 \| \+75 \|$/m);
+    expect(other.stdout).toMatch(/^\*\*First divergence\*\* at step 3: different tool: the model asked for \[echo\] in the original/m);
+    // details folded, each opened and closed
+    expect(other.stdout.match(/^<details>$/gm)?.length).toBeGreaterThanOrEqual(4);
+    expect(other.stdout.match(/^<details>$/gm)?.length).toBe(other.stdout.match(/^<\/details>$/gm)?.length);
+    expect(other.stdout).toContain('<summary>configuration (1 change(s))</summary>');
+    expect(other.stdout).toContain('| model | gpt-4o-mini | gpt-4.1 |');
+    expect(other.stdout).toMatch(/^\| 0 \| echo\(\{"message":"a"\}\) \| get-sum\(\{"a":1,"b":2\}\) \|$/m);
+    expect(other.stdout).not.toContain('\u001b[');
+    // every table row has as many cells as its header
+    for (const block of other.stdout.split(/\n(?!\|)/)) {
+      const rows = block.split('\n').filter((l) => l.startsWith('|'));
+      const cells = (l: string): number => l.replace(/\\\|/g, '').split('|').length;
+      for (const row of rows) expect(cells(row)).toBe(cells(rows[0]!));
+    }
+
+    expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', '0.1'])).code).toBe(0);
+    const both = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--json']);
+    expect(both.code).toBe(2);
+    expect(both.stderr.trim()).toBe('tapedeck diff: --json and --markdown: pick one');
+    const bad = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe('tapedeck diff: --min-ars needs a number from 0 to 1, got "x"');
+  }, 30_000);
+
   it('bad arguments exit 2 with one line; a missing tape exits 1 with one line', async () => {
     const one = await runCli(['diff', 'base', '--dir', dir]);
     expect(one.code).toBe(2);

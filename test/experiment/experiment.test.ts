@@ -68,6 +68,30 @@ describe('tapedeck experiment', () => {
     expect(res.stderr).toContain('agent: 400 no such model'); // the agent's own output, on stderr
   }, 60_000);
 
+  it('--markdown prints the experiment for a pull-request comment', async () => {
+    const res = await runCli([
+      'experiment',
+      '--tape',
+      'base',
+      '--dir',
+      dir,
+      '--model',
+      'gpt-4.1',
+      '--markdown',
+      '--',
+      process.execPath,
+      AGENT,
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    const lines = res.stdout.split('\n');
+    expect(lines[0]).toMatch(
+      /^### ✅ tapedeck experiment on `base`: 1 configuration\(s\), 1 run\(s\); closest to the original: model gpt-4\.1 \(score 0\.\d\d\)$/,
+    );
+    expect(lines).toContain('| run | configuration | score | ARS | tool edits | tokens | cost | duration | first divergence |');
+    expect(lines.find((l) => l.startsWith('| 1 | 1. model gpt-4.1 |'))).toMatch(/ \| 2 \| \+24 \| .* \| step 0 \|$/);
+    expect(lines).toContain('- run 1: different tool: the model asked for [lookup] in the original, [search] in the replay');
+  }, 60_000);
+
   it('--json and --repeat: every run with its diff, and run-to-run variance per configuration', async () => {
     const res = await runCli([
       'experiment',

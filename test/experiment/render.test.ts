@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { renderExperiment } from '../../src/experiment/render.js';
+import { renderExperimentMarkdown } from '../../src/experiment/render-markdown.js';
 import type { ExperimentResult } from '../../src/experiment/run-experiment.js';
 import { styleFor } from '../../src/inspect/format.js';
 import type { RunDiff } from '../../src/inspect/diff.js';
@@ -75,5 +76,28 @@ describe('the experiment table', () => {
     const legend = lines.indexOf('configurations');
     expect(lines.slice(legend + 1, legend + 3)).toEqual(result().configs.map((c, i) => `  config ${i + 1}: ${c.label}`));
     expect(lines.join('\n')).not.toContain('…');
+  });
+
+  it('--markdown: the verdict first, one row per run, the reasons folded', () => {
+    const r = result();
+    const failed = { ...r.runs[0]!, failed: 'the agent exited with code 3', config: 1, repeat: 2 };
+    const md = renderExperimentMarkdown({ ...r, runs: [...r.runs, failed] });
+    expect(md[0]).toBe(
+      '### ❌ tapedeck experiment on `weather`: 2 configuration(s), 3 run(s), 1 failed; closest to the original: ' +
+        'model gpt-4.1, temperature 0.7, system prompt "Answer in French, briefly." (score 0.60)',
+    );
+    expect(md).toContain('| run | configuration | score | ARS | tool edits | tokens | cost | duration | first divergence |');
+    expect(md).toContain(
+      '| 2 | 2. model gpt-4.1, temperature 0.7, system prompt "Answer in French, briefly." #1 | 0.60 | 0.60 (good) | 0 | +10 | +$0.0001 | +12ms | step 2 |',
+    );
+    expect(md.find((l) => l.startsWith('| 3 |'))).toMatch(/ \| ❌ failed \|$/);
+    const why = md.slice(md.indexOf('<summary>why runs part from the original</summary>'));
+    expect(why).toContain('- run 2: different output; blocked at step 3: send_email ("send_email" counts as a side effect)');
+    expect(why).toContain('- run 3: failed: the agent exited with code 3; different output');
+    expect(md).toContain('<summary>run-to-run variance (same configuration)</summary>');
+    expect(md).toContain('- run 1: `weather.exp-1`');
+    const plainRun = renderExperimentMarkdown(r);
+    expect(plainRun[0]).toMatch(/^### ✅ .*2 run\(s\); closest/);
+    expect(plainRun.join('\n')).not.toContain('variance');
   });
 });

@@ -1,0 +1,107 @@
+/**
+ * A tape holds no keys: its credential headers (and query parameters) read `[REDACTED]`. Drift puts a key back
+ * where the recording had one, from the environment variable the provider's SDKs read (each adapter says which,
+ * `ProviderAdapter.credentials`), or from the variable `--key ROUTE=VAR` names for a route. A redacted header no
+ * variable covers is left out (and said so); a variable that is not set is reported before anything is sent.
+ */
+import { adapterFor } from '../providers/registry.js';
+import type { ApiCredential } from '../providers/types.js';
+import { REDACTED } from '../tape/redact.js';
+import type { Exchange } from '../tape/schema.js';
+
+/** A call to fill: its recorded exchange in, what to send out (a `PlannedCall`). */
+export interface CallToFill {
+  exchange: Exchange;
+  headers: Record<string, string>;
+  query: [string, string][];
+  /** The header and query names drift filled (so what is kept of the call can show them redacted again). */
+  filled: { headers: string[]; query: string[] };
+}
+
+export interface CredentialNeeds {
+  /** Variables that must be set (`OPENAI_API_KEY`, or `GEMINI_API_KEY or GOOGLE_API_KEY`), with the calls that need them. */
+  missing: { variable: string; route: string; calls: number }[];
+  /** Redacted headers / query parameters no variable covers: not sent. */
+  dropped: { route: string; name: string }[];
+}
+
+/** Fill each call's `headers` and `query` (what is sent) and say what could not be filled. */
+export function credentialsFor(
+  calls: readonly CallToFill[],
+  opts: { env: NodeJS.ProcessEnv; keys: Readonly<Record<string, string>> },
+): CredentialNeeds {
+  const missing = new Map<string, { variable: string; route: string; calls: number }>();
+  const dropped = new Map<string, { route: string; name: string }>();
+  const need = (variable: string, route: string): void => {
+    const k = `${variable}\n${route}`;
+    const m = missing.get(k) ?? { variable, route, calls: 0 };
+    m.calls++;
+    missing.set(k, m);
+  };
+  for (const call of calls) {
+    const ex = call.exchange;
+    const ways = adapterFor(ex.llm?.api)?.credentials ?? [];
+    const keyVar = opts.keys[ex.route];
+    const fill = (name: string, where: 'header' | 'query'): string | undefined => {
+      if (keyVar !== undefined) {
+        const v = opts.env[keyVar];
+        if (v === undefined || v === '') {
+          need(keyVar, ex.route);
+          return undefined;
+        }
+        return where === 'header' && name === 'authorization' && !/\s/.test(v) ? `Bearer ${v}` : v;
+      }
+      const way = ways.find((w) => (where === 'header' ? w.header === name : w.query === name));
+      if (way === undefined) {
+        dropped.set(`${ex.route}\n${name}`, { route: ex.route, name: where === 'query' ? `?${name}` : name });
+        return undefined;
+      }
+      const v = valueOf(way, opts.env);
+      if (v === undefined) {
+        need(way.env.join(' or '), ex.route);
+        return undefined;
+      }
+      return where === 'header' && way.scheme === 'bearer' ? `Bearer ${v}` : v;
+    };
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(ex.request.headers)) {
+      if (value !== REDACTED) {
+        headers[name] = value;
+        continue;
+      }
+      const v = fill(name, 'header');
+      if (v === undefined) continue;
+      headers[name] = v;
+      call.filled.headers.push(name);
+    }
+    const query: [string, string][] = [];
+    for (const [name, value] of ex.request.query) {
+      if (value !== REDACTED) {
+        query.push([name, value]);
+        continue;
+      }
+      const v = fill(name, 'query');
+      if (v === undefined) continue;
+      query.push([name, v]);
+      call.filled.query.push(name);
+    }
+    call.headers = headers;
+    call.query = query;
+  }
+  return { missing: [...missing.values()], dropped: [...dropped.values()] };
+}
+
+function valueOf(way: ApiCredential, env: NodeJS.ProcessEnv): string | undefined {
+  for (const name of way.env) {
+    const v = env[name];
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+/** One line for the variables that are not set: what to set, for which calls. */
+export function missingLine(needs: CredentialNeeds): string | undefined {
+  if (needs.missing.length === 0) return undefined;
+  const parts = needs.missing.map((m) => `${m.variable} (${m.calls} call(s) on ${m.route})`);
+  return `drift needs ${parts.join(', ')}: the tape holds no keys; set ${needs.missing.length === 1 ? 'it' : 'them'} in the environment, or name another variable with --key ROUTE=VAR`;
+}

@@ -1,0 +1,147 @@
+/**
+ * Sending a tape's calls again, one after the other in the tape's order, through the proxy's own forwarding (so a
+ * fresh answer is captured exactly as a recording would be: events with their offsets, time to first byte). MCP
+ * calls go in the session drift opens: the recorded `initialize` is sent first and the server's new session id
+ * replaces the recorded one on every later call of that session (a session with no recorded `initialize` gets
+ * one). Sessions are ended (DELETE) when done. Keys drift added never stay on what it keeps of a call.
+ */
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { request, type Dispatcher } from 'undici';
+import { describeExchange } from '../providers/describe.js';
+import { forwardAndCapture } from '../proxy/forward.js';
+import type { ResponseSink } from '../proxy/sink.js';
+import type { ProxyRequest } from '../proxy/types.js';
+import { decodeBody } from '../tape/body.js';
+import { REDACTED } from '../tape/redact.js';
+import { upstreamUrl } from '../tape/routes.js';
+import type { Exchange, Route } from '../tape/schema.js';
+import { VERSION } from '../version.js';
+import type { PlannedCall } from './plan.js';
+
+export interface SendOptions {
+  dispatcher: Dispatcher;
+  /** Told before each call goes out. */
+  onSend?: (call: PlannedCall) => void;
+}
+
+/** The fresh exchange of each call (described like a recording; same `id` and `seq` as the recorded one). */
+export async function sendCalls(calls: readonly PlannedCall[], opts: SendOptions): Promise<Map<PlannedCall, Exchange>> {
+  const out = new Map<PlannedCall, Exchange>();
+  /** Recorded session (`ROUTE#ID`) -> the session the server gave drift. */
+  const sessions = new Map<string, string>();
+  const opened: { route: Route; path: string; id: string; headers: Record<string, string> }[] = [];
+  for (const call of calls) {
+    const headers = { ...call.headers };
+    const method = call.exchange.mcp?.method;
+    if (call.session !== undefined && method !== 'initialize') {
+      if (!sessions.has(call.session) && call.exchange.mcp?.sessionId !== undefined) {
+        // The tape has no initialize for this session (or it was not sent): open one.
+        const fresh = await send(initializeCall(call), opts.dispatcher);
+        const id = fresh.response?.headers['mcp-session-id'];
+        if (id !== undefined) {
+          sessions.set(call.session, id);
+          opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers) });
+          await send({ ...initializeCall(call), body: { jsonrpc: '2.0', method: 'notifications/initialized' } }, opts.dispatcher, id);
+        }
+      }
+    }
+    const session = call.session === undefined || method === 'initialize' ? undefined : sessions.get(call.session);
+    if (session === undefined) delete headers['mcp-session-id'];
+    opts.onSend?.(call);
+    const fresh = await send({ route: call.route, exchange: call.exchange, headers, query: call.query }, opts.dispatcher, session);
+    if (method === 'initialize' && call.session !== undefined) {
+      const id = fresh.response?.headers['mcp-session-id'];
+      if (id !== undefined) {
+        sessions.set(call.session, id);
+        opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers) });
+      }
+    }
+    out.set(call, keptOf(fresh, call));
+  }
+  for (const s of opened) {
+    try {
+      const res = await request(upstreamUrl(s.route, s.path, []), {
+        method: 'DELETE',
+        headers: { ...s.headers, 'mcp-session-id': s.id },
+        dispatcher: opts.dispatcher,
+      });
+      await res.body.dump();
+    } catch {
+      // A server that is gone, or does not end sessions: nothing to clean up.
+    }
+  }
+  return out;
+}
+
+interface Outgoing {
+  route: Route;
+  exchange: Exchange;
+  headers: Record<string, string>;
+  query: [string, string][];
+  /** Another body than the recorded one (a session drift opens itself). */
+  body?: unknown;
+}
+
+async function send(o: Outgoing, dispatcher: Dispatcher, session?: string): Promise<Exchange> {
+  const ex = o.exchange;
+  const headers = { ...o.headers };
+  if (session !== undefined) headers['mcp-session-id'] = session;
+  const body = o.body === undefined ? decodeBody(ex.request.body) : Buffer.from(JSON.stringify(o.body));
+  const req: ProxyRequest = {
+    route: o.route,
+    method: ex.request.method,
+    path: ex.request.path,
+    query: o.query,
+    headers,
+    body,
+    startedAt: new Date(),
+    offsetMs: ex.offsetMs,
+    t0: performance.now(),
+  };
+  const fresh = await forwardAndCapture(req, discardSink(), { dispatcher });
+  return { ...describeExchange(fresh), type: 'exchange', id: ex.id, seq: ex.seq };
+}
+
+/** What drift keeps of a fresh call: the keys it added are `[REDACTED]` again, as on the tape. */
+function keptOf(fresh: Exchange, call: PlannedCall): Exchange {
+  if (call.filled.headers.length === 0 && call.filled.query.length === 0) return fresh;
+  const headers = { ...fresh.request.headers };
+  for (const h of call.filled.headers) if (h in headers) headers[h] = REDACTED;
+  const query = fresh.request.query.map(([k, v]): [string, string] => [k, call.filled.query.includes(k) ? REDACTED : v]);
+  return { ...fresh, request: { ...fresh.request, headers, query } };
+}
+
+/** The headers an MCP request needs beside the session: accept, content type, protocol version, credentials. */
+function mcpHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (k !== 'mcp-session-id' && k !== 'content-length') out[k] = v;
+  return out;
+}
+
+/** An `initialize` for a session the tape has none for, with the call's own headers. */
+function initializeCall(call: PlannedCall): Outgoing {
+  return {
+    route: call.route,
+    exchange: { ...call.exchange, request: { ...call.exchange.request, method: 'POST' } },
+    headers: { ...mcpHeaders(call.headers), accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+    query: call.query,
+    body: {
+      jsonrpc: '2.0',
+      id: 'tapedeck-drift-initialize',
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tapedeck-drift', version: VERSION } },
+    },
+  };
+}
+
+/** A sink that drops the answer: drift reads the captured exchange, nobody waits for the bytes. */
+function discardSink(): ResponseSink {
+  return {
+    head: () => undefined,
+    write: () => true,
+    onDrain: () => undefined,
+    end: () => undefined,
+    cut: () => undefined,
+    onClose: () => undefined,
+  };
+}
