@@ -12,6 +12,7 @@
  * - `remove` never deletes a tape being written;
  * - large bodies are content-addressed (sha256) and verified when read.
  */
+import type { Readable } from 'node:stream';
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
 import type { Body, EndLine, Exchange, TapeHeader, WsFrame } from './schema.js';
@@ -218,6 +219,11 @@ export interface TapeStore {
   remove(name: string): Promise<RemovedTape>;
   /** The bytes of a large body stored for tape `name`, checked against its size and sha256 (TAPE_CORRUPT otherwise). */
   readBlob(name: string, body: StoredBody): Promise<Buffer>;
+  /**
+   * The bytes of a large body as a stream (bounded memory, whatever its size), checked against its size and sha256
+   * as they pass (the stream fails with TAPE_CORRUPT at its end otherwise).
+   */
+  openBlob(name: string, body: StoredBody): Readable;
   /** Start a large body for tape `name`, fed as it streams. */
   blobSink(name: string): BlobSink;
   /**

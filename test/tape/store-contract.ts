@@ -189,6 +189,27 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         const body = await sink.end('text');
         expect(body).toMatchObject({ kind: 'file', encoding: 'text', bytes: 11 });
         expect((await store.readBlob('big', body)).toString()).toBe('hello world');
+        // Read as it streams too, checked on the way.
+        const streamed: Buffer[] = [];
+        for await (const chunk of store.openBlob('big', body)) streamed.push(chunk as Buffer);
+        expect(Buffer.concat(streamed).toString()).toBe('hello world');
+        const tampered = async (): Promise<void> => {
+          for await (const chunk of store.openBlob('big', { ...body, bytes: 12 })) void chunk;
+        };
+        await expect(tampered()).rejects.toMatchObject({ code: 'TAPE_CORRUPT' });
+        // A large body streams in and out in bounded pieces, byte for byte.
+        const many = store.blobSink('big');
+        const piece = Buffer.alloc(300 * 1024, 7);
+        for (let i = 0; i < 10; i++) many.write(piece);
+        const manyBody = await many.end('base64');
+        let total = 0;
+        let largest = 0;
+        for await (const chunk of store.openBlob('big', manyBody)) {
+          total += (chunk as Buffer).byteLength;
+          largest = Math.max(largest, (chunk as Buffer).byteLength);
+        }
+        expect(total).toBe(10 * piece.byteLength);
+        expect(largest).toBeLessThanOrEqual(2 * 1024 * 1024);
       } finally {
         await store.close();
       }

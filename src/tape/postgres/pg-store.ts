@@ -218,6 +218,9 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     readBlob(_name, body) {
       return blobs.read(body);
     },
+    openBlob(name, body) {
+      return blobs.stream(body, where(name));
+    },
     blobSink(name) {
       return blobs.sink(name);
     },
