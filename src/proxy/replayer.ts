@@ -154,7 +154,7 @@ export function toIncoming(req: ProxyRequest): IncomingRequest {
     path: req.path,
     query: req.query,
     headers: req.headers,
-    body: encodeBody(req.body, req.headers['content-type']),
+    body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
   };
   const incoming: IncomingRequest = { route: req.route.prefix, request, transport: 'http' };
   const llm = requestSideLlm(req.route.prefix, request);

@@ -28,7 +28,8 @@ export class Utf8Check {
 
   push(chunk: Uint8Array): void {
     if (!this.ok) return;
-    const buf = this.carry.byteLength > 0 ? Buffer.concat([this.carry, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buf =
+      this.carry.byteLength > 0 ? Buffer.concat([this.carry, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const cut = incompleteTail(buf);
     this.carry = Buffer.from(buf.subarray(buf.byteLength - cut));
     this.ok = isUtf8(buf.subarray(0, buf.byteLength - cut));
@@ -60,7 +61,11 @@ export function streamedEncoding(contentType: string | undefined, utf8: boolean)
  * The bytes of a stored body as a stream, checked against its recorded size and sha256 as they pass: a mismatch
  * fails the stream at its end (TAPE_CORRUPT), as `readBlob` would.
  */
-export function verifiedBlobStream(open: () => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>, body: StoredBody, where: string): Readable {
+export function verifiedBlobStream(
+  open: () => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>,
+  body: StoredBody,
+  where: string,
+): Readable {
   return Readable.from(
     (async function* () {
       const hash = createHash('sha256');

@@ -243,7 +243,8 @@ export function createMemoryStore(): TapeStore {
       return verifiedBlobStream(
         async () => {
           const bytes = blobs.get(body.sha256);
-          if (bytes === undefined) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... for tape "${name}"`);
+          if (bytes === undefined)
+            throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... for tape "${name}"`);
           // In slices, as a file would come: a consumer sees the same stream from every store.
           const slices: Buffer[] = [];
           for (let off = 0; off < bytes.byteLength; off += 64 * 1024) slices.push(bytes.subarray(off, off + 64 * 1024));

@@ -142,7 +142,9 @@ export function createPgBlobs(pool: pg.Pool, onError: (what: string, err: unknow
             for (let n = 0; n < count; n++) {
               let rows: { data: Buffer }[];
               try {
-                rows = (await pool.query<{ data: Buffer }>('SELECT data FROM tapedeck_blob_chunks WHERE blob = $1 AND n = $2', [body.sha256, n])).rows;
+                rows = (
+                  await pool.query<{ data: Buffer }>('SELECT data FROM tapedeck_blob_chunks WHERE blob = $1 AND n = $2', [body.sha256, n])
+                ).rows;
               } catch (err) {
                 throw onError('read a large body', err);
               }
