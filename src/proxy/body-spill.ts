@@ -66,3 +66,23 @@ export function startSpill(spill: BodySpill, first: readonly Buffer[], contentTy
     },
   };
 }
+
+/** Where a replay finds the large bodies of the tape it replays, and where it keeps those it serves. */
+export interface ReplayBlobs {
+  /** A body stored for the tape being replayed, as a stream. */
+  open(body: StoredBody): Readable;
+  /** The replay tape's store for large bodies. */
+  spill: BodySpill;
+}
+
+/** Copy a stored body into another tape's store as it streams (bounded memory); resolves to the copy's reference. */
+export async function copyBlob(from: Readable, to: BodySpill, encoding: StoredBody['encoding']): Promise<StoredBody> {
+  const sink = to.sink();
+  try {
+    for await (const chunk of from) sink.write(chunk as Buffer);
+  } catch (err) {
+    sink.abort();
+    throw err;
+  }
+  return sink.end(encoding);
+}

@@ -174,6 +174,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       tape: opts.tape,
       saveAs: opts.saveAs,
       keepEmpty: opts.keepEmpty,
+      streamLargeBodies: true,
       redact: opts.redact,
       routes,
       fallbackRoutes: opts.fallbackRoutes,
@@ -208,6 +209,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       allowLive: opts.allowLive,
       ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
       stopping,
+      blobs: { open: (body) => store.openBlob(opts.tape, body), spill: createBodySpill(store, session.writer.name) },
     });
     handle = replayer.handle;
     drain = replayer.drain;

@@ -42,6 +42,11 @@ export interface LoadedTape {
 export interface ReadTapeOptions {
   /** Load large (side-file / blob) bodies into memory (default true): replay needs them, listing does not. */
   resolveFiles?: boolean;
+  /**
+   * With `resolveFiles`: bodies stored apart that are larger than this many bytes are checked (size and sha256, read
+   * as a stream) but left as references, for replay to stream them with `openBlob`. Default: every body is loaded.
+   */
+  inlineUpTo?: number;
 }
 
 export interface WriterOptions {

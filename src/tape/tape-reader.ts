@@ -115,7 +115,9 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     throw err;
   }
   const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
-  const usable = opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b)) : exchanges;
+  const large = opts.inlineUpTo === undefined ? undefined : { above: opts.inlineUpTo, open: (b: StoredBody) => streamSideFile(file, b) };
+  const usable =
+    opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), large) : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
@@ -256,14 +258,21 @@ export async function resolveStoredBodies(
   exchanges: Exchange[],
   problems: TapeProblem[],
   read: (body: StoredBody) => Promise<Buffer>,
+  large?: { above: number; open: (body: StoredBody) => Readable },
 ): Promise<Exchange[]> {
   const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
     body?.kind !== 'file' ? body : inlineBody(body, await read(body));
+  // A body too large to hold stays a reference, checked now (read as a stream) so that a corrupt one is never served.
+  const resolveOrCheck = async (body: StoredBody): Promise<Body> => {
+    if (large === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
+    for await (const chunk of large.open(body)) void chunk;
+    return body;
+  };
   const kept: Exchange[] = [];
   for (const ex of exchanges) {
     try {
-      if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
-      if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      if (ex.request.body.kind === 'file') ex.request.body = await resolveOrCheck(ex.request.body);
+      if (ex.response?.body?.kind === 'file') ex.response.body = await resolveOrCheck(ex.response.body);
       for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
       kept.push(ex);
     } catch (err) {

@@ -176,6 +176,17 @@ describe.each([
       } finally {
         await play.close();
       }
+      // The replay tape holds its own copy of both bodies, readable from it alone.
+      const replayTape = await store.load(play.writer.name, { resolveFiles: false });
+      expect(replayTape.exchanges.map((e) => e.match?.kind).sort()).toEqual(['exact', 'miss']);
+      const served = replayTape.exchanges.find((e) => e.match?.kind === 'exact');
+      expect(served?.request.body).toMatchObject({ kind: 'file', sha256: sha(body) });
+      const copy = served?.response?.body;
+      expect(copy).toMatchObject({ kind: 'file', sha256: sha(body), file: expect.stringContaining(play.writer.name) as string });
+      if (copy?.kind !== 'file') throw new Error('not stored apart');
+      const hash = createHash('sha256');
+      for await (const chunk of store.openBlob(play.writer.name, copy)) hash.update(chunk as Buffer);
+      expect(hash.digest('hex')).toBe(sha(body));
     } finally {
       echo.release();
       await echo.close();

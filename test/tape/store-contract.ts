@@ -176,6 +176,11 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         expect(raw[1]).not.toContain(big);
         const tape = await store.load('big');
         expect(tape.exchanges[0]?.request.body).toEqual({ kind: 'json', json: { model: 'm', prompt: big } });
+        // Bodies larger than `inlineUpTo` stay references (checked as they are read), for replay to stream them.
+        const kept = await store.load('big', { inlineUpTo: 2000 });
+        expect(kept.exchanges[0]?.request.body).toMatchObject({ kind: 'file', encoding: 'json' });
+        expect(kept.problems).toEqual([]);
+        expect((await store.load('big', { inlineUpTo: 10_000 })).exchanges[0]?.request.body.kind).toBe('json');
         const shallow = await store.load('big', { resolveFiles: false });
         const stored = shallow.exchanges[1]?.request.body;
         expect(stored?.kind).toBe('file');
