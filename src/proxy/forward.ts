@@ -14,6 +14,7 @@ import { upstreamUrl } from '../tape/routes.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type Spilling } from './body-spill.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export interface ForwardOptions {
   dispatcher: Dispatcher;
@@ -101,8 +102,8 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
     const said =
       err instanceof Cancelled
-        ? `${error.message} (${req.route.upstream})`
-        : `tapedeck could not reach ${req.route.upstream}: ${error.message}`;
+        ? `${error.message} (${redactUrlCredentials(req.route.upstream)})`
+        : `tapedeck could not reach ${redactUrlCredentials(req.route.upstream)}: ${error.message}`;
     const unreachable = new TapedeckError('UPSTREAM_ERROR', said, {
       details: { code: error.code },
       headers: { 'x-tapedeck-error': error.code },

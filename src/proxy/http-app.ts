@@ -11,6 +11,7 @@ import type { ForwardProxy } from './forward-proxy.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type LargeBody, type Spilling } from './body-spill.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export type ProxyHandler = (req: ProxyRequest, res: ServerResponse) => Promise<void>;
 
@@ -163,7 +164,7 @@ function headerMap(raw: IncomingMessage['headers']): HeaderMap {
 
 /** No route matched: say so, with the closest configured route when one is close, and every route there is. */
 function noRouteError(pathname: string, method: string, routes: readonly Route[]): TapedeckError {
-  const known = routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
+  const known = routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
   const hint = closestRoute(pathname, method, routes);
   let message = `tapedeck: no route for ${pathname}`;
   if (hint !== undefined) message += `; did you mean ${hint.path}?`;
