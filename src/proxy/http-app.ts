@@ -102,6 +102,10 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
       spilling?.abort();
       res.destroy();
     });
+    // A client that goes away mid-upload leaves nothing half-stored.
+    incoming.on('close', () => {
+      if (!incoming.complete) spilling?.abort();
+    });
     incoming.on('end', () => {
       if (spilling === undefined) return dispatch(undefined);
       spilling.end().then(dispatch, (err: unknown) => {

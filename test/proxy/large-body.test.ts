@@ -4,7 +4,7 @@
  * byte for byte (sha256 compared), with the folder store and the memory store.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -193,4 +193,37 @@ describe.each([
       await store.close();
     }
   }, 120_000);
+});
+
+describe('a huge upload the client abandons', () => {
+  it('leaves nothing half-stored, and the proxy keeps serving', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-large-'));
+    dirs.push(dir);
+    const { store, stored } = counting(createDirStore(dir));
+    const echo = await startEcho();
+    const rec = await startProxy({ mode: 'record', tape: 'gone', store, port: 0, routes: [{ prefix: '/up', upstream: echo.url }] });
+    try {
+      const req = request(`${rec.url}/up/upload`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': SIZE },
+      });
+      req.on('error', () => undefined);
+      req.write(Buffer.alloc(STREAMED_BODY_BYTES + MiB, 1));
+      await vi.waitFor(() => expect(stored()).toBeGreaterThan(STREAMED_BODY_BYTES), { timeout: 20_000, interval: 50 });
+      req.destroy();
+      const side = path.join(dir, 'gone.files');
+      await vi.waitFor(() => expect(existsSync(side) ? readdirSync(side) : []).toEqual([]), { timeout: 10_000, interval: 50 });
+      expect(echo.seen).toEqual([]);
+      // The next upload goes through as usual.
+      const answered = upload(rec.url, Buffer.from('hello'), 'text/plain', () => Promise.resolve());
+      await vi.waitFor(() => expect(echo.seen).toHaveLength(1), { timeout: 10_000, interval: 20 });
+      echo.release();
+      expect(await answered).toMatchObject({ status: 200, bytes: 5 });
+    } finally {
+      echo.release();
+      await rec.close();
+      await echo.close();
+      await store.close();
+    }
+  }, 60_000);
 });
