@@ -17,6 +17,7 @@ import { createRequestListener, type ProxyHandler } from './http-app.js';
 import { createExchangeLog } from './exchange-log.js';
 import { shutdownReason } from './forward.js';
 import { createRecorder, type TapeFailurePolicy } from './recorder.js';
+import { createBodySpill } from './body-spill.js';
 import { createReplayer, type ReplayerOptions } from './replayer.js';
 import { openTapeSession } from './tape-session.js';
 import { createDirStore } from '../tape/dir-store.js';
@@ -161,6 +162,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       out,
       dispatcher,
       stopping,
+      spill: createBodySpill(store, writer.name),
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     }).handle;
     drain = out.drain;
@@ -172,6 +174,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       tape: opts.tape,
       saveAs: opts.saveAs,
       keepEmpty: opts.keepEmpty,
+      streamLargeBodies: true,
       redact: opts.redact,
       routes,
       fallbackRoutes: opts.fallbackRoutes,
@@ -206,6 +209,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       allowLive: opts.allowLive,
       ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
       stopping,
+      blobs: { open: (body) => store.openBlob(opts.tape, body), spill: createBodySpill(store, session.writer.name) },
     });
     handle = replayer.handle;
     drain = replayer.drain;
@@ -234,7 +238,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     isSelf: isSelfFor(own, () => boundPort),
     log,
   });
-  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
+  // Bodies too large to hold stream into the tape being written (the recording, or the replay tape).
+  const spill = createBodySpill(store, writer.name);
+  const listener = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward, spill });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, listener);
   server.on('connect', forward.onConnect(server));
   server.on(
