@@ -110,6 +110,8 @@ export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from
 export { agentEnv, writeCaBundle, type AgentEnvOptions } from './proxy/agent-env.js';
 export { loadOrCreateCa, defaultCaDir, type CertificateAuthority } from './proxy/ca.js';
 export { sandboxLaunch, sandboxSupport } from './proxy/sandbox.js';
+export { startServe, type ServeOptions, type RunningServe, type ServeMode, type TapeReport } from './proxy/serve.js';
+export { TAPE_HEADER } from './proxy/tape-name.js';
 export { DEFAULT_TIMEOUTS, type Timeouts, type ForwardProxySettings } from './proxy/server.js';
 
 // --- config: settings and prices

@@ -13,7 +13,7 @@ import { ownHosts, type OwnHosts } from '../own-hosts.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
 import { createForwardProxy, isSelfFor, type ForwardProxy } from './forward-proxy.js';
 import { createPortServer } from './port-sniff.js';
-import type { ForwardProxySettings } from './server.js';
+import type { ForwardProxySettings } from './proxy-options.js';
 import { guardSocketHandler } from './socket-guard.js';
 
 export interface ListenOptions {

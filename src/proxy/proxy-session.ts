@@ -14,7 +14,7 @@ import { createExchangeLog } from './exchange-log.js';
 import type { ProxyHandler } from './http-app.js';
 import { createRecorder } from './recorder.js';
 import { createReplayer } from './replayer.js';
-import type { RecordOptions, ReplayOptions, Timeouts } from './server.js';
+import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
 import { openTapeSession } from './tape-session.js';
 import { createSessionPlayer } from './ws/player.js';
 import { createSessionRecorder } from './ws/recorder.js';
