@@ -196,3 +196,9 @@ export {
 } from './experiment/run-experiment.js';
 export { combinations, type ExperimentConfig, type ExperimentAxes } from './experiment/combinations.js';
 export { renderExperiment } from './experiment/render.js';
+
+// --- drift: a tape's calls against the live APIs again
+export { runDrift, type DriftOptions, type DriftReport, type DriftCall, type CallVerdict } from './drift/run-drift.js';
+export { renderDrift } from './drift/render.js';
+export { renderDriftMarkdown } from './drift/render-markdown.js';
+export type { Finding, Severity, Thresholds } from './drift/finding.js';
