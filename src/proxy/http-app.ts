@@ -3,7 +3,7 @@ import { isTapedeckError, TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
 import type { OwnHosts } from '../own-hosts.js';
-import { hostRefusal } from './host-guard.js';
+import { hostRefusal } from '../host-guard.js';
 import type { Logger } from '../log.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import { closestRoute } from './closest-route.js';
@@ -70,7 +70,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         proxied = { prefix: target.origin, upstream: target.origin };
       }
     }
-    const refused = proxied ? undefined : hostRefusal(opts.own, incoming.headers as HeaderMap);
+    const refused = proxied ? undefined : hostRefusal(incoming.headers, { own: opts.own, who: "one of tapedeck's own names" });
     if (refused !== undefined) {
       incoming.resume();
       opts.log.warn({ host: incoming.headers.host, origin: incoming.headers.origin }, 'refused a request not addressed to tapedeck');
