@@ -7,6 +7,18 @@ import { hostname, networkInterfaces } from 'node:os';
 
 export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '::1'];
 
+/** A loopback name: the fixed ones, `*.localhost` (browsers resolve it to loopback) and 127.0.0.0/8. */
+export function isLoopbackName(name: string): boolean {
+  return LOOPBACK_NAMES.includes(name) || name.endsWith('.localhost') || isLoopback(name);
+}
+
+/** A loopback address (a socket's peer): 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
+}
+
 export interface OwnHosts {
   /** Whether a host name (no port, no brackets) is this server's. */
   allows(name: string): boolean;
@@ -25,7 +37,7 @@ export function ownHosts(opts: { bound?: string | undefined; allow?: readonly st
   for (const a of opts.allow ?? []) names.add(bareHostname(a));
   const any = names.has('*');
   return {
-    allows: (name) => any || names.has(name) || name.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(name),
+    allows: (name) => any || names.has(name) || isLoopbackName(name),
     names: [...names],
   };
 }

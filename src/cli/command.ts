@@ -27,12 +27,6 @@ export interface Command {
   run(ctx: CommandContext): Promise<number>;
 }
 
-/** Common flags for every command that reads or writes tapes. */
-export const DIR_OPTION: OptionsConfig = {
-  dir: { type: 'string' },
-  config: { type: 'string' },
-};
-
 export function stringValue(values: ParsedValues, name: string): string | undefined {
   const v = values[name];
   return typeof v === 'string' ? v : undefined;

@@ -7,17 +7,15 @@ import { validateTapeName } from '../tape/paths.js';
 import type { TapeStore } from '../tape/store.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
+import { STORE_OPTIONS } from './store-options.js';
 
 /** Flags shared by `record` and `replay`. */
 export const SERVE_OPTIONS: OptionsConfig = {
   tape: { type: 'string', short: 't' },
-  dir: { type: 'string' },
-  store: { type: 'string' },
-  namespace: { type: 'string' },
+  ...STORE_OPTIONS,
   port: { type: 'string', short: 'p' },
   host: { type: 'string' },
   route: { type: 'string', multiple: true },
-  config: { type: 'string' },
   verbose: { type: 'boolean' },
   'allow-host': { type: 'string', multiple: true },
   'connect-timeout': { type: 'string' },

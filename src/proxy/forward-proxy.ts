@@ -12,7 +12,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { Logger } from '../log.js';
-import { bareHostname, type OwnHosts } from '../own-hosts.js';
+import { bareHostname, isLoopback, type OwnHosts } from '../own-hosts.js';
 import { parseAuthority } from './authority.js';
 import type { CertificateAuthority } from './ca.js';
 import { guardSocketHandler } from './socket-guard.js';
@@ -193,13 +193,6 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
       open.clear();
     },
   };
-}
-
-/** 127.0.0.0/8, ::1, and their IPv4-mapped forms. */
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const a = address.toLowerCase().replace(/^::ffff:/, '');
-  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
 }
 
 /** The check the listener makes for requests that come as a proxy's: none of them is addressed to tapedeck by name. */

@@ -12,6 +12,7 @@ import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import type { Cancel } from './cancel.js';
 import { createExchangeLog } from './exchange-log.js';
 import type { ProxyHandler } from './http-app.js';
+import { createBodySpill, type BodySpill } from './body-spill.js';
 import { createRecorder } from './recorder.js';
 import { createReplayer } from './replayer.js';
 import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
@@ -48,6 +49,8 @@ export interface ProxySession {
   sessions: SessionHandler;
   /** Resolves once every exchange started so far is on the tape. */
   drain(): Promise<void>;
+  /** Where bodies too large to hold go as they stream: the tape being written (for the request listener). */
+  spill: BodySpill;
 }
 
 export async function openProxySession(opts: SessionSpec, ctx: SessionContext): Promise<ProxySession> {
@@ -63,14 +66,16 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       onTapeFailure: opts.onTapeFailure,
     });
     const out = createExchangeLog(writer, log);
+    const spill = createBodySpill(store, writer.name);
     const { handle } = createRecorder({
       out,
       dispatcher,
       stopping,
+      spill,
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     });
     const sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
-    return { writer, routes, handle, sessions, drain: out.drain };
+    return { writer, routes, handle, sessions, drain: out.drain, spill };
   }
   const session = await openTapeSession({
     mode: 'replay',
@@ -78,6 +83,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     tape: opts.tape,
     saveAs: opts.saveAs,
     keepEmpty: opts.keepEmpty,
+    streamLargeBodies: true,
     redact: opts.redact,
     routes: opts.routes,
     fallbackRoutes: opts.fallbackRoutes,
@@ -98,6 +104,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
   const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
+  const spill = createBodySpill(store, writer.name);
   const replayer = createReplayer({
     tape,
     matcher,
@@ -110,6 +117,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     allowLive: opts.allowLive,
     ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
     stopping,
+    blobs: { open: (body) => store.openBlob(tape.name, body), spill },
   });
   const sessions = createSessionPlayer({
     tape,
@@ -121,5 +129,5 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     handshakeMs: timeouts.responseMs,
     ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
   });
-  return { writer, source: tape, routes: session.routes, handle: replayer.handle, sessions, drain: replayer.drain };
+  return { writer, source: tape, routes: session.routes, handle: replayer.handle, sessions, drain: replayer.drain, spill };
 }

@@ -116,7 +116,7 @@ function createServeFront({ router, own, forward, log, defaultTape }: FrontOptio
     let front = fronts.get(session);
     if (front === undefined) {
       const clock = (): number => session.writer.now();
-      const request = createRequestListener({ routes: session.routes, handle: session.handle, clock, log, own, forward });
+      const request = createRequestListener({ routes: session.routes, handle: session.handle, clock, log, own, forward, spill: session.spill });
       const upgrade = createUpgradeListener({
         routes: session.routes,
         sessions: session.sessions,

@@ -44,7 +44,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const session = await openProxySession(opts, { store: storeOf(opts), dispatcher, stopping, log, timeouts });
   const { writer, routes, handle, sessions } = session;
   const listening = await listenProxy({ ...opts, log }, (own, forward) => {
-    const request = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward });
+    const request = createRequestListener({ routes, handle, clock: () => writer.now(), log, own, forward, spill: session.spill });
     const upgrade = createUpgradeListener({ routes, sessions, clock: () => writer.now(), log, own, forward, plain: request });
     return { request, upgrade };
   }).catch(async (err: unknown) => {

@@ -1,6 +1,7 @@
 /**
  * The seams of the proxy. The generic HTTP record/replay path lives in `recorder.ts` / `replayer.ts`;
- * protocol-specific behaviour (MCP, modified LLM replay) plugs in as `ReplayResponder`s and describers.
+ * protocol-specific replay (MCP, `--llm live`, overrides) plugs in as `ReplayResponder`s. What an exchange means
+ * (LLM call, MCP message) is added when it is written, by the exchange log (`exchange-log.ts`) from the provider adapters.
  */
 import type { Matcher } from '../replay/matcher.js';
 import type { OnMiss, Timing } from '../replay/modes.js';
@@ -9,6 +10,7 @@ import type { HeaderMap, Route } from '../tape/schema.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
+import type { LargeBody } from './body-spill.js';
 
 /** An incoming HTTP request, resolved to its route. */
 export interface ProxyRequest {
@@ -22,6 +24,8 @@ export interface ProxyRequest {
   /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
   headers: HeaderMap;
   body: Buffer;
+  /** A body too large to hold (see `body-spill.ts`): already in the store, `body` is then empty. */
+  large?: LargeBody;
   startedAt: Date;
   /** Offset of the request start on the tape's timeline (ms). */
   offsetMs: number;
@@ -40,7 +44,8 @@ export interface ReplayContext {
   log: Logger;
   /**
    * Forward the request to the real upstream and record the exchange into the replay tape with
-   * `match: {kind: 'live'}` (used by `--on-miss live` and `--llm live`). `rewrite` may change the body first.
+   * `match: {kind: 'live', reason}` (used by `--on-miss live` and `--llm live`). `body` replaces the request body sent
+   * upstream; `notes` go onto the replay tape's exchange.
    */
   forwardLive(req: ProxyRequest, opts?: { body?: Buffer; notes?: Record<string, unknown>; reason?: string }): Promise<Response>;
 }

@@ -19,6 +19,10 @@ export interface ExplainOptions {
   secrets?: SecretDetector;
   /** Extra secret query parameter names (config `redact.query`). */
   secretQuery?: readonly string[];
+  /** Body fields the exact key leaves out (config `match.ignoreFields`): not differences. Default: {@link DEFAULT_IGNORED_FIELDS}. */
+  ignoreFields?: readonly string[];
+  /** Query parameters the exact key leaves out (config `match.ignoreQuery`): not differences. */
+  ignoreQuery?: readonly string[];
 }
 
 /**
@@ -36,10 +40,17 @@ export function explainCandidates(
 ): Candidate[] {
   const secrets = opts.secrets ?? DEFAULT_SECRETS;
   const secretQuery = new Set([...SECRET_QUERY, ...(opts.secretQuery ?? [])].map((q) => q.toLowerCase()));
+  const ignoredQuery = new Set((opts.ignoreQuery ?? []).map((q) => q.toLowerCase()));
+  const ignoreFields = opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS;
   const shownQuery = (q: readonly (readonly [string, string])[]): string =>
-    JSON.stringify(q.map(([k, v]) => [k, secretQuery.has(k.toLowerCase()) ? REDACTED_PLACEHOLDER : withoutSecrets(v, secrets)]).sort());
+    JSON.stringify(
+      q
+        .filter(([k]) => !ignoredQuery.has(k.toLowerCase()))
+        .map(([k, v]) => [k, secretQuery.has(k.toLowerCase()) ? REDACTED_PLACEHOLDER : withoutSecrets(v, secrets)])
+        .sort(),
+    );
   const shownBody = (ex: { request: { body: Exchange['request']['body'] } }): unknown =>
-    secrets.canonical(stripFields(bodyJson(ex.request.body) ?? bodyText(ex.request.body), DEFAULT_IGNORED_FIELDS));
+    secrets.canonical(stripFields(bodyJson(ex.request.body) ?? bodyText(ex.request.body), ignoreFields));
   const seen = new Set<string>();
   const reqBody = shownBody(req);
   const reqPath = withoutSecrets(req.request.path, secrets);

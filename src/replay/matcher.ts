@@ -118,9 +118,17 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
   };
 }
 
-/** What a miss report needs to quote only redacted values: the same secret rules and secret query names as the key. */
+/**
+ * What a miss report needs to agree with the exact key and quote only redacted values: the same ignored fields and
+ * query parameters, secret rules and secret query names as the key.
+ */
 export function explainOptions(options: ExactKeyOptions): ExplainOptions {
-  return { ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.secretQuery ? { secretQuery: options.secretQuery } : {}) };
+  return {
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.secretQuery ? { secretQuery: options.secretQuery } : {}),
+    ...(options.ignoreFields ? { ignoreFields: options.ignoreFields } : {}),
+    ...(options.ignoreQuery ? { ignoreQuery: options.ignoreQuery } : {}),
+  };
 }
 
 export { explainCandidates };

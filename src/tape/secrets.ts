@@ -220,11 +220,6 @@ export function highestMarker(text: string): number {
   return max;
 }
 
-/** Whether a string is a redaction marker (`[REDACTED]` or `[REDACTED:N]`). */
-export function isMarker(s: string): boolean {
-  return WHOLE_MARKER.test(s);
-}
-
 /**
  * A preview that never shows the secret: for a value rule its first characters (the rule's own prefix, `ghp_`,
  * `AKIA`), then the length; for a value found by its name (a field, header or query parameter), the length only.

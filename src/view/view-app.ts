@@ -157,8 +157,13 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
       const status = err.status >= 400 && err.status < 600 ? err.status : 500;
       return c.json({ error: { code: err.code, message: err.message } }, status as 400);
     }
+    // The cause goes to the log; the page gets no file-system path or stack from it.
     opts.log.error({ err: err.message, path: c.req.path }, 'viewer request failed');
-    return c.json({ error: { code: 'INTERNAL', message: err.message } }, 500);
+    const code = (err as NodeJS.ErrnoException).code;
+    return c.json(
+      { error: { code: 'INTERNAL', message: `the viewer could not answer this request${code ? ` (${code})` : ''}: see its log` } },
+      500,
+    );
   });
 
   return {

@@ -48,3 +48,35 @@ describe('the replay matching pipeline', () => {
     expect(out.candidates[0]?.differences).toContain('body.model: "gpt-4o-mini" vs "gpt-4o"');
   });
 });
+
+describe('a miss report agrees with the exact key', () => {
+  const rpc = (id: number, text: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+  const rpcIncoming = (json: unknown, query: [string, string][] = []): IncomingRequest => ({
+    route: '/mcp',
+    request: { method: 'POST', path: '/', query, body: { kind: 'json', json } },
+  });
+
+  for (const semantic of [false, undefined] as const) {
+    const label = semantic === false ? 'exact only' : 'with the semantic stages';
+    it(`leaves out the configured ignored fields and query parameters, not the default ones (${label})`, async () => {
+      const recorded = exchange({ offsetMs: 0, body: { ...body('Roll a die'), temperature: 0, metadata: { run: 'a' } }, response: {} });
+      const m = createReplayMatcher([recorded], { semantic, ignoreFields: ['metadata.run'], ignoreQuery: ['trace'] });
+      const req = incoming('Roll a die');
+      req.request.body = { kind: 'json', json: { ...body('Roll a die'), temperature: 1, metadata: { run: 'b' } } };
+      req.request.query = [['trace', 'xyz']];
+      const out = await m.match(req);
+      expect(out.kind).toBe('miss');
+      if (out.kind !== 'miss') return;
+      expect(out.candidates[0]?.differences).toEqual(['body.temperature: 0 vs 1']);
+    });
+  }
+
+  it(`shows a difference in a field the defaults ignore when the configuration does not (a JSON-RPC id)`, async () => {
+    const recorded = exchange({ offsetMs: 0, route: '/mcp', path: '/', body: rpc(1, 'hi'), response: {} });
+    const m = createReplayMatcher([recorded], { semantic: false, ignoreFields: [] });
+    const out = await m.match(rpcIncoming(rpc(2, 'hi')));
+    expect(out.kind).toBe('miss');
+    if (out.kind !== 'miss') return;
+    expect(out.candidates[0]?.differences).toEqual(['body.id: 1 vs 2']);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * Record an MCP stdio server: spawn it, relay stdin/stdout byte for byte (stderr passes through as logging), and
- * write each client message with what the server sent for it as an exchange (see `stdio-exchange.ts`).
+ * write each client message with what the server sent for it as an exchange (see `exchange.ts`).
  */
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
