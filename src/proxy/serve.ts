@@ -12,12 +12,11 @@ import type { OwnHosts } from '../own-hosts.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
 import { createMemoryStore } from '../tape/memory-store.js';
-import type { HeaderMap } from '../tape/schema.js';
 import type { TapeStore } from '../tape/store.js';
 import { Cancel } from './cancel.js';
 import type { ForwardProxy } from './forward-proxy.js';
 import { shutdownReason } from './forward.js';
-import { hostRefusal } from './host-guard.js';
+import { hostRefusal } from '../host-guard.js';
 import { createRequestListener } from './http-app.js';
 import { drainWithin, listenProxy, type Front } from './listen.js';
 import type { ProxySession } from './proxy-session.js';
@@ -116,7 +115,15 @@ function createServeFront({ router, own, forward, log, defaultTape }: FrontOptio
     let front = fronts.get(session);
     if (front === undefined) {
       const clock = (): number => session.writer.now();
-      const request = createRequestListener({ routes: session.routes, handle: session.handle, clock, log, own, forward, spill: session.spill });
+      const request = createRequestListener({
+        routes: session.routes,
+        handle: session.handle,
+        clock,
+        log,
+        own,
+        forward,
+        spill: session.spill,
+      });
       const upgrade = createUpgradeListener({
         routes: session.routes,
         sessions: session.sessions,
@@ -137,7 +144,7 @@ function createServeFront({ router, own, forward, log, defaultTape }: FrontOptio
     const target = forward.targetOf(req);
     if (target === undefined) {
       // Addressed to tapedeck by name: the Host guard first, so that no page a browser visits can open a tape.
-      const refused = hostRefusal(own, req.headers as HeaderMap);
+      const refused = hostRefusal(req.headers, { own, who: "one of tapedeck's own names" });
       if (refused !== undefined) throw refused;
     }
     const choice = chooseTape(req, target === undefined || target.self, defaultTape);
