@@ -149,6 +149,22 @@ describe('tapedeck serve: a tape per test in one server', () => {
     expect(report.find((r) => r.tape === t.tape)).toMatchObject({ mode: 'replay', replayed: 2, missed: 1 });
   });
 
+  it('DELETE /@NAME closes a tape when its test is over (file and lock given back); a later request records on', async () => {
+    const server = await startServe(serveOptions('record', upstream.url));
+    const base = `${server.url}/@closed-early`;
+    await agent(`${base}/openai/v1`, 'first');
+    const closed = await fetch(base, { method: 'DELETE' });
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toMatchObject({ tape: { tape: 'closed-early', mode: 'record', recorded: 2 } });
+    // Closed: another writer may have it now (the lock is free), and this server opens it again to append.
+    const store = createDirStore(dir);
+    await (await store.openWriter({ name: 'closed-early', ifExists: 'append', header: { mode: 'record', routes: [] } })).close();
+    await agent(`${base}/openai/v1`, 'second');
+    expect(await (await fetch(`${server.url}/@never-opened`, { method: 'DELETE' })).json()).toEqual({ tape: null });
+    expect((await server.close()).map((r) => [r.tape, r.recorded])).toEqual([['closed-early', 4]]);
+    expect((await store.load('closed-early')).exchanges).toHaveLength(4);
+  });
+
   it('refresh re-records a tape; record mode refuses a tape that exists', async () => {
     const t = tests[1]!;
     const refresh = await startServe(serveOptions('refresh', upstream.url));
