@@ -17,7 +17,7 @@ import { matchHeaders, withoutTapedeckHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { incomingRecord } from './replay-record.js';
 import { serveRecorded } from './serve-recorded.js';
-import { nodeSink, sendWebResponse, webSink } from './sink.js';
+import { nodeSink, sendError, sendWebResponse, webSink } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
 
 export interface ReplayerOptions {
@@ -218,7 +218,7 @@ function missResponse(
     match: { kind: blockedReason ? 'blocked' : 'miss', reason },
   });
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
-  res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+  sendError(res, answer);
 }
 
 function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {
