@@ -55,7 +55,7 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
     },
   },
-  { files: ['eslint.config.js', 'vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  { files: ['eslint.config.js', 'vitest.config.ts', 'test/**/vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
   layer(['src/errors.ts', 'src/log.ts', 'src/version.ts', 'src/edit-distance.ts'], ['tape', ...ABOVE_TAPE]),
   layer(['src/tape/**'], ABOVE_TAPE),
   layer(['src/providers/**'], ['config', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),

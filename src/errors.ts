@@ -75,6 +75,8 @@ const CODES = {
   STORE_SCHEMA_UNSUPPORTED: { status: 500, type: 'tapedeck_store_schema_unsupported', rpc: RPC.internal },
   /** drift: a key the calls to send need is not in the environment (a tape holds no keys). */
   MISSING_CREDENTIALS: { status: 401, type: 'tapedeck_missing_credentials', rpc: RPC.internal },
+  /** serve: a request that names no tape (no `/@NAME/` path prefix, no `x-tapedeck-tape` header, no default tape). */
+  NO_TAPE: { status: 400, type: 'tapedeck_no_tape', rpc: RPC.invalidRequest },
   /** A bug: something tapedeck did not expect. */
   INTERNAL: { status: 500, type: 'tapedeck_internal_error', rpc: RPC.internal },
 } as const satisfies Record<string, { status: number; type: string; rpc: number }>;

@@ -110,6 +110,8 @@ export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from
 export { agentEnv, writeCaBundle, type AgentEnvOptions } from './proxy/agent-env.js';
 export { loadOrCreateCa, defaultCaDir, type CertificateAuthority } from './proxy/ca.js';
 export { sandboxLaunch, sandboxSupport } from './proxy/sandbox.js';
+export { startServe, type ServeOptions, type RunningServe, type ServeMode, type TapeReport } from './proxy/serve.js';
+export { TAPE_HEADER } from './proxy/tape-name.js';
 export { DEFAULT_TIMEOUTS, type Timeouts, type ForwardProxySettings } from './proxy/server.js';
 
 // --- config: settings and prices
@@ -194,3 +196,9 @@ export {
 } from './experiment/run-experiment.js';
 export { combinations, type ExperimentConfig, type ExperimentAxes } from './experiment/combinations.js';
 export { renderExperiment } from './experiment/render.js';
+
+// --- drift: a tape's calls against the live APIs again
+export { runDrift, type DriftOptions, type DriftReport, type DriftCall, type CallVerdict } from './drift/run-drift.js';
+export { renderDrift } from './drift/render.js';
+export { renderDriftMarkdown } from './drift/render-markdown.js';
+export type { Finding, Severity, Thresholds } from './drift/finding.js';

@@ -1,6 +1,7 @@
 import type { Command } from './command.js';
 import { recordCommand } from './record.js';
 import { replayCommand } from './replay.js';
+import { serveCommand } from './serve.js';
 import { mcpStdioCommand } from './mcp-stdio.js';
 import { sideEffectsCommand } from './side-effects.js';
 import { listCommand } from './list.js';
@@ -21,6 +22,7 @@ import { pullCommand, pushCommand } from './transfer.js';
 export const COMMANDS: readonly Command[] = [
   recordCommand,
   replayCommand,
+  serveCommand,
   mcpStdioCommand,
   sideEffectsCommand,
   listCommand,

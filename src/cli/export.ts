@@ -4,6 +4,7 @@ import { toHar } from '../export/har.js';
 import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export const exportCommand: Command = {
   name: 'export',
@@ -59,7 +60,7 @@ export const exportCommand: Command = {
     if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
     if (endpoint !== undefined) await pushOtlp(spans, endpoint);
     ctx.stderr.write(
-      `tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${tracesUrl(endpoint)}` : ''}\n`,
+      `tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${redactUrlCredentials(tracesUrl(endpoint))}` : ''}\n`,
     );
     return 0;
   },

@@ -19,6 +19,7 @@ import { isSessionResponse } from '../providers/sessions/expand.js';
 import { VERSION } from '../version.js';
 import { timelineOf } from '../view/model.js';
 import { spanShape } from './otel-attributes.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 /**
  * The semantic conventions followed: 1.41.0, the last release that carried the GenAI and MCP conventions before
@@ -166,10 +167,16 @@ export function tracesUrl(endpoint: string): string {
   try {
     u = new URL(endpoint);
   } catch {
-    throw new TapedeckError('BAD_ARGS', `not a URL: "${endpoint}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`);
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `not a URL: "${redactUrlCredentials(endpoint)}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`,
+    );
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new TapedeckError('BAD_ARGS', `not an http(s) URL: "${endpoint}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`);
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `not an http(s) URL: "${redactUrlCredentials(endpoint)}" (an OTLP/HTTP endpoint looks like http://127.0.0.1:4318)`,
+    );
   if (u.pathname === '' || u.pathname === '/') u.pathname = '/v1/traces';
   return u.toString();
 }
@@ -188,9 +195,11 @@ export async function pushOtlp(
         exporter.export(spans.slice(i, i + BATCH), resolve),
       );
       if (result.code !== ExportResultCode.SUCCESS)
-        throw new TapedeckError('EXPORT_FAILED', `could not push spans to ${url}: ${result.error?.message ?? 'the exporter failed'}`, {
-          cause: result.error,
-        });
+        throw new TapedeckError(
+          'EXPORT_FAILED',
+          redactUrlCredentials(`could not push spans to ${url}: ${result.error?.message ?? 'the exporter failed'}`),
+          { cause: result.error },
+        );
     }
   } finally {
     await exporter.shutdown();

@@ -13,6 +13,8 @@ import { headerMapOf, isEventStream, tapeHeaders, tapeResponseHeaders, upstreamR
 import { upstreamUrl } from '../tape/routes.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
+import { startSpill, type BodySpill, type Spilling } from './body-spill.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export interface ForwardOptions {
   dispatcher: Dispatcher;
@@ -27,6 +29,8 @@ export interface ForwardOptions {
   commit?: (ex: NewExchange) => Promise<boolean>;
   /** Aborted when tapedeck stops: a request still waiting for its upstream ends now, its exchange written with the error. */
   stopping?: Cancel;
+  /** Where a response body too large to hold goes as it streams (the tape being written). */
+  spill?: BodySpill;
 }
 
 /** Why an upstream request was cancelled: the reason its exchange carries. */
@@ -52,6 +56,8 @@ export function shutdownReason(): Error {
  */
 export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, opts: ForwardOptions): Promise<NewExchange> {
   const sent = opts.body ?? req.body;
+  // A body too large to hold is in the store already: it goes upstream from there, as a stream.
+  const large = opts.body === undefined ? req.large : undefined;
   const base: Omit<NewExchange, 'timing'> = {
     startedAt: req.startedAt.toISOString(),
     offsetMs: round(req.offsetMs),
@@ -63,7 +69,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       path: req.path,
       query: req.query,
       headers: tapeHeaders(req.headers),
-      body: encodeBody(sent, req.headers['content-type']),
+      body: large ? large.body : encodeBody(sent, req.headers['content-type']),
     },
   };
   const elapsed = (): number => round(performance.now() - req.t0);
@@ -87,7 +93,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     upstream = await request(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
       method: req.method as Dispatcher.HttpMethod,
       headers: upstreamRequestHeaders(req.headers),
-      body: sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
+      body: large ? large.open() : sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
       dispatcher: opts.dispatcher,
       signal: cancel,
     });
@@ -96,8 +102,8 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
     const said =
       err instanceof Cancelled
-        ? `${error.message} (${req.route.upstream})`
-        : `tapedeck could not reach ${req.route.upstream}: ${error.message}`;
+        ? `${error.message} (${redactUrlCredentials(req.route.upstream)})`
+        : `tapedeck could not reach ${redactUrlCredentials(req.route.upstream)}: ${error.message}`;
     const unreachable = new TapedeckError('UPSTREAM_ERROR', said, {
       details: { code: error.code },
       headers: { 'x-tapedeck-error': error.code },
@@ -125,6 +131,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const headers = headerMapOf(upstream.headers);
   const stream = isEventStream(headers['content-type']);
   const chunks: Buffer[] = [];
+  // A body that grows past the spill limit goes to the store as it comes (not when the tape would hold it encoded).
+  const encoded = headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity';
+  const spillAt = stream || encoded ? undefined : opts.spill?.limit;
+  let size = 0;
+  let spilling: Spilling | undefined;
   const events: SseEvent[] = [];
   const splitter = stream ? new SseSplitter() : undefined;
   const decoder = new TextDecoder();
@@ -185,7 +196,14 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       if (inflate) {
         if (!inflate.destroyed) inflate.write(chunk);
       } else if (splitter) split(chunk);
-      else chunks.push(chunk);
+      else if (spilling) spilling.write(chunk);
+      else {
+        chunks.push(chunk);
+        if (spillAt !== undefined && (size += chunk.byteLength) > spillAt && opts.spill) {
+          spilling = startSpill(opts.spill, chunks, headers['content-type']);
+          chunks.length = 0;
+        }
+      }
       send(chunk);
     });
     body.on('end', () => {
@@ -210,6 +228,13 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     response.events = events;
     const rest = splitter.rest();
     if (rest !== '') response.tail = rest;
+  } else if (spilling) {
+    try {
+      response.body = (await spilling.end()).body;
+    } catch (err) {
+      failure ??= toExchangeError(err, 'stream');
+      response.body = { kind: 'empty' };
+    }
   } else {
     response.body = encodeBody(decodeContent(Buffer.concat(chunks), headers['content-encoding']), headers['content-type']);
   }

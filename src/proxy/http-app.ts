@@ -11,6 +11,8 @@ import { closestRoute } from './closest-route.js';
 import type { ForwardProxy } from './forward-proxy.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
+import { startSpill, type BodySpill, type LargeBody, type Spilling } from './body-spill.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export type ProxyHandler = (req: ProxyRequest, res: ServerResponse) => Promise<void>;
 
@@ -24,6 +26,8 @@ export interface ProxyAppOptions {
   own: OwnHosts;
   /** Requests that come as to a forward proxy (absolute-form, or inside an intercepted CONNECT tunnel). */
   forward?: ForwardProxy;
+  /** Where bodies too large to hold go as they stream (the tape being written); without it every body is held. */
+  spill?: BodySpill;
 }
 
 /**
@@ -62,7 +66,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         proxied = { prefix: target.origin, upstream: target.origin };
       }
     }
-    const refused = proxied ? undefined : hostRefusal(incoming.headers, { own: opts.own, who: "one of tapedeck's own names" });
+    const refused = proxied ? undefined : hostRefusal(incoming.headers, { own: opts.own });
     if (refused !== undefined) {
       incoming.resume();
       opts.log.warn({ host: incoming.headers.host, origin: incoming.headers.origin }, 'refused a request not addressed to tapedeck');
@@ -79,9 +83,36 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
       return;
     }
     const chunks: Buffer[] = [];
-    incoming.on('data', (c: Buffer) => chunks.push(c));
-    incoming.on('error', () => res.destroy());
+    // A body that grows past the spill limit goes to the store as it comes (bounded memory), not into `chunks`.
+    let size = 0;
+    let spilling: Spilling | undefined;
+    incoming.on('data', (c: Buffer) => {
+      if (spilling !== undefined) return spilling.write(c);
+      chunks.push(c);
+      if (opts.spill !== undefined && (size += c.byteLength) > opts.spill.limit) {
+        spilling = startSpill(opts.spill, chunks, incoming.headers['content-type']);
+        chunks.length = 0;
+      }
+    });
+    incoming.on('error', () => {
+      spilling?.abort();
+      res.destroy();
+    });
+    // A client that goes away mid-upload leaves nothing half-stored.
+    incoming.on('close', () => {
+      if (!incoming.complete) spilling?.abort();
+    });
     incoming.on('end', () => {
+      if (spilling === undefined) return dispatch(undefined);
+      spilling.end().then(dispatch, (err: unknown) => {
+        opts.log.error({ err: (err as Error).message, path: pathname }, 'could not store a large request body');
+        const known = isTapedeckError(err)
+          ? err
+          : new TapedeckError('TAPE_WRITE_FAILED', `could not store a large request body: ${(err as Error).message}`);
+        fail(res, known, incoming.method ?? 'GET', resolved.path);
+      });
+    });
+    const dispatch = (large: LargeBody | undefined): void => {
       const req: ProxyRequest = {
         route: resolved.route,
         method: incoming.method ?? 'GET',
@@ -90,6 +121,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         ...(q === -1 ? {} : { rawQuery: url.slice(q + 1) }),
         headers: headerMap(incoming.headers),
         body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+        ...(large ? { large } : {}),
         startedAt,
         offsetMs,
         t0,
@@ -106,7 +138,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
           : new TapedeckError('INTERNAL', `tapedeck internal error: ${(err as Error).message}`, { cause: err });
         fail(res, known, req.method, req.path);
       });
-    });
+    };
   };
 
   // Whatever a client sends, an exception while taking its request in ends that request with a 500, never the process.
@@ -132,7 +164,7 @@ function headerMap(raw: IncomingMessage['headers']): HeaderMap {
 
 /** No route matched: say so, with the closest configured route when one is close, and every route there is. */
 function noRouteError(pathname: string, method: string, routes: readonly Route[]): TapedeckError {
-  const known = routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
+  const known = routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
   const hint = closestRoute(pathname, method, routes);
   let message = `tapedeck: no route for ${pathname}`;
   if (hint !== undefined) message += `; did you mean ${hint.path}?`;

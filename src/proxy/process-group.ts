@@ -29,6 +29,35 @@ export function groupSpawnOptions(): Pick<SpawnOptions, 'detached'> {
 // $1 is the group. A line on stdin means tapedeck is done and ended the group itself; end of file means it is gone.
 const WATCHDOG = 'if read -r _; then exit 0; fi; kill -TERM "-$1" 2>/dev/null || exit 0; sleep 1; kill -KILL "-$1" 2>/dev/null; exit 0';
 
+/**
+ * The watchdog of a command's group. Start it in the same synchronous step that spawns the command (before any
+ * `await`, the `spawn` event included): a `kill -9` of tapedeck in the command's first milliseconds must find it
+ * running. The group is its argument, not a line written to it: a write to a child's pipe may still sit in
+ * tapedeck's queue when tapedeck dies. What remains is the time to fork the watchdog after the command started
+ * (a few milliseconds on a loaded machine): a `kill -9` of tapedeck inside it leaves the command running.
+ */
+export interface Watchdog {
+  /** Stop the watchdog: tapedeck ended the group itself. */
+  stop(): void;
+}
+
+/** Start a watchdog for the group `pgid` (POSIX only; undefined where there are no groups, no pid or no `sh`). */
+export function startWatchdog(pgid: number | undefined): Watchdog | undefined {
+  if (!OWN_GROUP || pgid === undefined) return undefined;
+  let proc: ChildProcess;
+  try {
+    proc = spawn('sh', ['-c', WATCHDOG, 'tapedeck-watchdog', String(pgid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  } catch {
+    return undefined; // no sh: the group is still ended on every exit tapedeck lives to see
+  }
+  proc.on('error', () => undefined);
+  proc.stdin?.on('error', () => undefined);
+  // It must never keep tapedeck running.
+  proc.unref();
+  (proc.stdin as { unref?: () => void } | null)?.unref?.();
+  return { stop: () => void (proc.stdin as Writable | null)?.end('done\n') };
+}
+
 export interface ProcessGroup {
   /** Send a signal to every process of the group (to the command alone where there are no groups). */
   signal(signal: NodeJS.Signals): void;
@@ -36,22 +65,12 @@ export interface ProcessGroup {
   end(): Promise<void>;
 }
 
-/** Supervise a command spawned with `groupSpawnOptions()`. */
-export function superviseGroup(child: ChildProcess): ProcessGroup {
+/** Supervise a command spawned with `groupSpawnOptions()`, watched by `watchdog` (from `startWatchdog(child.pid)`). */
+export function superviseGroup(child: ChildProcess, watchdog: Watchdog | undefined): ProcessGroup {
   const pgid = child.pid;
   if (!OWN_GROUP || pgid === undefined) {
+    watchdog?.stop();
     return { signal: (s) => void child.kill(s), end: async () => undefined };
-  }
-  let watchdog: ChildProcess | undefined;
-  try {
-    watchdog = spawn('sh', ['-c', WATCHDOG, 'tapedeck-watchdog', String(pgid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
-    watchdog.on('error', () => undefined);
-    watchdog.stdin?.on('error', () => undefined);
-    // It must never keep tapedeck running.
-    watchdog.unref();
-    (watchdog.stdin as { unref?: () => void } | null)?.unref?.();
-  } catch {
-    watchdog = undefined; // no sh: the group is still ended on every exit tapedeck lives to see
   }
   const alive = (): boolean => {
     try {
@@ -81,7 +100,6 @@ export function superviseGroup(child: ChildProcess): ProcessGroup {
       while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
       if (alive()) send('SIGKILL');
     }
-    const stdin = watchdog?.stdin as Writable | null | undefined;
-    stdin?.end('done\n');
+    watchdog?.stop();
   }
 }

@@ -8,6 +8,7 @@ import type { ExchangeLog } from './exchange-log.js';
 import { forwardAndCapture } from './forward.js';
 import { nodeSink, sendError } from './sink.js';
 import type { ProxyRequest } from './types.js';
+import type { BodySpill } from './body-spill.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 
 /** What recording does once its tape can no longer be written (disk full): refuse traffic, or serve it unrecorded. */
@@ -20,6 +21,8 @@ export interface RecorderOptions {
   onTapeFailure?: TapeFailurePolicy;
   /** Aborted when tapedeck stops: requests still waiting for their upstream end, written with the error. */
   stopping?: Cancel;
+  /** Where a response body too large to hold goes as it streams. */
+  spill?: BodySpill;
 }
 
 export interface Recorder {
@@ -49,6 +52,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         dispatcher: opts.dispatcher,
         commit,
         ...(opts.stopping ? { stopping: opts.stopping } : {}),
+        ...(opts.spill ? { spill: opts.spill } : {}),
       });
       // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
       opts.out.track(captured);

@@ -13,7 +13,12 @@ export function incomingRecord(
   req: ProxyRequest,
   request?: Omit<RequestRecord, 'headers'>,
 ): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream' | 'request'> {
-  const base = request ?? { method: req.method, path: req.path, query: req.query, body: encodeBody(req.body, req.headers['content-type']) };
+  const base = request ?? {
+    method: req.method,
+    path: req.path,
+    query: req.query,
+    body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
+  };
   return {
     startedAt: req.startedAt.toISOString(),
     offsetMs: round(req.offsetMs),

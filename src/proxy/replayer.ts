@@ -15,6 +15,7 @@ import type { NewExchange } from '../tape/tape-writer.js';
 import type { ExchangeLog } from './exchange-log.js';
 import { matchHeaders, withoutTapedeckHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
+import { copyBlob, type ReplayBlobs } from './body-spill.js';
 import { incomingRecord } from './replay-record.js';
 import { serveRecorded } from './serve-recorded.js';
 import { nodeSink, sendError, sendWebResponse, webSink } from './sink.js';
@@ -40,6 +41,8 @@ export interface ReplayerOptions {
   matchHeaders?: boolean;
   /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
   stopping?: Cancel;
+  /** Bodies too large to hold: streamed from the tape's store, copied to the replay tape's. */
+  blobs?: ReplayBlobs;
 }
 
 export interface Replayer {
@@ -62,6 +65,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       headers: { 'x-tapedeck-match': 'live' },
       ...(live.body ? { body: live.body } : {}),
       ...(opts.stopping ? { stopping: opts.stopping } : {}),
+      ...(opts.blobs ? { spill: opts.blobs.spill } : {}),
     });
     void out.writeWhen(
       exchange.then((ex) => ({
@@ -107,16 +111,28 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           score: round(outcome.score),
           reason: outcome.explanation + reshaped,
         };
-        await serveRecorded(answer, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match) });
+        await serveRecorded(answer, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
         const served = servedExchange(req, incoming, answer, match);
         if (outcome.kind === 'exact') {
           // Same request, same answer: the recorded meaning holds; no need to parse it again.
           if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
           if (outcome.exchange.mcp) served.mcp = outcome.exchange.mcp;
-          out.write(served, { described: true });
-        } else {
-          write(served);
         }
+        const body = served.response?.body;
+        if (body?.kind !== 'file' || opts.blobs === undefined || served.response === undefined) {
+          out.write(served, { described: outcome.kind === 'exact' });
+          return;
+        }
+        // A body too large to hold: the replay tape gets its own copy, streamed from the tape's store.
+        const { blobs } = opts;
+        const response = served.response;
+        out.track(
+          copyBlob(blobs.open(body), blobs.spill, body.encoding).then(
+            (copy) => out.write({ ...served, response: { ...response, body: copy } }, { described: outcome.kind === 'exact' }),
+            (err: unknown) =>
+              opts.log.error({ err: (err as Error).message, tape: out.writer.name }, 'could not copy a large body to the replay tape'),
+          ),
+        );
         return;
       }
       const missed: Extract<MatchOutcome, { kind: 'miss' }> =
@@ -133,6 +149,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
             dispatcher: opts.dispatcher,
             headers: { 'x-tapedeck-match': 'live' },
             ...(opts.stopping ? { stopping: opts.stopping } : {}),
+            ...(opts.blobs ? { spill: opts.blobs.spill } : {}),
           });
           await out.writeWhen(live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })));
           return;
@@ -154,7 +171,7 @@ export function toIncoming(req: ProxyRequest): IncomingRequest {
     path: req.path,
     query: req.query,
     headers: req.headers,
-    body: encodeBody(req.body, req.headers['content-type']),
+    body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
   };
   const incoming: IncomingRequest = { route: req.route.prefix, request, transport: 'http' };
   const llm = requestSideLlm(req.route.prefix, request);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { agentEnv, writeCaBundle } from './agent-env.js';
 import { defaultCaDir, loadOrCreateCa } from './ca.js';
-import { groupSpawnOptions, superviseGroup, type ProcessGroup } from './process-group.js';
+import { groupSpawnOptions, startWatchdog, superviseGroup, type ProcessGroup } from './process-group.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './server.js';
 
 export interface RunUnderOptions {
@@ -116,6 +116,7 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess, gr
     cleanup = launched.cleanup;
     const env = { ...baseEnv, ...vars, ...launched.env, ...opts.envOverrides };
     const child = spawn(launched.command, [...launched.args], { env, stdio: opts.stdio ?? 'inherit', ...groupSpawnOptions() });
+    const watchdog = startWatchdog(child.pid);
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) =>
@@ -131,8 +132,11 @@ async function run(opts: RunUnderOptions, spawnedChild: (child: ChildProcess, gr
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    await spawned;
-    group = superviseGroup(child);
+    await spawned.catch((err: unknown) => {
+      watchdog?.stop();
+      throw err;
+    });
+    group = superviseGroup(child, watchdog);
     spawnedChild(child, group);
     opts.onStarted?.({ proxy, env: { ...vars, ...opts.envOverrides }, child });
     const { code, signal } = await exited;

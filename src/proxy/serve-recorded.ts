@@ -2,7 +2,9 @@ import { TapedeckError } from '../errors.js';
 import { errorText, httpError } from '../providers/errors.js';
 import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
+import type { Readable } from 'node:stream';
 import type { Exchange, HeaderMap } from '../tape/schema.js';
+import type { StoredBody } from '../tape/store.js';
 import { clientHeaderMap } from './headers.js';
 import type { ResponseSink } from './sink.js';
 import { scaledDelay, type Timing } from '../replay/modes.js';
@@ -14,7 +16,11 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
  * original boundaries (and gaps, under `recorded` / scaled timing); an answer cut while recording (an upstream reset,
  * or the client leaving mid-stream) cuts the connection again at the same point. Resolves when everything is sent.
  */
-export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { timing: Timing; headers: HeaderMap }): Promise<void> {
+export async function serveRecorded(
+  ex: Exchange,
+  sink: ResponseSink,
+  opts: { timing: Timing; headers: HeaderMap; open?: ((body: StoredBody) => Readable) | undefined },
+): Promise<void> {
   const recorded = ex.response;
   if (recorded === undefined) {
     // The recording has no answer (the upstream failed before one): the recorded failure is the answer.
@@ -36,6 +42,7 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
 
   if (recorded.events === undefined) {
     await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
+    if (recorded.body?.kind === 'file') return serveStored(ex, recorded.body, sink, headers, { ...opts, cut, closed: () => closed });
     const bytes = decodeBody(recorded.body);
     const noBody = recorded.status === 204 || recorded.status === 304 || (recorded.status >= 100 && recorded.status < 200);
     const hasBody = bytes.byteLength > 0 && !noBody;
@@ -67,6 +74,39 @@ export async function serveRecorded(ex: Exchange, sink: ResponseSink, opts: { ti
     if (recorded.tail !== undefined) sink.write(Buffer.from(recorded.tail));
   }
   if (cut) sink.cut();
+  else sink.end();
+}
+
+/** A body too large to hold, streamed from the store (`tape/large-body.ts`); a store failure cuts the answer. */
+async function serveStored(
+  ex: Exchange,
+  body: StoredBody,
+  sink: ResponseSink,
+  headers: HeaderMap,
+  opts: { open?: ((body: StoredBody) => Readable) | undefined; cut: boolean; closed: () => boolean },
+): Promise<void> {
+  if (opts.open === undefined) throw new TapedeckError('INTERNAL', 'a body stored apart reached a replay that cannot stream it');
+  const status = ex.response?.status ?? 200;
+  const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
+  const length = framedLength(ex, body.bytes, { noBody, cut: opts.cut });
+  if (length !== undefined) headers['content-length'] = length;
+  sink.head(status, headers);
+  if (!noBody && ex.request.method !== 'HEAD') {
+    const stream = opts.open(body);
+    let gone: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (gone = resolve));
+    sink.onClose(() => gone());
+    try {
+      for await (const chunk of stream) {
+        if (opts.closed()) return void stream.destroy();
+        if (!sink.write(chunk as Buffer)) await Promise.race([new Promise<void>((r) => sink.onDrain(r)), closed]);
+      }
+    } catch {
+      // The store failed, or the bytes are not what was recorded: the client must not take this for a whole answer.
+      return sink.cut();
+    }
+  }
+  if (opts.cut) sink.cut();
   else sink.end();
 }
 

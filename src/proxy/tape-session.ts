@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
 import { exactKey } from '../replay/exact-key.js';
+import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
 import type { RedactOptions } from '../tape/redact.js';
 import type { Exchange, Route, TapeHeader } from '../tape/schema.js';
 import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
@@ -39,6 +40,11 @@ export interface ReplaySessionOptions extends SessionCommon {
   replayOf: ReplaySettings;
   /** Keep a replay tape that no request reached (default: it is removed on close, leaving no clutter). */
   keepEmpty?: boolean | undefined;
+  /**
+   * Leave bodies too large to hold (`STREAMED_BODY_BYTES`) in the store, checked, for the replayer to stream them
+   * (the HTTP proxy does; stdio replays load every body).
+   */
+  streamLargeBodies?: boolean | undefined;
 }
 
 export type SessionOptions = RecordSessionOptions | ReplaySessionOptions;
@@ -78,7 +84,7 @@ export async function openTapeSession(opts: SessionOptions): Promise<TapeSession
   const saveAs = opts.saveAs ?? defaultReplayName(opts.tape);
   if (saveAs === opts.tape)
     throw new TapedeckError('BAD_ARGS', `a replay is saved as a tape of its own: "${saveAs}" is the tape it replays`);
-  const source = await opts.store.load(opts.tape);
+  const source = await opts.store.load(opts.tape, opts.streamLargeBodies === true ? { inlineUpTo: STREAMED_BODY_BYTES } : {});
   // Fallbacks (built-in defaults), then the routes recorded on the tape, then any given now: later wins.
   const byPrefix = new Map([...(opts.fallbackRoutes ?? []), ...source.header.routes].map((r) => [r.prefix, r] as const));
   for (const r of opts.routes) byPrefix.set(r.prefix, r);

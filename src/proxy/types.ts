@@ -10,6 +10,7 @@ import type { HeaderMap, Route } from '../tape/schema.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
+import type { LargeBody } from './body-spill.js';
 
 /** An incoming HTTP request, resolved to its route. */
 export interface ProxyRequest {
@@ -23,6 +24,8 @@ export interface ProxyRequest {
   /** Lower-case header names, as received (secrets included: redaction happens when the tape is written). */
   headers: HeaderMap;
   body: Buffer;
+  /** A body too large to hold (see `body-spill.ts`): already in the store, `body` is then empty. */
+  large?: LargeBody;
   startedAt: Date;
   /** Offset of the request start on the tape's timeline (ms). */
   offsetMs: number;

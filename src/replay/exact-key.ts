@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import { bodyJson, bodyText } from '../tape/body.js';
+import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
 import { SECRET_QUERY } from '../tape/redact.js';
 import type { Body } from '../tape/schema.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
@@ -82,11 +84,33 @@ export function canonicalBody(
   ignoreFields: readonly string[] = DEFAULT_IGNORED_FIELDS,
   secrets: SecretDetector = DEFAULT_SECRETS,
 ): string {
+  const large = streamedBodyKey(body);
+  if (large !== undefined) return large;
   const json = body.kind === 'json' ? body.json : bodyJson(body);
   if (json === undefined) return body.kind === 'base64' ? `base64:${body.base64}` : withoutSecrets(bodyText(body) ?? '', secrets);
   const stripped = stripFields(json, ignoreFields);
   const text = stringify(stripped);
+  if (text.length > STREAMED_BODY_BYTES) return `sha256:${sha256(JSON.stringify(json))}`;
   return secrets.mayHold(text) || text.includes('[REDACTED') ? stringify(secrets.canonical(stripped)) : text;
+}
+
+/**
+ * A body too large to hold (`tape/large-body.ts`) is keyed by the sha256 of its bytes, whether it is a stored
+ * reference (a request streamed to the store) or a body read back whole from a tape.
+ */
+function streamedBodyKey(body: Body): string | undefined {
+  if (body.kind === 'file') return `sha256:${body.sha256}`;
+  if (body.kind === 'text' && body.text.length * 3 > STREAMED_BODY_BYTES && Buffer.byteLength(body.text) > STREAMED_BODY_BYTES)
+    return `sha256:${sha256(body.text)}`;
+  if (body.kind === 'base64' && body.base64.length * 0.75 > STREAMED_BODY_BYTES) {
+    const bytes = Buffer.from(body.base64, 'base64');
+    if (bytes.byteLength > STREAMED_BODY_BYTES) return `sha256:${sha256(bytes)}`;
+  }
+  return undefined;
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 /** A copy of `json` without the given dotted paths (`jsonrpc:` paths apply only to JSON-RPC messages). */

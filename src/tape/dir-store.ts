@@ -20,7 +20,7 @@ import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } fro
 import { statsOf } from './stats.js';
 import type { BlobSink, ResolvedTape, TapeListEntry, TapeStore } from './store.js';
 import { createTapeWriter, type TapeWriterOptions } from './tape-writer.js';
-import { linesOf, listTapeNames, readSideFile, readTape, readTapeHeader } from './tape-reader.js';
+import { linesOf, listTapeNames, readSideFile, readTape, readTapeHeader, streamSideFile } from './tape-reader.js';
 
 export interface DirStoreOptions {
   /** File-system seam for tests: the writes that put lines on disk. */
@@ -157,6 +157,9 @@ export function createDirStore(dir: string, opts: DirStoreOptions = {}): TapeSto
     },
     readBlob(name, body) {
       return readSideFile(fileOf(name), body);
+    },
+    openBlob(name, body) {
+      return streamSideFile(fileOf(name), body);
     },
     blobSink(name) {
       return dirBlobSink(sideDir(fileOf(name)), name);

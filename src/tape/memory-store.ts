@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
 import { blobMismatch, createExchangeEncoder, newTapeHeader, storedBody } from './exchange-encoder.js';
 import { createGroupCommit } from './group-commit.js';
+import { verifiedBlobStream } from './large-body.js';
 import { listByScanning } from './listing.js';
 import { validateTapeName } from './paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
@@ -186,7 +187,12 @@ export function createMemoryStore(): TapeStore {
       const exchanges =
         readOpts?.resolveFiles === false
           ? parsed.exchanges
-          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => store.readBlob(name, b));
+          : await resolveStoredBodies(
+              parsed.exchanges,
+              parsed.problems,
+              (b) => store.readBlob(name, b),
+              readOpts?.inlineUpTo === undefined ? undefined : { above: readOpts.inlineUpTo, open: (b) => store.openBlob(name, b) },
+            );
       return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
     },
     async *lines(name) {
@@ -237,6 +243,21 @@ export function createMemoryStore(): TapeStore {
       const mismatch = blobMismatch(body, bytes);
       if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
       return bytes;
+    },
+    openBlob(name, body) {
+      return verifiedBlobStream(
+        async () => {
+          const bytes = blobs.get(body.sha256);
+          if (bytes === undefined)
+            throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... for tape "${name}"`);
+          // In slices, as a file would come: a consumer sees the same stream from every store.
+          const slices: Buffer[] = [];
+          for (let off = 0; off < bytes.byteLength; off += 64 * 1024) slices.push(bytes.subarray(off, off + 64 * 1024));
+          return slices;
+        },
+        body,
+        where(name),
+      );
     },
     blobSink(name): BlobSink {
       const chunks: Buffer[] = [];

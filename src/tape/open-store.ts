@@ -5,7 +5,7 @@
 import { TapedeckError } from '../errors.js';
 import { createDirStore } from './dir-store.js';
 import type { TapeStore } from './store.js';
-import { redactStoreUrl } from './store-url.js';
+import { redactStoreUrl } from './url-credentials.js';
 
 export { redactStoreUrl };
 

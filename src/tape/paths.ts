@@ -3,8 +3,24 @@ import { TapedeckError } from '../errors.js';
 
 export const TAPE_EXT = '.jsonl';
 
+/**
+ * The longest part of a tape name (between `/`): a file name is at most 255 bytes, and a tape's files add to its name
+ * (`.replay-<timestamp>` for its replays, `.jsonl.lock`: 43 characters).
+ */
+export const MAX_TAPE_NAME_PART = 200;
+/** The longest tape name, sub-folders included. */
+export const MAX_TAPE_NAME = 1000;
+
 /** Tape names are file names: letters, digits, `.`, `_`, `-`, and `/` for sub-folders; no `..`. */
 export function validateTapeName(name: string): string {
+  const longest = Math.max(...name.split('/').map((p) => p.length));
+  if (name.length > MAX_TAPE_NAME || longest > MAX_TAPE_NAME_PART) {
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `invalid tape name "${name.slice(0, 40)}...": the tape name is too long (${name.length > MAX_TAPE_NAME ? `${name.length} characters, at most ${MAX_TAPE_NAME}` : `a part of ${longest} characters, at most ${MAX_TAPE_NAME_PART} between "/"`})`,
+      { status: 400 },
+    );
+  }
   if (name === '' || !/^[\w.-]+(\/[\w.-]+)*$/.test(name) || name.split('/').some((p) => p === '..' || p === '.')) {
     throw new TapedeckError('BAD_ARGS', `invalid tape name "${name}": use letters, digits, ".", "_", "-" (and "/" for folders)`, {
       status: 400,

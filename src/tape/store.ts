@@ -12,6 +12,7 @@
  * - `remove` never deletes a tape being written;
  * - large bodies are content-addressed (sha256) and verified when read.
  */
+import type { Readable } from 'node:stream';
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
 import type { Body, EndLine, Exchange, TapeHeader, WsFrame } from './schema.js';
@@ -41,6 +42,11 @@ export interface LoadedTape {
 export interface ReadTapeOptions {
   /** Load large (side-file / blob) bodies into memory (default true): replay needs them, listing does not. */
   resolveFiles?: boolean;
+  /**
+   * With `resolveFiles`: bodies stored apart that are larger than this many bytes are checked (size and sha256, read
+   * as a stream) but left as references, for replay to stream them with `openBlob`. Default: every body is loaded.
+   */
+  inlineUpTo?: number;
 }
 
 export interface WriterOptions {
@@ -218,6 +224,11 @@ export interface TapeStore {
   remove(name: string): Promise<RemovedTape>;
   /** The bytes of a large body stored for tape `name`, checked against its size and sha256 (TAPE_CORRUPT otherwise). */
   readBlob(name: string, body: StoredBody): Promise<Buffer>;
+  /**
+   * The bytes of a large body as a stream (bounded memory, whatever its size), checked against its size and sha256
+   * as they pass (the stream fails with TAPE_CORRUPT at its end otherwise).
+   */
+  openBlob(name: string, body: StoredBody): Readable;
   /** Start a large body for tape `name`, fed as it streams. */
   blobSink(name: string): BlobSink;
   /**

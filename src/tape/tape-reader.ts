@@ -2,9 +2,10 @@
  * Reading tapes: the record parser every store shares (a header, then exchanges; a record that cannot be used is
  * reported with its position and skipped, never fatal), and the folder store's file reading on top of it.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
@@ -12,6 +13,7 @@ import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Ex
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { verifiedBlobStream } from './large-body.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
 export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
@@ -113,7 +115,9 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     throw err;
   }
   const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
-  const usable = opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b)) : exchanges;
+  const large = opts.inlineUpTo === undefined ? undefined : { above: opts.inlineUpTo, open: (b: StoredBody) => streamSideFile(file, b) };
+  const usable =
+    opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), large) : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
@@ -225,14 +229,24 @@ function checkFormat(where: string, value: unknown): void {
  * match its recorded size and sha256; otherwise TAPE_CORRUPT.
  */
 export async function readSideFile(file: string, body: StoredBody): Promise<Buffer> {
+  const bytes = await readFile(await sideFilePath(file, body));
+  const mismatch = blobMismatch(body, bytes);
+  if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
+  return bytes;
+}
+
+/** A side file's bytes as a stream, checked as they pass (see `TapeStore.openBlob`). */
+export function streamSideFile(file: string, body: StoredBody): Readable {
+  return verifiedBlobStream(async () => createReadStream(await sideFilePath(file, body)), body, file);
+}
+
+/** The side file a stored body names, refused when it would be outside the tape's own side folder. */
+async function sideFilePath(file: string, body: StoredBody): Promise<string> {
   const full = resolveSideFile(file, body.file);
   // A symbolic link (git stores them) could point anywhere: the file itself must live in the folder.
   if (path.dirname(await realpath(full)) !== (await realpath(sideDir(file))))
     throw new TapedeckError('TAPE_CORRUPT', 'a link to a file outside the folder');
-  const bytes = await readFile(full);
-  const mismatch = blobMismatch(body, bytes);
-  if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
-  return bytes;
+  return full;
 }
 
 /**
@@ -244,14 +258,21 @@ export async function resolveStoredBodies(
   exchanges: Exchange[],
   problems: TapeProblem[],
   read: (body: StoredBody) => Promise<Buffer>,
+  large?: { above: number; open: (body: StoredBody) => Readable },
 ): Promise<Exchange[]> {
   const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
     body?.kind !== 'file' ? body : inlineBody(body, await read(body));
+  // A body too large to hold stays a reference, checked now (read as a stream) so that a corrupt one is never served.
+  const resolveOrCheck = async (body: StoredBody): Promise<Body> => {
+    if (large === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
+    for await (const chunk of large.open(body)) void chunk;
+    return body;
+  };
   const kept: Exchange[] = [];
   for (const ex of exchanges) {
     try {
-      if (ex.request.body.kind === 'file') ex.request.body = (await resolve(ex.request.body)) ?? { kind: 'empty' };
-      if (ex.response?.body?.kind === 'file') ex.response.body = await resolve(ex.response.body);
+      if (ex.request.body.kind === 'file') ex.request.body = await resolveOrCheck(ex.request.body);
+      if (ex.response?.body?.kind === 'file') ex.response.body = await resolveOrCheck(ex.response.body);
       for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
       kept.push(ex);
     } catch (err) {

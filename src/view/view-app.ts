@@ -157,8 +157,11 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
   app.notFound((c) => errorResponse(httpError(new TapedeckError('NOT_FOUND', `no such page: ${c.req.path}`))));
   app.onError((err, c) => {
     if (isTapedeckError(err)) return errorResponse(httpError(err));
+    // The cause goes to the log; the page gets no file-system path or stack from it.
     opts.log.error({ err: err.message, path: c.req.path }, 'viewer request failed');
-    return errorResponse(httpError(new TapedeckError('INTERNAL', err.message, { cause: err })));
+    const code = (err as NodeJS.ErrnoException).code;
+    const message = `the viewer could not answer this request${code ? ` (${code})` : ''}: see its log`;
+    return errorResponse(httpError(new TapedeckError('INTERNAL', message)));
   });
 
   return {

@@ -234,6 +234,28 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
     const refused = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', `${collector.url}/nope`, '--dir', dir]);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toMatch(/^tapedeck export: could not push spans to http:\/\/127\.0\.0\.1:\d+\/nope: Not Found$/);
+    // Credentials in the endpoint never reach a message: the push fails, the success line, a bad URL.
+    const withPassword = collector.url.replace('http://', 'http://otel-user:s3cr3t-pw@');
+    const denied = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', `${withPassword}/nope`, '--dir', dir]);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain('http://otel-user:***@127.0.0.1');
+    expect(denied.stderr).not.toContain('s3cr3t-pw');
+    const pushed = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', withPassword, '--dir', dir]);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect(pushed.stderr).toContain('pushed to http://otel-user:***@127.0.0.1');
+    expect(pushed.stderr).not.toContain('s3cr3t-pw');
+    const badWithPassword = await runCli([
+      'export',
+      'run',
+      '--format',
+      'otlp',
+      '--otlp-endpoint',
+      'ftp://u:s3cr3t-pw@host/x',
+      '--dir',
+      dir,
+    ]);
+    expect(badWithPassword.code).toBe(2);
+    expect(badWithPassword.stderr).not.toContain('s3cr3t-pw');
     const bad = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', 'not a url', '--dir', dir]);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toBe(

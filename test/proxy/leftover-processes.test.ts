@@ -85,7 +85,8 @@ describe.skipIf(!linux)(
     it('the command and what it started die when tapedeck is killed with kill -9', async () => {
       const child = marker();
       const command = marker();
-      await killDuringRun(`sleep ${child} & echo started; sleep ${command}`);
+      // (after the few milliseconds tapedeck takes to start the watchdog: process-group.ts)
+      await killDuringRun(`sleep ${child} & sleep 0.2; echo started; sleep ${command}`);
       expect(await gone(child)).toBe(true);
       expect(await gone(command)).toBe(true);
     });

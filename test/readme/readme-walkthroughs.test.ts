@@ -31,7 +31,20 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const ALL = walkthroughs(README);
 /** The walkthroughs the README must keep (a block whose marker went missing would silently stop being tested). */
-const EXPECTED = ['kit', 'stdio', 'side-effects', 'modified-replay', 'forks', 'experiment', 'compare', 'ci', 'inspect', 'export'];
+const EXPECTED = [
+  'kit',
+  'stdio',
+  'side-effects',
+  'modified-replay',
+  'forks',
+  'experiment',
+  'compare',
+  'ci',
+  'ci-markdown',
+  'drift',
+  'inspect',
+  'export',
+];
 /** Set to a folder to keep what each walkthrough printed there (NAME.txt), e.g. to update the README's outputs. */
 const DUMP = process.env.WALKTHROUGH_DUMP;
 

@@ -176,6 +176,11 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         expect(raw[1]).not.toContain(big);
         const tape = await store.load('big');
         expect(tape.exchanges[0]?.request.body).toEqual({ kind: 'json', json: { model: 'm', prompt: big } });
+        // Bodies larger than `inlineUpTo` stay references (checked as they are read), for replay to stream them.
+        const kept = await store.load('big', { inlineUpTo: 2000 });
+        expect(kept.exchanges[0]?.request.body).toMatchObject({ kind: 'file', encoding: 'json' });
+        expect(kept.problems).toEqual([]);
+        expect((await store.load('big', { inlineUpTo: 10_000 })).exchanges[0]?.request.body.kind).toBe('json');
         const shallow = await store.load('big', { resolveFiles: false });
         const stored = shallow.exchanges[1]?.request.body;
         expect(stored?.kind).toBe('file');
@@ -189,6 +194,27 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         const body = await sink.end('text');
         expect(body).toMatchObject({ kind: 'file', encoding: 'text', bytes: 11 });
         expect((await store.readBlob('big', body)).toString()).toBe('hello world');
+        // Read as it streams too, checked on the way.
+        const streamed: Buffer[] = [];
+        for await (const chunk of store.openBlob('big', body)) streamed.push(chunk as Buffer);
+        expect(Buffer.concat(streamed).toString()).toBe('hello world');
+        const tampered = async (): Promise<void> => {
+          for await (const chunk of store.openBlob('big', { ...body, bytes: 12 })) void chunk;
+        };
+        await expect(tampered()).rejects.toMatchObject({ code: 'TAPE_CORRUPT' });
+        // A large body streams in and out in bounded pieces, byte for byte.
+        const many = store.blobSink('big');
+        const piece = Buffer.alloc(300 * 1024, 7);
+        for (let i = 0; i < 10; i++) many.write(piece);
+        const manyBody = await many.end('base64');
+        let total = 0;
+        let largest = 0;
+        for await (const chunk of store.openBlob('big', manyBody)) {
+          total += (chunk as Buffer).byteLength;
+          largest = Math.max(largest, (chunk as Buffer).byteLength);
+        }
+        expect(total).toBe(10 * piece.byteLength);
+        expect(largest).toBeLessThanOrEqual(2 * 1024 * 1024);
       } finally {
         await store.close();
       }

@@ -145,6 +145,17 @@ describe('API', () => {
     expect(missing.status).toBe(404);
     expect(missing.body.error.message).toContain('no tape "nope"');
     expect((await get('/api/tape?name=../etc/passwd')).status).toBe(400);
+    // A name longer than a file name may be: 400 saying so, no file-system error, no path.
+    for (const name of ['a'.repeat(300), `sub/${'b'.repeat(260)}`, 'c'.repeat(250)]) {
+      for (const url of [`/api/tape?name=${name}`, `/api/rows?name=${name}`, `/api/step?name=${name}&i=0`]) {
+        const long = await get(url);
+        expect(long.status, url).toBe(400);
+        expect(long.body.error.code).toBe('BAD_ARGS');
+        expect(long.body.error.message).toMatch(/tape name is too long/);
+        expect(long.body.error.message).not.toContain(dir);
+        expect(long.body.error.message).not.toContain(tmpdir());
+      }
+    }
     const noStep = await get('/api/step?name=agent&i=99');
     expect(noStep.status).toBe(404);
     expect(noStep.body.error.message).toContain('no step 99');

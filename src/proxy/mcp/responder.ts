@@ -25,6 +25,7 @@ import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
 import { JsonTooDeepError, parseJson } from '../../tape/json-depth.js';
+import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -219,7 +220,10 @@ async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: Repla
     const live = await session.liveSessionId.catch(() => undefined);
     if (live === undefined) {
       // A JSON-RPC error to a valid request travels in a 200, like any answer.
-      const err = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: live forwarding could not open a session with ${req.route.upstream}`);
+      const err = new TapedeckError(
+        'LIVE_UNAVAILABLE',
+        `tapedeck: live forwarding could not open a session with ${redactUrlCredentials(req.route.upstream)}`,
+      );
       const match: MatchInfo = { kind: 'miss', reason: err.message };
       const reply: Reply = {
         status: 200,

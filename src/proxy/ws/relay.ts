@@ -23,6 +23,7 @@ import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
+import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
 export interface RelayOptions {
   writer: TapeWriter;
@@ -118,7 +119,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     } else {
       const err = new TapedeckError(
         'UPSTREAM_ERROR',
-        `tapedeck could not open the WebSocket to ${up.route.upstream}: ${opened.error.message}`,
+        `tapedeck could not open the WebSocket to ${redactUrlCredentials(up.route.upstream)}: ${opened.error.message}`,
         {
           details: { code: opened.error.code },
           headers: { 'x-tapedeck-error': opened.error.code },

@@ -17,6 +17,7 @@ import { hostRefusal } from '../../host-guard.js';
 import { createRouteTable } from '../routes.js';
 import { refuseRaw } from '../raw-answer.js';
 import type { SessionHandler } from './types.js';
+import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
 export interface UpgradeListenerOptions {
   routes: readonly Route[];
@@ -54,7 +55,7 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
         proxied = { prefix: target.origin, upstream: target.origin };
       }
     }
-    const refused = proxied ? undefined : hostRefusal(req.headers, { own: opts.own, who: "one of tapedeck's own names" });
+    const refused = proxied ? undefined : hostRefusal(req.headers, { own: opts.own });
     if (refused !== undefined) {
       opts.log.warn({ host: req.headers.host, origin: req.headers.origin }, 'refused a WebSocket upgrade not addressed to tapedeck');
       return refuse(socket, refused, url);
@@ -63,7 +64,7 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
     const pathname = q === -1 ? url : url.slice(0, q);
     const resolved = proxied ? { route: proxied, path: pathname } : table.resolve(pathname);
     if (resolved === undefined) {
-      const known = table.routes.map((r) => `${r.prefix} -> ${r.upstream}`).join(', ');
+      const known = table.routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
       const err = new TapedeckError(
         'NO_ROUTE',
         `tapedeck: no route for the WebSocket ${pathname}; routes: ${known || '(none)'}. Add one: PREFIX=URL.`,

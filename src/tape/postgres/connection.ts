@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { TapedeckError } from '../../errors.js';
-import { redactStoreUrl } from '../store-url.js';
+import { redactStoreUrl } from '../url-credentials.js';
 
 export interface PgLocation {
   /** The URL without `namespace`, for `pg`. */

@@ -4,9 +4,11 @@
  * same bytes; `tapedeck_blob_refs` (written with each tape's exchanges) says who holds what.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { TapedeckError } from '../../errors.js';
 import { blobMismatch, storedBody } from '../exchange-encoder.js';
+import { verifiedBlobStream } from '../large-body.js';
 import type { BlobSink, StoredBody } from '../store.js';
 
 export const CHUNK_BYTES = 1024 * 1024;
@@ -16,6 +18,8 @@ export interface PgBlobs {
   put(tapeName: string, bytes: Buffer, encoding: StoredBody['encoding']): Promise<StoredBody>;
   sink(tapeName: string): BlobSink;
   read(body: StoredBody): Promise<Buffer>;
+  /** The bytes as a stream, one chunk row at a time (bounded memory), checked as they pass. */
+  stream(body: StoredBody, where: string): Readable;
   /**
    * Remove blobs among `shas` that no tape refers to any more (unless stored in the last minute: a writer may be
    * about to refer to it), and any orphan older than an hour (stored for an exchange that never reached its tape).
@@ -121,6 +125,38 @@ export function createPgBlobs(pool: pg.Pool, onError: (what: string, err: unknow
       const mismatch = blobMismatch(body, bytes);
       if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
       return bytes;
+    },
+
+    stream(body, where) {
+      return verifiedBlobStream(
+        async () => {
+          let count: number;
+          try {
+            const row = await pool.query<{ chunks: number }>('SELECT chunks FROM tapedeck_blobs WHERE sha256 = $1', [body.sha256]);
+            count = row.rows[0]?.chunks ?? 0;
+          } catch (err) {
+            throw onError('read a large body', err);
+          }
+          if (count === 0) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... in the store`);
+          return (async function* () {
+            for (let n = 0; n < count; n++) {
+              let rows: { data: Buffer }[];
+              try {
+                rows = (
+                  await pool.query<{ data: Buffer }>('SELECT data FROM tapedeck_blob_chunks WHERE blob = $1 AND n = $2', [body.sha256, n])
+                ).rows;
+              } catch (err) {
+                throw onError('read a large body', err);
+              }
+              const data = rows[0]?.data;
+              if (data === undefined) throw new TapedeckError('TAPE_CORRUPT', `stored body ${body.sha256.slice(0, 12)}... lacks part ${n}`);
+              yield data;
+            }
+          })();
+        },
+        body,
+        where,
+      );
     },
 
     async collect(shas) {

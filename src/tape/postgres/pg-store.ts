@@ -122,7 +122,12 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       const exchanges =
         readOpts?.resolveFiles === false
           ? parsed.exchanges
-          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => blobs.read(b));
+          : await resolveStoredBodies(
+              parsed.exchanges,
+              parsed.problems,
+              (b) => blobs.read(b),
+              readOpts?.inlineUpTo === undefined ? undefined : { above: readOpts.inlineUpTo, open: (b) => blobs.stream(b, where(name)) },
+            );
       return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
     },
     lines: (name) => records(name),
@@ -217,6 +222,9 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     readBlob(_name, body) {
       return blobs.read(body);
+    },
+    openBlob(name, body) {
+      return blobs.stream(body, where(name));
     },
     blobSink(name) {
       return blobs.sink(name);

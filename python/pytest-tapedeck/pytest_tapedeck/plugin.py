@@ -1,0 +1,172 @@
+"""
+The ``tapedeck`` fixture: each test gets its own tape in one ``tapedeck serve`` for the session, named after the
+test (``tests/test_agent.py::TestWeather::test_celsius`` is the tape ``tests/test_agent/TestWeather/test_celsius``),
+and the base-URL variables the SDKs read point at it while the test runs.
+
+The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session with
+``TAPEDECK_COMMAND`` (default ``npx tapedeck``) ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
+``TAPEDECK_MODE`` (default auto), the folder from ``--tapedeck-dir`` / ``TAPEDECK_DIR``, more flags from
+``TAPEDECK_SERVE_ARGS``. It is stopped (every tape finished) when the session ends; its report is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional
+from urllib.parse import quote
+
+import pytest
+
+
+def tape_url(serve_url: str, tape: str) -> str:
+    """The base URL of a tape in a ``tapedeck serve`` at ``serve_url``."""
+    return f"{serve_url.rstrip('/')}/@{quote(tape, safe='')}"
+
+
+def _segment(text: str) -> str:
+    s = re.sub(r"[^\w.-]+", "-", text, flags=re.ASCII)
+    s = re.sub(r"-{2,}", "-", s)
+    s = re.sub(r"^[-.]+|-+$", "", s)
+    return s or "_"
+
+
+def tape_name_for(nodeid: str) -> str:
+    """``path/test_x.py::Class::test_y[param]`` -> ``path/test_x/Class/test_y-param``."""
+    path, _, rest = nodeid.partition("::")
+    path = re.sub(r"\.py$", "", path.replace("\\", "/"))
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]
+    parts += [p for p in rest.split("::") if p]
+    return "/".join(_segment(p) for p in parts)
+
+
+def agent_env(url: str) -> Dict[str, str]:
+    """The variables tapedeck sets for an agent (as ``src/proxy/agent-env.ts``), for a tape's base URL."""
+    return {
+        "TAPEDECK_URL": url,
+        "OPENAI_BASE_URL": f"{url}/openai/v1",
+        "ANTHROPIC_BASE_URL": f"{url}/anthropic",
+        "GOOGLE_GEMINI_BASE_URL": f"{url}/gemini",
+        "GEMINI_BASE_URL": f"{url}/gemini",
+    }
+
+
+@dataclass
+class Tapedeck:
+    """The current test's tape: its name, its base URL (add a route: ``/openai/v1``), the variables set."""
+
+    tape: str
+    url: str
+    env: Dict[str, str] = field(default_factory=dict)
+
+
+class ServeProcess:
+    """``tapedeck serve`` as a child process: started on a free port, stopped with SIGTERM, its report read."""
+
+    def __init__(self, command: List[str], mode: Optional[str], directory: Optional[str], extra: List[str]):
+        args = command + ["serve", "--port", "0", "--json"]
+        if mode:
+            args += ["--mode", mode]
+        if directory:
+            args += ["--dir", directory]
+        args += extra
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.stderr: List[str] = []
+        self._err = threading.Thread(target=self._read_err, daemon=True)
+        self._err.start()
+        self.url = self._wait_listening()
+        self.report: List[dict] = []
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def _wait_listening(self) -> str:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                return m.group(1)
+        self.proc.wait()
+        self._err.join(timeout=5)
+        raise RuntimeError(f"tapedeck serve exited ({self.proc.returncode}) before it listened: {''.join(self.stderr).strip()}")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.stdout is not None
+        # stderr has its own reader (the thread): only stdout is read here, to its end.
+        out = self.proc.stdout.read()
+        self.proc.wait(timeout=60)
+        self._err.join(timeout=10)
+        for line in reversed((out or "").strip().splitlines()):
+            try:
+                self.report = json.loads(line)["tapes"]
+                break
+            except (ValueError, KeyError):
+                continue
+        return self.proc.returncode
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tapedeck")
+    group.addoption("--tapedeck-mode", default=None, help="auto (default), record, replay or refresh (or TAPEDECK_MODE)")
+    group.addoption("--tapedeck-dir", default=None, help="the tape folder (or TAPEDECK_DIR; default ./tapes)")
+
+
+@pytest.fixture(scope="session")
+def tapedeck_server(pytestconfig: pytest.Config) -> Iterator[str]:
+    """The URL of the session's ``tapedeck serve`` (``TAPEDECK_URL``, or one started for the session)."""
+    given = os.environ.get("TAPEDECK_URL")
+    if given:
+        yield given
+        return
+    command = shlex.split(os.environ.get("TAPEDECK_COMMAND") or "npx tapedeck")
+    mode = pytestconfig.getoption("--tapedeck-mode") or os.environ.get("TAPEDECK_MODE")
+    directory = pytestconfig.getoption("--tapedeck-dir") or os.environ.get("TAPEDECK_DIR")
+    server = ServeProcess(command, mode, directory, shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", "")))
+    try:
+        yield server.url
+    finally:
+        code = server.stop()
+        # Shown in the terminal summary (output of a fixture's teardown is captured).
+        lines = [line.rstrip("\n") for line in server.stderr if line.strip()]
+        if code != 0:
+            lines.append(f"tapedeck serve exited with {code}")
+        pytestconfig.stash[_SUMMARY] = lines
+        pytestconfig.stash[_REPORT] = server.report
+
+
+_SUMMARY = pytest.StashKey[List[str]]()
+_REPORT = pytest.StashKey[List[dict]]()
+
+
+def tapedeck_report(config: pytest.Config) -> List[dict]:
+    """What each tape did (serve's ``--json`` report), once the session's server has stopped."""
+    return config.stash.get(_REPORT, [])
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    lines = config.stash.get(_SUMMARY, [])
+    if lines:
+        terminalreporter.section("tapedeck")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: pytest.MonkeyPatch) -> Tapedeck:
+    """This test's tape, and the SDK base-URL variables pointing at it for the test's duration."""
+    tape = tape_name_for(request.node.nodeid)
+    url = tape_url(tapedeck_server, tape)
+    env = agent_env(url)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return Tapedeck(tape=tape, url=url, env=env)

@@ -1,0 +1,150 @@
+import { TapedeckError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createMcpResponder } from '../proxy/mcp/responder.js';
+import { startServe, type RunningServe, type ServeMode, type TapeReport } from '../proxy/serve.js';
+import { createReplayMatcher } from '../replay/pipeline.js';
+import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
+import { validateTapeName } from '../tape/paths.js';
+import { stringValue, type Command, type CommandContext } from './command.js';
+import { parseOnMiss, parseThreshold, parseTiming } from './replay.js';
+import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './serve-options.js';
+import { withStore } from './store-options.js';
+
+const MODES: readonly ServeMode[] = ['auto', 'record', 'replay', 'refresh'];
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'one proxy for a whole test suite: a tape per test, chosen per request (/@NAME/... or x-tapedeck-tape)',
+  usage: [
+    'tapedeck serve [--mode auto|record|replay|refresh] [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]...',
+    '               [--tape DEFAULT] [--on-miss strict|lenient|live] [--timing T] [--side-effects FILE]',
+    '               [--threshold S | --exact-only] [--no-match-headers] [--save-replays] [--json] [--config FILE] [--verbose]',
+    '',
+    "  The tape of a request: its path's first segment @NAME (base URL http://127.0.0.1:8787/@NAME/openai/v1 is the",
+    '  tape NAME, route /openai; %2F in NAME for a sub-folder), else the header x-tapedeck-tape: NAME (forward-proxy',
+    '  clients), else --tape. A request that names none is answered 400 (tapedeck_no_tape).',
+    '  --mode M            auto (default): replay a tape that exists, record one that does not; record: record every',
+    '                      tape (one that exists is an error, 409); replay: replay every tape (a missing one is an',
+    '                      error, 404); refresh: record every tape afresh, replacing what it held',
+    '  --tape DEFAULT      the tape of requests that name none',
+    "  --save-replays      keep each replayed tape's replay tape (NAME.replay-TIMESTAMP) beside it (default: not kept)",
+    '  --json              on stop, print what each tape did as one JSON line on stdout',
+    '  (--on-miss, --timing, --side-effects, --threshold, --exact-only, --no-match-headers as for replay;',
+    '   --dir, --store, --namespace, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
+    '',
+    'Each tape has one writer, opened on its first request and closed when serve stops (SIGINT / SIGTERM); then',
+    'a line per tape says what it did (recorded, replayed, missed). Exit 1 when a tape could not be written.',
+  ].join('\n'),
+  options: {
+    ...SERVE_OPTIONS,
+    mode: { type: 'string' },
+    'on-miss': { type: 'string' },
+    timing: { type: 'string' },
+    'side-effects': { type: 'string' },
+    'exact-only': { type: 'boolean' },
+    'no-match-headers': { type: 'boolean' },
+    threshold: { type: 'string' },
+    'save-replays': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  async run(ctx) {
+    const defaultTape = stringValue(ctx.values, 'tape');
+    if (defaultTape !== undefined) validateTapeName(defaultTape);
+    if (ctx.rest.length > 0)
+      throw new TapedeckError('BAD_ARGS', 'serve runs no command: start it, point the tests at it (TAPEDECK_URL), stop it');
+    // serve's --tape is optional (a default); the shared settings want one.
+    const settings = serveSettings({ ...ctx, values: { ...ctx.values, tape: defaultTape ?? 'serve' } }, { tapeRef: true });
+    const { config, log } = settings;
+    const modeText = stringValue(ctx.values, 'mode') ?? 'auto';
+    const mode = MODES.find((m) => m === modeText);
+    if (mode === undefined) throw new TapedeckError('BAD_ARGS', `--mode must be auto, record, replay or refresh (got "${modeText}")`);
+    const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
+    const timing = parseTiming(stringValue(ctx.values, 'timing'));
+    const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
+    const exactOnly = ctx.values['exact-only'] === true;
+    const sideEffectsFile = stringValue(ctx.values, 'side-effects');
+    const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
+    return withStore(config, async (store) => {
+      const base = proxyBase(settings, store);
+      const server = await startServe({
+        mode,
+        store,
+        host: base.host,
+        port: base.port,
+        allowHosts: base.allowHosts,
+        forwardProxy: base.forwardProxy,
+        timeouts: base.timeouts,
+        log,
+        ...(defaultTape !== undefined ? { defaultTape } : {}),
+        saveReplays: ctx.values['save-replays'] === true,
+        record: { routes: base.routes, redact: base.redact, onTapeFailure: base.onTapeFailure, whenTapeFails: config.whenTapeFails },
+        replay: {
+          // As for replay: routes chosen now win over each tape's, which win over the built-in defaults.
+          routes: settings.routeSources.chosen,
+          fallbackRoutes: settings.routeSources.defaults,
+          redact: base.redact,
+          onTapeFailure: base.onTapeFailure,
+          onMiss,
+          timing,
+          matcher: (loaded) =>
+            createReplayMatcher(loaded.exchanges, {
+              eager: true,
+              ...matchingOptions(config),
+              semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+            }),
+          // Per tape: its own MCP sessions, ids and notifications.
+          responders: () => [createMcpResponder(sideEffects ? { sideEffects } : {})],
+          ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+          ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
+        },
+      });
+      ctx.stderr.write(`tapedeck: serving tapes from ${store.location} (mode ${mode}); a test's tape: ${server.url}/@NAME/...\n`);
+      return serveTapesUntilSignal(server, ctx, log);
+    });
+  },
+};
+
+async function serveTapesUntilSignal(server: RunningServe, ctx: CommandContext, log: Logger): Promise<number> {
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      log.info({ signal }, 'stopping');
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  ctx.stdout.write(`listening on ${server.url}\n`);
+  await stopped;
+  const report = await server.close();
+  for (const line of formatServeReport(report)) ctx.stderr.write(`tapedeck: ${line}\n`);
+  if (ctx.values.json === true) ctx.stdout.write(`${JSON.stringify({ tapes: report })}\n`);
+  log.flush();
+  return report.some((t) => t.failed !== undefined) ? 1 : 0;
+}
+
+/** One line for the whole run, then one per tape. */
+export function formatServeReport(report: readonly TapeReport[]): string[] {
+  const recorded = report.filter((t) => t.mode === 'record' && t.error === undefined).length;
+  const replayed = report.filter((t) => t.mode === 'replay' && t.error === undefined).length;
+  const missed = report.reduce((n, t) => n + t.missed, 0);
+  const failed = report.filter((t) => t.error !== undefined).length;
+  const head =
+    `${report.length} tape(s): ${recorded} recorded, ${replayed} replayed` +
+    `${missed > 0 ? `, ${missed} request(s) missed` : ''}${failed > 0 ? `, ${failed} could not be opened` : ''}`;
+  const width = Math.min(48, Math.max(0, ...report.map((t) => t.tape.length)));
+  return [
+    head,
+    ...report.map((t) => {
+      const name = `  ${t.tape.padEnd(width)}  `;
+      if (t.error !== undefined) return `${name}not opened: ${t.error.message}`;
+      const what =
+        t.mode === 'record'
+          ? `recorded ${t.recorded} exchange(s)`
+          : `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
+            `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
+      return `${name}${what}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
+    }),
+  ];
+}

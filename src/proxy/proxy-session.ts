@@ -1,0 +1,133 @@
+/**
+ * The handlers of one tape: in record mode the tape's writer and the recorder in front of it; in replay mode the
+ * tape loaded once, its matcher and responders built once, the replayer and the writer of the replay tape. The HTTP
+ * handler, the WebSocket session handler and the drain that shutdown waits for all come from here, so the
+ * single-tape proxy (`startProxy`) and the per-test tape router (`startServe`) wire a session the same way.
+ */
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../log.js';
+import { createMatcher } from '../replay/matcher.js';
+import type { Route } from '../tape/schema.js';
+import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
+import type { Cancel } from './cancel.js';
+import { createExchangeLog } from './exchange-log.js';
+import type { ProxyHandler } from './http-app.js';
+import { createBodySpill, type BodySpill } from './body-spill.js';
+import { createRecorder } from './recorder.js';
+import { createReplayer } from './replayer.js';
+import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
+import { openTapeSession } from './tape-session.js';
+import { createSessionPlayer } from './ws/player.js';
+import { createSessionRecorder } from './ws/recorder.js';
+import type { SessionHandler } from './ws/types.js';
+
+/** What every session of one server shares. */
+export interface SessionContext {
+  store: TapeStore;
+  dispatcher: Dispatcher;
+  /** Aborted first thing on stop. */
+  stopping: Cancel;
+  log: Logger;
+  timeouts: Timeouts;
+}
+
+/** The options of a session: the proxy's, less where it listens. */
+export type SessionSpec =
+  | Omit<RecordOptions, 'host' | 'port' | 'allowHosts' | 'forwardProxy' | 'timeouts' | 'store' | 'dir' | 'log'>
+  | Omit<ReplayOptions, 'host' | 'port' | 'allowHosts' | 'forwardProxy' | 'timeouts' | 'store' | 'dir' | 'log'>;
+
+export interface ProxySession {
+  /** The tape being written: the recording, or the replay tape. */
+  writer: TapeWriter;
+  /** In replay: the tape being replayed. */
+  source?: LoadedTape;
+  /** The routes in effect (in replay: given, then the tape's, then the fallbacks). */
+  routes: Route[];
+  /** Plain HTTP requests. */
+  handle: ProxyHandler;
+  /** WebSocket sessions (upgrade requests): relayed and recorded, or played from the tape. */
+  sessions: SessionHandler;
+  /** Resolves once every exchange started so far is on the tape. */
+  drain(): Promise<void>;
+  /** Where bodies too large to hold go as they stream: the tape being written (for the request listener). */
+  spill: BodySpill;
+}
+
+export async function openProxySession(opts: SessionSpec, ctx: SessionContext): Promise<ProxySession> {
+  const { store, dispatcher, stopping, log, timeouts } = ctx;
+  if (opts.mode === 'record') {
+    const { writer, routes } = await openTapeSession({
+      mode: 'record',
+      store,
+      tape: opts.tape,
+      ifExists: opts.ifExists ?? 'fail',
+      redact: opts.redact,
+      routes: opts.routes,
+      onTapeFailure: opts.onTapeFailure,
+    });
+    const out = createExchangeLog(writer, log);
+    const spill = createBodySpill(store, writer.name);
+    const { handle } = createRecorder({
+      out,
+      dispatcher,
+      stopping,
+      spill,
+      ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
+    });
+    const sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
+    return { writer, routes, handle, sessions, drain: out.drain, spill };
+  }
+  const session = await openTapeSession({
+    mode: 'replay',
+    store,
+    tape: opts.tape,
+    saveAs: opts.saveAs,
+    keepEmpty: opts.keepEmpty,
+    streamLargeBodies: true,
+    redact: opts.redact,
+    routes: opts.routes,
+    fallbackRoutes: opts.fallbackRoutes,
+    onTapeFailure: opts.onTapeFailure,
+    replayOf: {
+      onMiss: opts.onMiss ?? 'strict',
+      ...(opts.llm ? { llm: opts.llm } : {}),
+      ...(opts.overrides ? { overrides: opts.overrides } : {}),
+      ...(opts.targeted ? { targeted: opts.targeted } : {}),
+      ...(opts.liveRoutes ? { liveRoutes: opts.liveRoutes } : {}),
+      ...(opts.liveAfter !== undefined ? { liveAfter: opts.liveAfter } : {}),
+      ...(opts.mocks !== undefined ? { mocks: opts.mocks } : {}),
+    },
+  });
+  const tape = session.source as LoadedTape;
+  const writer = session.writer;
+  for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
+  const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
+  const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
+  const out = createExchangeLog(writer, log);
+  const spill = createBodySpill(store, writer.name);
+  const replayer = createReplayer({
+    tape,
+    matcher,
+    out,
+    onMiss: opts.onMiss ?? 'strict',
+    timing: opts.timing ?? { mode: 'instant' },
+    dispatcher,
+    log,
+    responders,
+    allowLive: opts.allowLive,
+    ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
+    stopping,
+    blobs: { open: (body) => store.openBlob(tape.name, body), spill },
+  });
+  const sessions = createSessionPlayer({
+    tape,
+    out,
+    log,
+    onMiss: opts.onMiss ?? 'strict',
+    timing: opts.timing ?? { mode: 'instant' },
+    ...(opts.redact ? { redact: opts.redact } : {}),
+    handshakeMs: timeouts.responseMs,
+    ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
+  });
+  return { writer, source: tape, routes: session.routes, handle: replayer.handle, sessions, drain: replayer.drain, spill };
+}

@@ -1,0 +1,189 @@
+/**
+ * `tapedeck serve`: one proxy for a whole test suite, each test with its own tape, chosen per request (`tape-name.ts`)
+ * and opened on first use (`tape-router.ts`). Each tape's requests go through the same record or replay session a
+ * single-tape proxy builds (`proxy-session.ts`), with that tape's routes (a replayed tape's recorded routes), clock
+ * and WebSocket sessions; the server listens like one (`listen.ts`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isTapedeckError, TapedeckError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import type { OwnHosts } from '../own-hosts.js';
+import { detectLlmApi } from '../providers/detect.js';
+import { httpError } from '../providers/errors.js';
+import { createMemoryStore } from '../tape/memory-store.js';
+import type { TapeStore } from '../tape/store.js';
+import { Cancel } from './cancel.js';
+import type { ForwardProxy } from './forward-proxy.js';
+import { shutdownReason } from './forward.js';
+import { hostRefusal } from '../host-guard.js';
+import { createRequestListener } from './http-app.js';
+import { drainWithin, listenProxy, type Front } from './listen.js';
+import type { ProxySession } from './proxy-session.js';
+import { DEFAULT_TIMEOUTS, type ForwardProxySettings, type Timeouts } from './proxy-options.js';
+import { proxyDispatcher, storeOf } from './server.js';
+import { chooseTape, TAPE_HEADER } from './tape-name.js';
+import { createTapeRouter, type ServeMode, type TapeReport, type TapeRouterOptions } from './tape-router.js';
+import { refuseRaw } from './raw-answer.js';
+import { sendError } from './sink.js';
+import { createUpgradeListener } from './ws/upgrade.js';
+
+export type { ServeMode, TapeReport } from './tape-router.js';
+
+export interface ServeOptions {
+  mode: ServeMode;
+  /** Where the tapes are: a store, or a tape folder (`dir`). One of the two. */
+  store?: TapeStore;
+  dir?: string;
+  host?: string;
+  /** 0 takes any free port. Default 8787. */
+  port?: number;
+  allowHosts?: readonly string[];
+  forwardProxy?: ForwardProxySettings;
+  timeouts?: Partial<Timeouts>;
+  log?: Logger;
+  /** The tape of a request that names none (default: such a request is answered 400 NO_TAPE). */
+  defaultTape?: string;
+  /** Keep each replay's replay tape beside its tape (default: replay tapes are not kept). */
+  saveReplays?: boolean;
+  /** Settings of the tapes recorded and of the tapes replayed (routes, redaction, matcher, responders, ...). */
+  record: TapeRouterOptions['record'];
+  replay: TapeRouterOptions['replay'];
+}
+
+export interface RunningServe {
+  url: string;
+  host: string;
+  port: number;
+  /** What each tape did so far, in the order the tapes were first asked for. */
+  tapes(): TapeReport[];
+  /** Stop accepting, end open streams, finish writing every tape; resolves to what each tape did. */
+  close(): Promise<TapeReport[]>;
+}
+
+export async function startServe(opts: ServeOptions): Promise<RunningServe> {
+  const log = opts.log ?? createLogger();
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+  const store = storeOf(opts);
+  const dispatcher = proxyDispatcher(timeouts);
+  const stopping = new Cancel();
+  const router = createTapeRouter({
+    mode: opts.mode,
+    store,
+    replayStore: opts.saveReplays === true ? store : createMemoryStore(),
+    record: opts.record,
+    replay: opts.replay,
+    context: { dispatcher, stopping, log, timeouts },
+  });
+  const listening = await listenProxy({ ...opts, log }, (own, forward) =>
+    createServeFront({ router, own, forward, log, defaultTape: opts.defaultTape }),
+  ).catch(async (err: unknown) => {
+    await dispatcher.close().catch(() => undefined);
+    throw err;
+  });
+  let closing: Promise<TapeReport[]> | undefined;
+  return {
+    url: listening.url,
+    host: listening.host,
+    port: listening.port,
+    tapes: () => router.report(),
+    close() {
+      closing ??= (async () => {
+        stopping.abort(shutdownReason());
+        await listening.stop(() => router.endSessions());
+        const report = await router.close((work) => drainWithin(work, timeouts.shutdownMs, log));
+        await dispatcher.destroy().catch(() => undefined);
+        return report;
+      })();
+      return closing;
+    },
+  };
+}
+
+interface FrontOptions {
+  router: ReturnType<typeof createTapeRouter>;
+  own: OwnHosts;
+  forward: ForwardProxy;
+  log: Logger;
+  defaultTape?: string | undefined;
+}
+
+/** The request and upgrade listeners: choose the tape, open its session, hand the request to that session's listeners. */
+function createServeFront({ router, own, forward, log, defaultTape }: FrontOptions): Front {
+  // Each session's listeners, built once: its routes, its handlers, its tape's clock.
+  const fronts = new WeakMap<ProxySession, Front>();
+  const frontOf = (session: ProxySession): Front => {
+    let front = fronts.get(session);
+    if (front === undefined) {
+      const clock = (): number => session.writer.now();
+      const request = createRequestListener({
+        routes: session.routes,
+        handle: session.handle,
+        clock,
+        log,
+        own,
+        forward,
+        spill: session.spill,
+      });
+      const upgrade = createUpgradeListener({
+        routes: session.routes,
+        sessions: session.sessions,
+        clock,
+        log,
+        own,
+        forward,
+        plain: request,
+      });
+      front = { request, upgrade };
+      fronts.set(session, front);
+    }
+    return front;
+  };
+
+  /** The tape of `req` and its session; the URL loses its `/@NAME` prefix and the headers the tape header. */
+  const route = async (req: IncomingMessage): Promise<Front> => {
+    const target = forward.targetOf(req);
+    if (target === undefined) {
+      // Addressed to tapedeck by name: the Host guard first, so that no page a browser visits can open a tape.
+      const refused = hostRefusal(req.headers, { own });
+      if (refused !== undefined) throw refused;
+    }
+    const choice = chooseTape(req, target === undefined || target.self, defaultTape);
+    req.url = choice.url;
+    delete req.headers[TAPE_HEADER];
+    const { session } = await router.open(choice.tape);
+    return frontOf(session);
+  };
+
+  const request = (req: IncomingMessage, res: ServerResponse): void => {
+    route(req).then(
+      (front) => front.request(req, res),
+      (err: unknown) => {
+        req.resume();
+        const known = asKnown(err, log);
+        sendError(res, httpError(known, detectLlmApi('', pathOf(req), req.method ?? 'GET')));
+      },
+    );
+  };
+
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    route(req).then(
+      (front) => front.upgrade(req, socket, head),
+      (err: unknown) => {
+        const known = asKnown(err, log);
+        refuseRaw(socket, httpError(known, detectLlmApi('', pathOf(req), 'GET')));
+      },
+    );
+  };
+  return { request, upgrade };
+}
+
+function asKnown(err: unknown, log: Logger): TapedeckError {
+  if (isTapedeckError(err)) return err;
+  log.error({ err: (err as Error).message, stack: (err as Error).stack }, 'could not choose a tape');
+  return new TapedeckError('INTERNAL', `tapedeck internal error: ${(err as Error).message}`, { cause: err });
+}
+
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? '/').replace(/^https?:\/\/[^/?#]*/i, '').split('?')[0] ?? '/';
+}

@@ -1,0 +1,73 @@
+/**
+ * What a tape did, counted as its exchanges reach it: a store that hands out writers which tally each stored exchange
+ * by how it was answered (recorded; replayed from the tape; missed or blocked; forwarded live), and that sends replay
+ * tapes where the server keeps them (beside their tapes, or a scratch store that forgets them).
+ */
+import type { Exchange } from '../tape/schema.js';
+import type { TapeStore, TapeWriter, WriterOptions } from '../tape/store.js';
+
+export interface TapeTally {
+  recorded: number;
+  replayed: number;
+  missed: number;
+  live: number;
+}
+
+export function tally(counts: TapeTally, ex: Pick<Exchange, 'match'>): void {
+  const kind = ex.match?.kind;
+  if (kind === undefined) counts.recorded++;
+  else if (kind === 'miss' || kind === 'blocked') counts.missed++;
+  else if (kind === 'live') counts.live++;
+  else counts.replayed++;
+}
+
+/** A writer that tallies every exchange it stores (an open WebSocket session counts when it starts). */
+export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWriter {
+  const begin = writer.begin?.bind(writer);
+  return {
+    get path() {
+      return writer.path;
+    },
+    get name() {
+      return writer.name;
+    },
+    get header() {
+      return writer.header;
+    },
+    get count() {
+      return writer.count;
+    },
+    get failure() {
+      return writer.failure;
+    },
+    now: () => writer.now(),
+    append: async (ex) => {
+      const stored = await writer.append(ex);
+      tally(counts, stored);
+      return stored;
+    },
+    ...(begin
+      ? {
+          begin: async (ex) => {
+            const open = await begin(ex);
+            tally(counts, open.exchange);
+            return open;
+          },
+        }
+      : {}),
+    close: () => writer.close(),
+  };
+}
+
+/** `store`, but its writers tally into `counts`, and replay tapes are written to `replays`. */
+export function tallyingStore(store: TapeStore, replays: TapeStore, counts: TapeTally): TapeStore {
+  const openWriter = async (opts: WriterOptions): Promise<TapeWriter> =>
+    tallyingWriter(await (opts.header.mode === 'replay' ? replays : store).openWriter(opts), counts);
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'openWriter') return openWriter;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

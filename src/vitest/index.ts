@@ -1,0 +1,113 @@
+/**
+ * `tapedeck/vitest`: each test gets its own tape in one `tapedeck serve`, named after the test, with the base-URL
+ * variables the SDKs read (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`, `TAPEDECK_URL`, ...)
+ * pointing at it while the test runs.
+ *
+ *   // vitest.config.ts: one server for the run (or set TAPEDECK_URL to a running `tapedeck serve`)
+ *   test: { globalSetup: ['tapedeck/vitest/global-setup'] }
+ *   // a test file (or a setupFiles entry)
+ *   const deck = useTapedeck();
+ *   it('answers', async () => { const openai = new OpenAI(); ... deck.tape ... });
+ *
+ * Without either, `useTapedeck()` starts a `tapedeck serve` for its file. The variables are process-wide: tests of a
+ * file that run concurrently (`it.concurrent`) should take `deck.urlFor(task)` (or `deck.env`) instead.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
+import { agentEnv } from '../proxy/agent-env.js';
+import { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
+import { testTapeName, type NamedTask } from './test-tape-name.js';
+
+export { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
+export { testTapeName, type NamedTask } from './test-tape-name.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The URL of the `tapedeck serve` the global setup started. */
+    tapedeckUrl: string;
+  }
+}
+
+export interface UseTapedeckOptions extends ServeProcessOptions {
+  /** Name the tape of a test (default `testTapeName`: file / describe / test). */
+  tapeName?: (task: NamedTask) => string;
+}
+
+export interface Tapedeck {
+  /** The current test's tape. */
+  readonly tape: string;
+  /** Its base URL (`<serve>/@TAPE`): add a route's prefix (`/openai/v1`). */
+  readonly url: string;
+  /** The variables set for the current test. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The base URL of any test's tape (for concurrent tests). */
+  urlFor(task: NamedTask): string;
+}
+
+/** The base URL of a tape in a `tapedeck serve` at `serveUrl`. */
+export function tapeUrl(serveUrl: string, tape: string): string {
+  return `${serveUrl.replace(/\/+$/, '')}/@${encodeURIComponent(tape)}`;
+}
+
+export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
+  const nameOf = opts.tapeName ?? testTapeName;
+  const given = process.env.TAPEDECK_URL || undefined;
+  let own: ServeProcess | undefined;
+  let serveUrl: string | undefined;
+  let current: { tape: string; url: string; env: Record<string, string> } | undefined;
+  const saved = new Map<string, string | undefined>();
+
+  beforeAll(async () => {
+    serveUrl = provided() || given;
+    if (serveUrl === undefined) {
+      own = await startServeProcess(opts);
+      serveUrl = own.url;
+    }
+  });
+  afterAll(async () => {
+    await own?.stop();
+  });
+  beforeEach((ctx) => {
+    const tape = nameOf(ctx.task);
+    const url = tapeUrl(serveUrl as string, tape);
+    const env = agentEnv({ url });
+    for (const [k, v] of Object.entries(env)) {
+      saved.set(k, process.env[k]);
+      process.env[k] = v;
+    }
+    current = { tape, url, env };
+  });
+  afterEach(() => {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    saved.clear();
+    current = undefined;
+  });
+
+  const now = (): NonNullable<typeof current> => {
+    if (current === undefined) throw new Error('tapedeck: the tape of a test is known inside the test only (after beforeEach)');
+    return current;
+  };
+  return {
+    get tape() {
+      return now().tape;
+    },
+    get url() {
+      return now().url;
+    },
+    get env() {
+      return now().env;
+    },
+    urlFor: (task) => tapeUrl(serveUrl as string, nameOf(task)),
+  };
+}
+
+/** The URL the global setup provided, if it ran. */
+function provided(): string | undefined {
+  try {
+    return inject('tapedeckUrl');
+  } catch {
+    return undefined;
+  }
+}

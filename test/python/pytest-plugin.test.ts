@@ -1,0 +1,37 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const PLUGIN = path.join(ROOT, 'python/pytest-tapedeck');
+const TSX = path.join(ROOT, 'node_modules/tsx/dist/loader.mjs');
+
+/** pytest and the Python openai SDK, where they install (.ci/run tries); without them the plugin's tests skip. */
+const python = spawnSync('python3', ['-c', 'import pytest, openai'], { stdio: 'ignore' });
+const ready = python.status === 0;
+
+describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
+  it.skipIf(!ready)(
+    'records each test on its own tape, then replays them with the upstream gone',
+    () => {
+      const run = spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
+        cwd: PLUGIN,
+        // tapedeck from this checkout's source, so the plugin is tested against the CLI as it is now.
+        env: {
+          ...process.env,
+          PYTHONPATH: PLUGIN,
+          PYTHONDONTWRITEBYTECODE: '1',
+          TAPEDECK_COMMAND: `"${process.execPath}" --import "${TSX}" "${path.join(ROOT, 'src/cli/main.ts')}"`,
+          TAPEDECK_URL: '',
+        },
+        encoding: 'utf8',
+        timeout: 240_000,
+      });
+      expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.stdout).toMatch(/3 passed/);
+    },
+    300_000,
+  );
+  if (!ready) it.skip('pytest or the Python openai SDK is not installed: the pytest plugin tests are skipped', () => undefined);
+});

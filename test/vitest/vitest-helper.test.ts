@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDirStore } from '../../src/tape/dir-store.js';
+import { testTapeName } from '../../src/vitest/test-tape-name.js';
+import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const FIXTURE = path.join(ROOT, 'test/vitest/fixture');
+
+/** Run vitest itself on the fixture project; its exit code and output. */
+async function runVitest(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--root', FIXTURE], {
+    cwd: FIXTURE,
+    env: { ...process.env, TAPEDECK_URL: '', ...env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, out };
+}
+
+describe('tapedeck/vitest', () => {
+  let dir: string;
+  let upstream: ScriptedUpstream;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-vitest-'));
+    upstream = await startScriptedUpstream((req) => openaiChat({ content: `echo: ${lastUserText(req.body)}` }));
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names a tape after its file, describe blocks and test', () => {
+    const file = { name: 'tests/agent.test.ts' };
+    const fileTask = { name: 'tests/agent.test.ts', file };
+    const suite = { name: 'weather / today', suite: fileTask, file };
+    expect(testTapeName({ name: 'answers in °C, fast!', suite, file })).toBe('tests/agent/weather-today/answers-in-C-fast');
+    expect(testTapeName({ name: '..', suite: fileTask, file })).toBe('tests/agent/_');
+  });
+
+  it('records each test on its own tape under vitest (one serve for the run), then replays them with the upstream gone (a serve per file)', async () => {
+    const first = await runVitest({
+      FIXTURE_GLOBAL_SETUP: '1',
+      TAPEDECK_DIR: dir,
+      TAPEDECK_SERVE_ARGS: `--route /openai=${upstream.url}`,
+    });
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toMatch(/2 tape\(s\): 2 recorded, 0 replayed/);
+    const store = createDirStore(dir);
+    expect(await store.names()).toEqual(['agent.fixture/weather/answers-in-celsius', 'agent.fixture/weather/answers-in-fahrenheit']);
+    expect(upstream.requests).toHaveLength(2);
+
+    const second = await runVitest({ TAPEDECK_DIR: dir, TAPEDECK_SERVE_ARGS: '', FIXTURE_GLOBAL_SETUP: '0' });
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toMatch(/2 tape\(s\): 0 recorded, 2 replayed/);
+    expect(upstream.requests).toHaveLength(2);
+  });
+});
