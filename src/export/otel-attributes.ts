@@ -9,6 +9,7 @@
  */
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { STREAM_METHOD } from '../providers/mcp.js';
+import { adapterFor, providerInfo } from '../providers/registry.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
 import { conversationIn, type ConversationMessage } from '../view/model.js';
@@ -21,23 +22,6 @@ export interface SpanShape {
   /** `error.type` and a message, when the exchange failed. */
   error?: { type: string; message: string };
 }
-
-const OPERATION: Record<LlmMeaning['api'], string> = {
-  'chat.completions': 'chat',
-  responses: 'chat',
-  messages: 'chat',
-  generateContent: 'generate_content',
-  embeddings: 'embeddings',
-  completions: 'text_completion',
-};
-
-/** `gen_ai.provider.name` well-known values; an OpenAI-compatible server speaks OpenAI's API (server.address tells which). */
-const PROVIDER: Record<LlmMeaning['provider'], string> = {
-  openai: 'openai',
-  'openai-compatible': 'openai',
-  anthropic: 'anthropic',
-  gemini: 'gcp.gemini',
-};
 
 /** Request parameters (as the providers name them) to their `gen_ai.request.*` attribute. */
 const PARAMS: [string[], string][] = [
@@ -73,8 +57,10 @@ export function spanShape(ex: Exchange, content: boolean): SpanShape {
 }
 
 function llmShape(ex: Exchange, llm: LlmMeaning, content: boolean): SpanShape {
-  const operation = OPERATION[llm.api];
-  const provider = PROVIDER[llm.provider];
+  // The operation and the provider's well-known name are the adapter's (an OpenAI-compatible server is `openai`).
+  const operation = adapterFor(llm.api)?.otelOperation;
+  const info = providerInfo(llm.provider);
+  const provider = info === undefined ? undefined : (info.otelName ?? info.name);
   const a: Attributes = {
     'gen_ai.operation.name': operation,
     'gen_ai.provider.name': provider,

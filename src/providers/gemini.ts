@@ -7,7 +7,7 @@ import { answerError, isErrorEvent, pushMessage } from './answer.js';
 import { isObj, num, str } from './json.js';
 import { objectAt, setTracked } from './overrides.js';
 import { listView, objectView } from './semantic.js';
-import type { Answer, ConversationMessage, Json, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
+import type { Answer, ConversationMessage, Json, ProviderAdapter, ProviderInfo, Rewritten, SemanticBuilder } from './types.js';
 import type { Usage } from '../tape/schema.js';
 
 const GEMINI_STATUS: Record<number, string> = {
@@ -22,8 +22,19 @@ const GEMINI_STATUS: Record<number, string> = {
 
 const MODEL_IN_PATH = /\/models\/([^/:]+):/;
 
+export const GEMINI: ProviderInfo = {
+  name: 'gemini',
+  route: { prefix: '/gemini', upstream: 'https://generativelanguage.googleapis.com' },
+  // Google's Gen AI SDKs (Python and JavaScript) and the Gemini CLI.
+  baseUrlEnv: [{ name: 'GOOGLE_GEMINI_BASE_URL' }, { name: 'GEMINI_BASE_URL' }],
+  otelName: 'gcp.gemini',
+  modelFamilies: ['gemini-'],
+};
+
 export const gemini: ProviderAdapter = {
   api: 'generateContent',
+  provider: GEMINI,
+  otelOperation: 'generate_content',
   // The Google Gen AI SDKs read GEMINI_API_KEY, then GOOGLE_API_KEY; the key travels as x-goog-api-key or ?key=.
   credentials: [{ env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], header: 'x-goog-api-key', query: 'key' }],
   detect: ({ path, method }) => (method === 'POST' && /\/models\/[^/:]+:(stream)?generateContent$/i.test(path) ? 'gemini' : undefined),
