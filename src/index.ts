@@ -59,6 +59,7 @@ export {
 export type {
   ProviderAdapter,
   ProviderInfo,
+  OtelRequestParam,
   ApiId,
   LlmProvider,
   LlmApi,

@@ -296,6 +296,7 @@ const TYPES: string[] = [
   'OnMiss',
   'OpenTape',
   'OpenTapes',
+  'OtelRequestParam',
   'OutputSimilarity',
   'OverrideInputs',
   'OverridePlan',

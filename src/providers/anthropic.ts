@@ -27,6 +27,7 @@ export const anthropic: ProviderAdapter = {
   provider: ANTHROPIC,
   otelOperation: 'chat',
   paramKeys: ['temperature', 'top_p', 'top_k', 'max_tokens', 'stop_sequences', 'tool_choice', 'thinking'],
+  otelParams: { temperature: 'temperature', top_p: 'top_p', top_k: 'top_k', max_tokens: 'max_tokens', stop_sequences: 'stop_sequences' },
   // The Anthropic SDKs read ANTHROPIC_API_KEY (then ANTHROPIC_AUTH_TOKEN); newer ones send it as a bearer token,
   // older ones and curl as x-api-key.
   credentials: [

@@ -4,7 +4,7 @@
  */
 import type { Usage } from '../tape/schema.js';
 import { isObj, num } from './json.js';
-import type { ApiCredential, Json, LlmProvider, ProviderInfo, RequestTarget } from './types.js';
+import type { ApiCredential, Json, LlmProvider, OtelRequestParam, ProviderInfo, RequestTarget } from './types.js';
 
 /** What the OpenAI SDKs read (`OPENAI_API_KEY`, sent as a bearer token), and Azure OpenAI's `api-key` header. */
 export const OPENAI_CREDENTIALS: readonly ApiCredential[] = [
@@ -21,6 +21,21 @@ export const OPENAI: ProviderInfo = {
   baseUrlEnv: [{ name: 'OPENAI_BASE_URL', path: '/v1' }],
   otelName: 'openai',
   modelFamilies: ['gpt-', 'chatgpt-', 'o1', 'o3', 'o4', 'text-embedding-', 'davinci', 'babbage'],
+};
+
+/** Chat-style parameters (chat completions, completions, realtime) as OpenTelemetry request attributes. */
+export const OPENAI_OTEL_PARAMS: Readonly<Record<string, OtelRequestParam>> = {
+  temperature: 'temperature',
+  top_p: 'top_p',
+  top_k: 'top_k',
+  max_tokens: 'max_tokens',
+  max_completion_tokens: 'max_tokens',
+  max_output_tokens: 'max_tokens',
+  seed: 'seed',
+  frequency_penalty: 'frequency_penalty',
+  presence_penalty: 'presence_penalty',
+  stop: 'stop_sequences',
+  n: 'choice.count',
 };
 
 /** OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`); any other server is compatible. */

@@ -158,6 +158,10 @@ export interface ProviderInfo {
   readonly secretHeaders?: readonly string[];
 }
 
+/** The `gen_ai.request.*` attributes a request parameter can be. */
+export type OtelRequestParam =
+  'temperature' | 'top_p' | 'top_k' | 'max_tokens' | 'seed' | 'frequency_penalty' | 'presence_penalty' | 'stop_sequences' | 'choice.count';
+
 export interface ProviderAdapter {
   /** The API family, written on the tape as `llm.api`. */
   readonly api: LlmApi;
@@ -167,6 +171,11 @@ export interface ProviderAdapter {
   readonly otelOperation?: string;
   /** Top-level request body fields that change the answer besides the conversation, recorded as `llm.params`. */
   readonly paramKeys?: readonly string[];
+  /**
+   * Its `llm.params` names -> the OpenTelemetry request attribute each is (`maxOutputTokens` -> `max_tokens` for
+   * `gen_ai.request.max_tokens`). Where two names map to one attribute, the first present wins.
+   */
+  readonly otelParams?: Readonly<Record<string, OtelRequestParam>>;
   /** The ways this API's SDKs send a key, most usual first (`OPENAI_API_KEY` as `Authorization: Bearer ...`). */
   readonly credentials?: readonly ApiCredential[];
   /** The provider when a request is this API (`openai`, `anthropic`, ...), else undefined. */

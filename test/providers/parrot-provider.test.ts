@@ -96,7 +96,9 @@ describe('a provider added through the registry alone', () => {
     });
     expect((await speak(proxy.url, ask('Hello there, bird'))).status).toBe(200);
     expect((await speak(proxy.url, ask('Pieces of eight', { live: true }))).status).toBe(200);
-    expect((await speak(proxy.url, ask('Want a cracker', { mood: 'hungry' }))).status).toBe(200);
+    expect((await speak(proxy.url, ask('Want a cracker', { mood: 'hungry', settings: { temperature: 0, max_words: 3 } }))).status).toBe(
+      200,
+    );
     await proxy.close();
     await upstream.close();
   });
@@ -129,7 +131,7 @@ describe('a provider added through the registry alone', () => {
     expect(pieces.response?.events?.length).toBe(5);
     expect(cracker.llm?.toolCalls).toEqual([{ name: 'eat', arguments: { what: 'cracker' } }]);
     // Its own parameter keys (`paramKeys`) are read beside the ones it keeps in its own place.
-    expect(cracker.llm?.params).toEqual({ mood: 'hungry', temperature: 0 });
+    expect(cracker.llm?.params).toEqual({ mood: 'hungry', temperature: 0, max_words: 3 });
 
     const steps = toSteps(tape.exchanges);
     expect(steps.map((s) => [s.kind, s.target, s.args])).toEqual([
@@ -151,6 +153,11 @@ describe('a provider added through the registry alone', () => {
     const span = spanShape(tape.exchanges[0] as Exchange, false);
     expect(span.name).toBe('speak polly');
     expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'speak', 'gen_ai.provider.name': 'parrot.ai' });
+    // Its parameters under their convention names, as the adapter maps them (`max_words` is `max_tokens`).
+    expect(spanShape(tape.exchanges[2] as Exchange, false).attributes).toMatchObject({
+      'gen_ai.request.temperature': 0,
+      'gen_ai.request.max_tokens': 3,
+    });
     // `--llm live --model polly-2` knows polly-2 is Parrot's.
     expect(buildOverridePlan({ model: ['polly-2'] }, { families: {} }).rules).toEqual([
       { field: 'model', value: 'polly-2', provider: 'parrot' },

@@ -26,6 +26,7 @@ export const parrot: ProviderAdapter = {
     modelFamilies: ['polly-', 'macaw'],
   },
   otelOperation: 'speak',
+  otelParams: { temperature: 'temperature', max_words: 'max_tokens' },
   paramKeys: ['mood'],
   credentials: [{ env: ['PARROT_API_KEY'], header: 'x-parrot-feather' }],
   detect: ({ path, method }) => (method === 'POST' && path.endsWith('/v1/parrot/speak') ? 'parrot' : undefined),

@@ -8,7 +8,7 @@
 import { frameJson } from '../../tape/frame.js';
 import type { LlmMeaning, WsFrame } from '../../tape/schema.js';
 import { finishTool, newAnswer } from '../answer.js';
-import { gemini, GEMINI, geminiUsage } from '../gemini.js';
+import { gemini, GEMINI, GEMINI_OTEL_PARAMS, geminiUsage } from '../gemini.js';
 import { isObj, num, str } from '../json.js';
 import type { Answer, Json, PendingTool, ProviderAdapter, Rewritten, SessionReader, SessionResponse } from '../types.js';
 
@@ -171,6 +171,7 @@ function liveUsage(u: Json): NonNullable<Answer['usage']> {
 export const geminiLive: ProviderAdapter = {
   api: 'live',
   provider: GEMINI,
+  otelParams: GEMINI_OTEL_PARAMS,
   detect: () => undefined,
   describeRequest: (body) => ({ model: str(body.model)?.replace(/^models\//, ''), streamed: true }),
   describeBody: () => undefined,
