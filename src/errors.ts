@@ -57,7 +57,9 @@ const CODES = {
   /** The port to listen on is taken. */
   PORT_IN_USE: { status: 500, type: 'tapedeck_port_in_use', rpc: RPC.internal },
   EMBEDDINGS_FAILED: { status: 502, type: 'tapedeck_embeddings_failed', rpc: RPC.internal },
-  /** A request the viewer refuses (a Host or Origin that is not its own: DNS rebinding). */
+  /** A page or file of tapedeck's own HTTP API (the viewer) that does not exist. */
+  NOT_FOUND: { status: 404, type: 'tapedeck_not_found', rpc: RPC.internal },
+  /** A request the proxy or the viewer refuses (a Host or Origin that is not its own: DNS rebinding). */
   FORBIDDEN: { status: 403, type: 'tapedeck_forbidden', rpc: RPC.internal },
   /** An export that could not be written or pushed. */
   EXPORT_FAILED: { status: 502, type: 'tapedeck_export_failed', rpc: RPC.internal },

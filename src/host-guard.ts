@@ -13,8 +13,8 @@ import { bareHostname, type OwnHosts } from './own-hosts.js';
 
 export interface HostCheck {
   own: OwnHosts;
-  /** The server's name in messages: `tapedeck` (the proxy), `this viewer`. */
-  who: string;
+  /** The server in messages (`this viewer`). Default: "one of tapedeck's own names" (the proxy). */
+  who?: string;
   /** The port `Host` must carry; any port when undefined. */
   port?: number;
   /** `Origin` must be `http://` + the `Host` asked for, and `Sec-Fetch-Site` same-origin or none (a server of its own pages). */
@@ -29,7 +29,8 @@ export interface GuardedHeaders {
 }
 
 /** Why `headers` are refused, or undefined when the request is addressed to this server. */
-export function hostRefusal(headers: GuardedHeaders, check: HostCheck): TapedeckError | undefined {
+export function hostRefusal(headers: GuardedHeaders, opts: HostCheck): TapedeckError | undefined {
+  const check = { ...opts, who: opts.who ?? "one of tapedeck's own names" };
   const host = headers.host;
   if (check.port !== undefined ? !hostWithPort(host ?? '', check) : host !== undefined && !check.own.allows(bareHostname(host))) {
     const expected =

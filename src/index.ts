@@ -1,6 +1,8 @@
 /**
- * tapedeck's library API. Everything the CLI does is available here.
- * Each area keeps its exports in its own block.
+ * tapedeck's library API: a deliberate surface. Everything the CLI does is available here, through what the README
+ * documents; internals (locks, the writer's file-system seam, the redaction and exact-key helpers) are not exported.
+ * `test/index.test.ts` pins the exported names, so a new export is a conscious change. Each area keeps its exports
+ * in its own block.
  */
 
 // --- tape: the format, reading and writing
@@ -27,29 +29,25 @@ export { createDirStore, type DirStoreOptions } from './tape/dir-store.js';
 export { copyTape, type CopiedTape } from './tape/copy-tape.js';
 export { createMemoryStore } from './tape/memory-store.js';
 export { statsOf, type TapeStats, type ModelUsage } from './tape/stats.js';
-export { createTapeWriter, type TapeWriterOptions, type WriterFs } from './tape/tape-writer.js';
+export { createTapeWriter, type TapeWriterOptions } from './tape/tape-writer.js';
 export { readTape, loadTape, listTapeNames } from './tape/tape-reader.js';
 export { createRedactor, REDACTED, SECRET_HEADERS, SECRET_QUERY, type RedactOptions } from './tape/redact.js';
 export {
   createSecretDetector,
-  createMarkerReplacer,
   DEFAULT_SECRET_FIELDS,
   REDACTED_PLACEHOLDER,
   type SecretDetector,
   type SecretsOptions,
-  type SecretReplacer,
 } from './tape/secrets.js';
 export { SECRET_RULES, type SecretRule } from './tape/secret-rules.js';
 export { scanTapeFile, type SecretFinding, type ScanResult } from './tape/scan.js';
-export { acquireTapeLock, lockFileOf, type TapeLock } from './tape/lock.js';
-export { encodeBody, decodeBody, bodyJson, bodyText } from './tape/body.js';
+export { decodeBody, bodyJson, bodyText } from './tape/body.js';
 export { TapedeckError, type ErrorCode } from './errors.js';
 
 // --- providers: what an exchange means, one adapter per API
 export {
   describeLlm,
   describeExchange,
-  requestSideLlm,
   conversationOf,
   detectLlmApi,
   providerErrorBody,
@@ -60,6 +58,8 @@ export {
 } from './providers/index.js';
 export type {
   ProviderAdapter,
+  ProviderInfo,
+  OtelRequestParam,
   ApiId,
   LlmProvider,
   LlmApi,
@@ -85,7 +85,7 @@ export {
   type Candidate,
   type IncomingRequest,
 } from './replay/matcher.js';
-export { exactKey, canonicalBody, withoutSecrets, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS } from './replay/exact-key.js';
+export { exactKey, DEFAULT_IGNORED_FIELDS, type ExactKeyOptions, type KeyedRequest } from './replay/exact-key.js';
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';
 export {
   buildOverridePlan,
@@ -120,7 +120,6 @@ export {
   priceFor,
   priceTable,
   defaultPrices,
-  modelCandidates,
   readPriceFile,
   modelFamilies,
   providerOfModel,

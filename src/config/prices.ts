@@ -106,7 +106,11 @@ export function priceFor(model: string | undefined, table: PriceMap = defaultPri
   return null;
 }
 
-/** The built-in families (`config/prices.yaml` `families:`) with a user price file's merged over them, provider by provider. */
+/**
+ * The families a price file adds (`families:` in `config/prices.yaml`, then a user's price file, provider by
+ * provider). The built-in providers' families are their adapters' (`ProviderInfo.modelFamilies`): `buildOverridePlan`
+ * puts these over them.
+ */
 export function modelFamilies(user?: string | PriceMap): FamilyMap {
   defaultFamilyMap ??= readPriceFileFull(DEFAULT_PRICES_FILE).families ?? {};
   const own = typeof user === 'string' ? (readPriceFileFull(user).families ?? {}) : {};

@@ -9,6 +9,7 @@
  */
 import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { STREAM_METHOD } from '../providers/mcp.js';
+import { adapterFor, providerInfo } from '../providers/registry.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning } from '../tape/schema.js';
 import { conversationIn, type ConversationMessage } from '../view/model.js';
@@ -21,36 +22,6 @@ export interface SpanShape {
   /** `error.type` and a message, when the exchange failed. */
   error?: { type: string; message: string };
 }
-
-const OPERATION: Record<LlmMeaning['api'], string> = {
-  'chat.completions': 'chat',
-  responses: 'chat',
-  messages: 'chat',
-  generateContent: 'generate_content',
-  embeddings: 'embeddings',
-  completions: 'text_completion',
-};
-
-/** `gen_ai.provider.name` well-known values; an OpenAI-compatible server speaks OpenAI's API (server.address tells which). */
-const PROVIDER: Record<LlmMeaning['provider'], string> = {
-  openai: 'openai',
-  'openai-compatible': 'openai',
-  anthropic: 'anthropic',
-  gemini: 'gcp.gemini',
-};
-
-/** Request parameters (as the providers name them) to their `gen_ai.request.*` attribute. */
-const PARAMS: [string[], string][] = [
-  [['temperature'], 'gen_ai.request.temperature'],
-  [['top_p', 'topP'], 'gen_ai.request.top_p'],
-  [['top_k', 'topK'], 'gen_ai.request.top_k'],
-  [['max_tokens', 'max_completion_tokens', 'max_output_tokens', 'maxOutputTokens'], 'gen_ai.request.max_tokens'],
-  [['seed'], 'gen_ai.request.seed'],
-  [['frequency_penalty', 'frequencyPenalty'], 'gen_ai.request.frequency_penalty'],
-  [['presence_penalty', 'presencePenalty'], 'gen_ai.request.presence_penalty'],
-  [['stop', 'stop_sequences', 'stopSequences'], 'gen_ai.request.stop_sequences'],
-  [['n', 'candidateCount'], 'gen_ai.request.choice.count'],
-];
 
 export function spanShape(ex: Exchange, content: boolean): SpanShape {
   const shape = ex.llm ? llmShape(ex, ex.llm, content) : ex.mcp && ex.mcp.method !== STREAM_METHOD ? mcpShape(ex, content) : httpShape(ex);
@@ -73,8 +44,11 @@ export function spanShape(ex: Exchange, content: boolean): SpanShape {
 }
 
 function llmShape(ex: Exchange, llm: LlmMeaning, content: boolean): SpanShape {
-  const operation = OPERATION[llm.api];
-  const provider = PROVIDER[llm.provider];
+  // The operation and the provider's well-known name are the adapter's (an OpenAI-compatible server is `openai`).
+  const adapter = adapterFor(llm.api);
+  const operation = adapter?.otelOperation;
+  const info = providerInfo(llm.provider);
+  const provider = info === undefined ? undefined : (info.otelName ?? info.name);
   const a: Attributes = {
     'gen_ai.operation.name': operation,
     'gen_ai.provider.name': provider,
@@ -83,10 +57,13 @@ function llmShape(ex: Exchange, llm: LlmMeaning, content: boolean): SpanShape {
     'tapedeck.provider': llm.provider,
   };
   set(a, 'gen_ai.request.model', llm.model);
-  for (const [keys, attr] of PARAMS) {
-    const v = keys.map((k) => llm.params[k]).find((x) => x !== undefined && x !== null);
+  // Request parameters, as the adapter names them, to their `gen_ai.request.*` attribute (the first present wins).
+  for (const [key, param] of Object.entries(adapter?.otelParams ?? {})) {
+    const attr = `gen_ai.request.${param}`;
+    const v = llm.params[key];
+    if (a[attr] !== undefined || v === undefined || v === null) continue;
     if (typeof v === 'number') a[attr] = v;
-    else if (typeof v === 'string' && attr.endsWith('stop_sequences')) a[attr] = [v];
+    else if (typeof v === 'string' && param === 'stop_sequences') a[attr] = [v];
     else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) a[attr] = v as string[];
   }
   if (llm.streamed) a['gen_ai.request.stream'] = true;

@@ -9,11 +9,25 @@ import { answerError, isErrorEvent, pushMessage } from './answer.js';
 import { contentText, isObj, num, str } from './json.js';
 import { topLevelOverrides } from './overrides.js';
 import { listView, objectView } from './semantic.js';
-import type { ConversationMessage, Json, ProviderAdapter, SemanticBuilder } from './types.js';
+import type { ConversationMessage, Json, ProviderAdapter, ProviderInfo, SemanticBuilder } from './types.js';
 import { parseJson } from '../tape/json-depth.js';
+
+export const ANTHROPIC: ProviderInfo = {
+  name: 'anthropic',
+  route: { prefix: '/anthropic', upstream: 'https://api.anthropic.com' },
+  // The Anthropic SDKs add `/v1/messages` themselves (the Vercel AI SDK wants `${url}/anthropic/v1`).
+  baseUrlEnv: [{ name: 'ANTHROPIC_BASE_URL' }],
+  otelName: 'anthropic',
+  modelFamilies: ['claude-'],
+  secretHeaders: ['anthropic-api-key'],
+};
 
 export const anthropic: ProviderAdapter = {
   api: 'messages',
+  provider: ANTHROPIC,
+  otelOperation: 'chat',
+  paramKeys: ['temperature', 'top_p', 'top_k', 'max_tokens', 'stop_sequences', 'tool_choice', 'thinking'],
+  otelParams: { temperature: 'temperature', top_p: 'top_p', top_k: 'top_k', max_tokens: 'max_tokens', stop_sequences: 'stop_sequences' },
   // The Anthropic SDKs read ANTHROPIC_API_KEY (then ANTHROPIC_AUTH_TOKEN); newer ones send it as a bearer token,
   // older ones and curl as x-api-key.
   credentials: [

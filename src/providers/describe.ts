@@ -15,29 +15,6 @@ import { adapterFor } from './registry.js';
 import type { ConversationMessage, ExchangeView, PendingTool } from './types.js';
 import { parseJson } from '../tape/json-depth.js';
 
-/** Parameters that change the answer, other than the conversation itself, wherever an API keeps them at the top. */
-const PARAM_KEYS = [
-  'temperature',
-  'top_p',
-  'top_k',
-  'max_tokens',
-  'max_completion_tokens',
-  'max_output_tokens',
-  'seed',
-  'stop',
-  'stop_sequences',
-  'n',
-  'presence_penalty',
-  'frequency_penalty',
-  'tool_choice',
-  'response_format',
-  'reasoning',
-  'reasoning_effort',
-  'thinking',
-  'parallel_tool_calls',
-  'instructions_hash',
-];
-
 /** Request-side meaning (provider, api, model, params, streamed) of an LLM request, for matching and miss reports. */
 export function requestSideLlm(route: string, request: RequestRecord, upstream?: string): LlmMeaning | undefined {
   const found = detectAdapter(route, request.path, request.method, upstream);
@@ -46,7 +23,8 @@ export function requestSideLlm(route: string, request: RequestRecord, upstream?:
   const b = isObj(body) ? body : {};
   const side = found.adapter.describeRequest(b, request.path);
   const params: Record<string, unknown> = {};
-  for (const k of PARAM_KEYS) if (b[k] !== undefined) params[k] = b[k];
+  // The parameters that change the answer, other than the conversation, where this API keeps them at the top.
+  for (const k of found.adapter.paramKeys ?? []) if (b[k] !== undefined) params[k] = b[k];
   Object.assign(params, side.params);
   const tools = toolNames(b.tools);
   if (tools.length > 0) params.tools = tools;

@@ -7,7 +7,16 @@ import { answerError, isErrorEvent, pushMessage } from './answer.js';
 import { isObj, num, str } from './json.js';
 import { objectAt, setTracked } from './overrides.js';
 import { listView, objectView } from './semantic.js';
-import type { Answer, ConversationMessage, Json, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
+import type {
+  Answer,
+  ConversationMessage,
+  Json,
+  OtelRequestParam,
+  ProviderAdapter,
+  ProviderInfo,
+  Rewritten,
+  SemanticBuilder,
+} from './types.js';
 import type { Usage } from '../tape/schema.js';
 
 const GEMINI_STATUS: Record<number, string> = {
@@ -22,8 +31,33 @@ const GEMINI_STATUS: Record<number, string> = {
 
 const MODEL_IN_PATH = /\/models\/([^/:]+):/;
 
+export const GEMINI: ProviderInfo = {
+  name: 'gemini',
+  route: { prefix: '/gemini', upstream: 'https://generativelanguage.googleapis.com' },
+  // Google's Gen AI SDKs (Python and JavaScript) and the Gemini CLI.
+  baseUrlEnv: [{ name: 'GOOGLE_GEMINI_BASE_URL' }, { name: 'GEMINI_BASE_URL' }],
+  otelName: 'gcp.gemini',
+  modelFamilies: ['gemini-'],
+};
+
+/** `generationConfig` (recorded as `llm.params`) as OpenTelemetry request attributes. */
+export const GEMINI_OTEL_PARAMS: Readonly<Record<string, OtelRequestParam>> = {
+  temperature: 'temperature',
+  topP: 'top_p',
+  topK: 'top_k',
+  maxOutputTokens: 'max_tokens',
+  seed: 'seed',
+  frequencyPenalty: 'frequency_penalty',
+  presencePenalty: 'presence_penalty',
+  stopSequences: 'stop_sequences',
+  candidateCount: 'choice.count',
+};
+
 export const gemini: ProviderAdapter = {
   api: 'generateContent',
+  provider: GEMINI,
+  otelOperation: 'generate_content',
+  otelParams: GEMINI_OTEL_PARAMS,
   // The Google Gen AI SDKs read GEMINI_API_KEY, then GOOGLE_API_KEY; the key travels as x-goog-api-key or ?key=.
   credentials: [{ env: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], header: 'x-goog-api-key', query: 'key' }],
   detect: ({ path, method }) => (method === 'POST' && /\/models\/[^/:]+:(stream)?generateContent$/i.test(path) ? 'gemini' : undefined),

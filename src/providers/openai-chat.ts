@@ -6,7 +6,7 @@
 import type { SseEvent } from '../tape/schema.js';
 import { answerError, isErrorEvent, pushMessage } from './answer.js';
 import { contentText, isObj, num, parseArgs, str } from './json.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI_CREDENTIALS } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS } from './openai.js';
 import { setTracked } from './overrides.js';
 import { listView, objectView } from './semantic.js';
 import type { Answer, ConversationMessage, Json, LlmOverrides, LlmProvider, ProviderAdapter, Rewritten, SemanticBuilder } from './types.js';
@@ -14,6 +14,25 @@ import { parseJson } from '../tape/json-depth.js';
 
 export const openaiChat: ProviderAdapter = {
   api: 'chat.completions',
+  provider: OPENAI,
+  otelParams: OPENAI_OTEL_PARAMS,
+  otelOperation: 'chat',
+  paramKeys: [
+    'temperature',
+    'top_p',
+    'top_k',
+    'max_tokens',
+    'max_completion_tokens',
+    'seed',
+    'stop',
+    'n',
+    'presence_penalty',
+    'frequency_penalty',
+    'tool_choice',
+    'response_format',
+    'reasoning_effort',
+    'parallel_tool_calls',
+  ],
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/chat\/completions$/),
 

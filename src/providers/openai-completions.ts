@@ -2,11 +2,15 @@
 import { answerError, isErrorEvent } from './answer.js';
 import { isObj, str } from './json.js';
 import { chatChunk, chatOverrides } from './openai-chat.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI_CREDENTIALS } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS } from './openai.js';
 import type { ProviderAdapter } from './types.js';
 
 export const openaiCompletions: ProviderAdapter = {
   api: 'completions',
+  provider: OPENAI,
+  otelParams: OPENAI_OTEL_PARAMS,
+  otelOperation: 'text_completion',
+  paramKeys: ['temperature', 'top_p', 'max_tokens', 'seed', 'stop', 'n', 'presence_penalty', 'frequency_penalty'],
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/completions$/),
   describeRequest: (body) => ({ model: str(body.model), streamed: body.stream === true }),

@@ -2,11 +2,13 @@
 import { answerError, isErrorEvent } from './answer.js';
 import { isObj, str } from './json.js';
 import { chatOverrides } from './openai-chat.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI_CREDENTIALS } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS } from './openai.js';
 import type { ProviderAdapter } from './types.js';
 
 export const openaiEmbeddings: ProviderAdapter = {
   api: 'embeddings',
+  provider: OPENAI,
+  otelOperation: 'embeddings',
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/embeddings$/),
   describeRequest: (body) => ({ model: str(body.model), streamed: body.stream === true }),

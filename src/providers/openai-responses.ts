@@ -5,13 +5,17 @@
  */
 import { answerError, pushMessage } from './answer.js';
 import { contentText, isObj, parseArgs, str } from './json.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI_CREDENTIALS } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS } from './openai.js';
 import { topLevelOverrides } from './overrides.js';
 import { listView, objectView } from './semantic.js';
 import type { Answer, ConversationMessage, Json, ProviderAdapter, SemanticBuilder } from './types.js';
 
 export const openaiResponses: ProviderAdapter = {
   api: 'responses',
+  provider: OPENAI,
+  otelParams: OPENAI_OTEL_PARAMS,
+  otelOperation: 'chat',
+  paramKeys: ['temperature', 'top_p', 'max_output_tokens', 'tool_choice', 'reasoning', 'parallel_tool_calls'],
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/responses$/),
 

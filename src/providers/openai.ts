@@ -4,13 +4,39 @@
  */
 import type { Usage } from '../tape/schema.js';
 import { isObj, num } from './json.js';
-import type { ApiCredential, Json, LlmProvider, RequestTarget } from './types.js';
+import type { ApiCredential, Json, LlmProvider, OtelRequestParam, ProviderInfo, RequestTarget } from './types.js';
 
 /** What the OpenAI SDKs read (`OPENAI_API_KEY`, sent as a bearer token), and Azure OpenAI's `api-key` header. */
 export const OPENAI_CREDENTIALS: readonly ApiCredential[] = [
   { env: ['OPENAI_API_KEY'], header: 'authorization', scheme: 'bearer' },
   { env: ['AZURE_OPENAI_API_KEY'], header: 'api-key' },
 ];
+
+/** OpenAI, shared by its adapters; an OpenAI-compatible server speaks OpenAI's API (`server.address` tells which). */
+export const OPENAI: ProviderInfo = {
+  name: 'openai',
+  aliases: ['openai-compatible'],
+  route: { prefix: '/openai', upstream: 'https://api.openai.com' },
+  // The OpenAI SDKs (Python, Node, and most OpenAI-compatible clients) take the base URL with its `/v1`.
+  baseUrlEnv: [{ name: 'OPENAI_BASE_URL', path: '/v1' }],
+  otelName: 'openai',
+  modelFamilies: ['gpt-', 'chatgpt-', 'o1', 'o3', 'o4', 'text-embedding-', 'davinci', 'babbage'],
+};
+
+/** Chat-style parameters (chat completions, completions, realtime) as OpenTelemetry request attributes. */
+export const OPENAI_OTEL_PARAMS: Readonly<Record<string, OtelRequestParam>> = {
+  temperature: 'temperature',
+  top_p: 'top_p',
+  top_k: 'top_k',
+  max_tokens: 'max_tokens',
+  max_completion_tokens: 'max_tokens',
+  max_output_tokens: 'max_tokens',
+  seed: 'seed',
+  frequency_penalty: 'frequency_penalty',
+  presence_penalty: 'presence_penalty',
+  stop: 'stop_sequences',
+  n: 'choice.count',
+};
 
 /** OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`); any other server is compatible. */
 export function openaiProvider(target: RequestTarget): LlmProvider {

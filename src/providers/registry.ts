@@ -10,7 +10,8 @@ import { openaiEmbeddings } from './openai-embeddings.js';
 import { openaiResponses } from './openai-responses.js';
 import { geminiLive } from './sessions/gemini-live.js';
 import { openaiRealtime } from './sessions/openai-realtime.js';
-import type { LlmApi, ProviderAdapter } from './types.js';
+import { addSecretHeaders } from '../tape/secret-headers.js';
+import type { LlmApi, LlmProvider, ProviderAdapter, ProviderInfo } from './types.js';
 
 const adapters: ProviderAdapter[] = [
   gemini,
@@ -25,6 +26,13 @@ const adapters: ProviderAdapter[] = [
   geminiLive,
 ];
 
+/** The header names an adapter's credentials travel in: redacted on every tape, whatever their name says. */
+const credentialHeaders = (a: ProviderAdapter): string[] => [
+  ...(a.credentials ?? []).map((c) => c.header),
+  ...(a.provider?.secretHeaders ?? []),
+];
+for (const a of adapters) addSecretHeaders(credentialHeaders(a));
+
 /** Every adapter, in detection order. */
 export function providerAdapters(): readonly ProviderAdapter[] {
   return adapters;
@@ -38,7 +46,9 @@ export function registerProvider(adapter: ProviderAdapter): () => void {
   const i = adapters.findIndex((a) => a.api === adapter.api);
   const replaced = i === -1 ? undefined : adapters.splice(i, 1)[0];
   adapters.unshift(adapter);
+  const unsecret = addSecretHeaders(credentialHeaders(adapter));
   return () => {
+    unsecret();
     const at = adapters.indexOf(adapter);
     if (at !== -1) adapters.splice(at, 1);
     if (replaced !== undefined) adapters.splice(Math.min(i, adapters.length), 0, replaced);
@@ -48,4 +58,24 @@ export function registerProvider(adapter: ProviderAdapter): () => void {
 /** The adapter for an API family as written on a tape (`llm.api`), if tapedeck knows it. */
 export function adapterFor(api: LlmApi | undefined): ProviderAdapter | undefined {
   return api === undefined ? undefined : adapters.find((a) => a.api === api);
+}
+
+/** Every provider the adapters name, once each, in detection order. */
+export function providerInfos(): readonly ProviderInfo[] {
+  const out: ProviderInfo[] = [];
+  for (const a of adapters) if (a.provider !== undefined && !out.some((p) => p.name === a.provider?.name)) out.push(a.provider);
+  return out;
+}
+
+/** The provider a tape's `llm.provider` names (its own name or an alias such as `openai-compatible`), if known. */
+export function providerInfo(name: LlmProvider | undefined): ProviderInfo | undefined {
+  if (name === undefined) return undefined;
+  return providerInfos().find((p) => p.name === name || p.aliases?.includes(name) === true);
+}
+
+/** Provider -> the model families it serves (`claude-`, `o3`), from the adapters. */
+export function providerFamilies(): Record<LlmProvider, string[]> {
+  const out: Record<LlmProvider, string[]> = {};
+  for (const p of providerInfos()) if (p.modelFamilies !== undefined) out[p.name] = [...p.modelFamilies];
+  return out;
 }

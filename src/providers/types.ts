@@ -2,8 +2,9 @@
  * The contract every LLM API adapter fulfils. One adapter per API family (`openai-chat.ts`, `anthropic.ts`, ...)
  * owns everything that API means: how its requests are recognised, what a request and an answer say (model, usage,
  * tool calls, text, thinking, stop reason), the conversation as the model saw it, its error body, where modified
- * replay's overrides go, which fields semantic matching compares, and stream <-> JSON conversion. Adding a provider
- * is one new file and one line in `registry.ts`.
+ * replay's overrides go, which fields semantic matching compares, stream <-> JSON conversion, and (`ProviderInfo`) the
+ * provider's base-URL variables, trace names, model families and credential headers. Adding a provider is one new
+ * file and one line in `registry.ts` (or one `registerProvider` call).
  */
 import type { Exchange, LlmMeaning, RequestRecord, ResponseRecord, SseEvent, Usage, WsFrame } from '../tape/schema.js';
 
@@ -128,9 +129,53 @@ export interface ApiCredential {
   query?: string;
 }
 
+/**
+ * What tapedeck knows of a provider beyond one API's wire format, shared by its adapters (OpenAI's chat, responses,
+ * completions, embeddings and realtime adapters hold the same one). Everything that names a provider outside its
+ * adapters reads it from here through the registry: the wrapper's environment, trace export, the route suggestion
+ * of a no-route error, model families (`--llm live` targets), and the credential headers redacted on a tape.
+ */
+export interface ProviderInfo {
+  /** The provider as the tape writes it (`llm.provider`). */
+  readonly name: LlmProvider;
+  /** Other `llm.provider` values that are this provider's API served elsewhere (`openai-compatible`). */
+  readonly aliases?: readonly LlmProvider[];
+  /** The route prefix it is served under by default (`/openai`) and its real upstream. */
+  readonly route?: { readonly prefix: string; readonly upstream: string };
+  /**
+   * The base-URL environment variables its SDKs read, and the path after the route prefix each wants (`/v1` for
+   * `OPENAI_BASE_URL`): `tapedeck record -- CMD` points them at tapedeck.
+   */
+  readonly baseUrlEnv?: readonly { readonly name: string; readonly path?: string }[];
+  /** `gen_ai.provider.name` (OpenTelemetry's well-known value, e.g. `gcp.gemini`). Default: `name`. */
+  readonly otelName?: string;
+  /**
+   * The model families it serves: `claude-` (a prefix, ends in `-`) or `o3` (that model and `o3-...`). Tells which
+   * provider a model in `--llm live --model M` belongs to; a user's price file may add to them.
+   */
+  readonly modelFamilies?: readonly string[];
+  /** Header names that carry its credentials beyond `credentials[].header` (redacted on every tape). */
+  readonly secretHeaders?: readonly string[];
+}
+
+/** The `gen_ai.request.*` attributes a request parameter can be. */
+export type OtelRequestParam =
+  'temperature' | 'top_p' | 'top_k' | 'max_tokens' | 'seed' | 'frequency_penalty' | 'presence_penalty' | 'stop_sequences' | 'choice.count';
+
 export interface ProviderAdapter {
   /** The API family, written on the tape as `llm.api`. */
   readonly api: LlmApi;
+  /** The provider this API belongs to (see `ProviderInfo`). */
+  readonly provider?: ProviderInfo;
+  /** `gen_ai.operation.name` of a call (`chat`, `embeddings`, `generate_content`). Default: `chat`. */
+  readonly otelOperation?: string;
+  /** Top-level request body fields that change the answer besides the conversation, recorded as `llm.params`. */
+  readonly paramKeys?: readonly string[];
+  /**
+   * Its `llm.params` names -> the OpenTelemetry request attribute each is (`maxOutputTokens` -> `max_tokens` for
+   * `gen_ai.request.max_tokens`). Where two names map to one attribute, the first present wins.
+   */
+  readonly otelParams?: Readonly<Record<string, OtelRequestParam>>;
   /** The ways this API's SDKs send a key, most usual first (`OPENAI_API_KEY` as `Authorization: Bearer ...`). */
   readonly credentials?: readonly ApiCredential[];
   /** The provider when a request is this API (`openai`, `anthropic`, ...), else undefined. */

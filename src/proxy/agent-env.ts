@@ -1,11 +1,13 @@
 /**
- * The environment that points an agent at tapedeck: base URLs for the LLM APIs (through the default route prefixes),
+ * The environment that points an agent at tapedeck: base URLs for the LLM APIs (each provider's variables, through
+ * its default route prefix: `ProviderInfo.baseUrlEnv`),
  * `TAPEDECK_URL` for anything else, and, so that every other HTTP(S) call goes through tapedeck too, the forward-proxy
  * variables with the tapedeck CA trusted (combined with the system's roots where a variable replaces them).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { rootCertificates } from 'node:tls';
+import { providerInfos } from '../providers/registry.js';
 
 export interface AgentEnvOptions {
   /** The proxy's base URL, e.g. `http://127.0.0.1:40123`. */
@@ -25,16 +27,11 @@ export interface AgentEnvOptions {
 /** Variable -> value, in the order they are printed. */
 export function agentEnv(opts: AgentEnvOptions): Record<string, string> {
   const url = opts.url;
-  const vars: Record<string, string> = {
-    TAPEDECK_URL: url,
-    // The OpenAI SDKs (Python, Node, and most OpenAI-compatible clients) take the base URL with its `/v1`.
-    OPENAI_BASE_URL: `${url}/openai/v1`,
-    // The Anthropic SDKs add `/v1/messages` themselves (the Vercel AI SDK wants `${url}/anthropic/v1`).
-    ANTHROPIC_BASE_URL: `${url}/anthropic`,
-    // Google's Gen AI SDKs (Python and JavaScript) and the Gemini CLI.
-    GOOGLE_GEMINI_BASE_URL: `${url}/gemini`,
-    GEMINI_BASE_URL: `${url}/gemini`,
-  };
+  const vars: Record<string, string> = { TAPEDECK_URL: url };
+  for (const p of providerInfos()) {
+    if (p.route === undefined) continue;
+    for (const v of p.baseUrlEnv ?? []) vars[v.name] = `${url}${p.route.prefix}${v.path ?? ''}`;
+  }
   const fp = opts.forwardProxy;
   if (fp === undefined) return vars;
   const self = new URL(url).host;

@@ -6,6 +6,7 @@
  * `/mcp`), and a misspelt prefix (edit distance).
  */
 import { detectLlmApi } from '../providers/detect.js';
+import { providerInfo } from '../providers/registry.js';
 import { editDistance } from '../edit-distance.js';
 import type { Route } from '../tape/schema.js';
 
@@ -25,12 +26,16 @@ export function closestRoute(pathname: string, method: string, routes: readonly 
   const named = routes.filter((r) => r.prefix !== '/');
   const asked = segments(pathname);
 
-  // An LLM API path without its prefix: the route whose name or upstream names the provider.
+  // An LLM API path without its prefix: the provider's default route, or the route whose name or upstream names the
+  // provider (its adapter's `ProviderInfo`; without a route an OpenAI path is only `openai-compatible`, an alias).
   const api = detectLlmApi('', pathname, method);
   if (api !== undefined) {
-    // Without a route the provider is only known as the API family (`openai-compatible`): the route named for it.
-    const provider = api.provider.toLowerCase().replace(/-compatible$/, '');
+    const info = providerInfo(api.provider);
+    const provider = (info?.name ?? api.provider).toLowerCase();
+    const host = info?.route === undefined ? undefined : new URL(info.route.upstream).host.toLowerCase();
     const route =
+      named.find((r) => info?.route !== undefined && r.prefix.toLowerCase() === info.route.prefix.toLowerCase()) ??
+      named.find((r) => host !== undefined && r.upstream.toLowerCase().includes(host)) ??
       named.find((r) => segments(r.prefix).some((s) => s.toLowerCase() === provider)) ??
       named.find((r) => r.upstream.toLowerCase().includes(provider));
     if (route !== undefined) return { prefix: route.prefix, path: route.prefix + pathname };

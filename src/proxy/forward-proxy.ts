@@ -11,10 +11,14 @@ import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { httpError, type ErrorAnswer } from '../providers/errors.js';
 import { bareHostname, isLoopback, type OwnHosts } from '../own-hosts.js';
 import { parseAuthority } from './authority.js';
 import type { CertificateAuthority } from './ca.js';
+import { refuseRaw } from './raw-answer.js';
+import { sendError } from './sink.js';
 import { guardSocketHandler } from './socket-guard.js';
 
 export interface ForwardProxyOptions {
@@ -116,7 +120,7 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
           answer.pipe(res);
         },
       );
-      up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+      up.on('error', (err) => sendError(res, unreachable(u.host, err)));
       res.on('close', () => up.destroy());
       req.pipe(up);
     },
@@ -125,13 +129,13 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
         const target = parseAuthority(req.url ?? '');
         socket.on('error', () => socket.destroy());
         if (!target.ok) {
-          socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${target.reason}\n`);
+          refuseRaw(socket, httpError(new TapedeckError('BAD_REQUEST', `tapedeck: ${target.reason}`)));
           return;
         }
         const refused = refusal((socket as Socket).remoteAddress);
         if (refused !== undefined) {
           opts.log.warn({ peer: (socket as Socket).remoteAddress }, 'refused a CONNECT from another machine');
-          socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${refused}\n`);
+          refuseRaw(socket, httpError(new TapedeckError('FORBIDDEN', `tapedeck: ${refused}`)));
           return;
         }
         const { host, port, origin } = target;
@@ -146,7 +150,7 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
             up.pipe(socket);
             socket.pipe(up);
           });
-          up.on('error', () => (socket.writable ? socket.end('HTTP/1.1 502 Bad Gateway\r\n\r\n') : socket.destroy()));
+          up.on('error', (err) => refuseRaw(socket, unreachable(`${host}:${port}`, err)));
           socket.once('close', () => up.destroy());
           return;
         }
@@ -154,7 +158,7 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
           ca ??= opts.ca();
         } catch (err) {
           opts.log.error({ err: (err as Error).message }, 'no CA for HTTPS interception');
-          socket.end(`HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\ntapedeck: ${(err as Error).message}\n`);
+          refuseRaw(socket, httpError(new TapedeckError('UPSTREAM_ERROR', `tapedeck: ${(err as Error).message}`)));
           return;
         }
         const authority = ca;
@@ -198,4 +202,9 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
 /** The check the listener makes for requests that come as a proxy's: none of them is addressed to tapedeck by name. */
 export function isSelfFor(own: OwnHosts, port: () => number): (host: string, p: number) => boolean {
   return (host, p) => p === port() && own.allows(host);
+}
+
+/** A pass-through upstream that could not be reached: a 502 that says which and why. */
+function unreachable(host: string, err: Error): ErrorAnswer {
+  return httpError(new TapedeckError('UPSTREAM_ERROR', `tapedeck could not reach ${host}: ${err.message}`));
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
+import { sendError } from './sink.js';
 import type { OwnHosts } from '../own-hosts.js';
 import { hostRefusal } from '../host-guard.js';
 import type { Logger } from '../log.js';
@@ -39,12 +40,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
 
   /** Answer with an error in the shape of the API the path is for (an SDK shows it as its own), or cut a started answer. */
   const fail = (res: ServerResponse, err: TapedeckError, method: string, path: string): void => {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const answer = httpError(err, detectLlmApi('', path, method));
-    res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+    sendError(res, httpError(err, detectLlmApi('', path, method)));
   };
 
   const serve = (incoming: IncomingMessage, res: ServerResponse): void => {
@@ -70,7 +66,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         proxied = { prefix: target.origin, upstream: target.origin };
       }
     }
-    const refused = proxied ? undefined : hostRefusal(incoming.headers, { own: opts.own, who: "one of tapedeck's own names" });
+    const refused = proxied ? undefined : hostRefusal(incoming.headers, { own: opts.own });
     if (refused !== undefined) {
       incoming.resume();
       opts.log.warn({ host: incoming.headers.host, origin: incoming.headers.origin }, 'refused a request not addressed to tapedeck');

@@ -5,10 +5,9 @@
  * tape (not on a live route) is passed on to them too. Each live call lands on the replay tape with what was
  * overridden.
  */
-import { detectLlmApi } from '../providers/index.js';
-import { adapterFor } from '../providers/registry.js';
 import { applyOverrides, type LlmOverrides } from '../replay/llm-overrides.js';
 import { isLiveCall, overridesFor, type OverridePlan } from '../replay/override-targets.js';
+import { requestMeaning } from './request-meaning.js';
 import type { ReplayResponder } from './types.js';
 import { parseJson } from '../tape/json-depth.js';
 
@@ -30,9 +29,15 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, o
   return {
     name: 'llm-live',
     async handle(req, ctx) {
-      const api = detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream);
+      const { api, llm } = requestMeaning(req);
       if (api === undefined) return undefined;
       if (opts.fromTapeFirst !== undefined && ++seen <= opts.fromTapeFirst) return undefined;
+      const call = { route: req.route.prefix, provider: api.provider, model: llm?.model };
+      if (!isLiveCall(targeted, call)) return undefined;
+      const overrides = overridesFor(targeted, call);
+      if (Object.keys(overrides).length === 0)
+        return ctx.forwardLive(req, { reason: 'llm live: the model is asked again', notes: { llm: 'live' } });
+      // The body to rewrite: a copy of its own (the adapter changes it in place).
       let body: unknown;
       try {
         body = parseJson(req.body.toString('utf8'));
@@ -40,12 +45,6 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, o
         body = undefined;
       }
       const json = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-      const model = json === undefined ? undefined : adapterFor(api.api)?.describeRequest(json, req.path).model;
-      const call = { route: req.route.prefix, provider: api.provider, model };
-      if (!isLiveCall(targeted, call)) return undefined;
-      const overrides = overridesFor(targeted, call);
-      if (Object.keys(overrides).length === 0)
-        return ctx.forwardLive(req, { reason: 'llm live: the model is asked again', notes: { llm: 'live' } });
       if (json === undefined) {
         // Not a JSON body: nothing to rewrite, the upstream will answer as it does.
         return ctx.forwardLive(req, { reason: 'llm live (body not JSON: sent unchanged)', notes: { llm: 'live' } });

@@ -6,7 +6,7 @@ import { httpError } from '../providers/errors.js';
 import { rewriteLegacyEndpoint } from './legacy-endpoint.js';
 import type { ExchangeLog } from './exchange-log.js';
 import { forwardAndCapture } from './forward.js';
-import { nodeSink } from './sink.js';
+import { nodeSink, sendError } from './sink.js';
 import type { ProxyRequest } from './types.js';
 import type { BodySpill } from './body-spill.js';
 import type { NewExchange } from '../tape/tape-writer.js';
@@ -44,8 +44,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
     async handle(req, res) {
       const failed = opts.out.writer.failure;
       if (failed !== undefined && !serveUnrecorded) {
-        const answer = httpError(failed, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
-        res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+        sendError(res, httpError(failed, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream)));
         return;
       }
       // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).

@@ -3,10 +3,9 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { httpError } from '../providers/errors.js';
-import { requestSideLlm } from '../providers/describe.js';
 import { missCandidates, missError } from '../replay/miss.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
-import { bodyJson, encodeBody } from '../tape/body.js';
+import { bodyJson } from '../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../providers/stream-convert.js';
 import { round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
@@ -17,8 +16,9 @@ import { matchHeaders, withoutTapedeckHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { copyBlob, type ReplayBlobs } from './body-spill.js';
 import { incomingRecord } from './replay-record.js';
+import { requestMeaning } from './request-meaning.js';
 import { serveRecorded } from './serve-recorded.js';
-import { nodeSink, sendWebResponse, webSink } from './sink.js';
+import { nodeSink, sendError, sendWebResponse, webSink } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
 
 export interface ReplayerOptions {
@@ -165,16 +165,10 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   };
 }
 
+/** The request in tape terms with its meaning, as computed once for this request (`request-meaning.ts`). */
 export function toIncoming(req: ProxyRequest): IncomingRequest {
-  const request = {
-    method: req.method,
-    path: req.path,
-    query: req.query,
-    headers: req.headers,
-    body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
-  };
-  const incoming: IncomingRequest = { route: req.route.prefix, request, transport: 'http' };
-  const llm = requestSideLlm(req.route.prefix, request);
+  const { record, llm } = requestMeaning(req);
+  const incoming: IncomingRequest = { route: req.route.prefix, request: record, transport: 'http' };
   if (llm !== undefined) incoming.llm = llm;
   return incoming;
 }
@@ -235,7 +229,7 @@ function missResponse(
     match: { kind: blockedReason ? 'blocked' : 'miss', reason },
   });
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
-  res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+  sendError(res, answer);
 }
 
 function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {

@@ -1,5 +1,5 @@
 import { TapedeckError } from '../errors.js';
-import { httpError } from '../providers/errors.js';
+import { errorText, httpError } from '../providers/errors.js';
 import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
 import type { Readable } from 'node:stream';
@@ -29,7 +29,7 @@ export async function serveRecorded(
     });
     const answer = httpError(failed, ex.llm);
     sink.head(answer.status, { ...answer.headers, ...opts.headers });
-    sink.write(Buffer.from(JSON.stringify(answer.body)));
+    sink.write(Buffer.from(errorText(answer)));
     sink.end();
     return;
   }

@@ -24,7 +24,8 @@ import { DEFAULT_TIMEOUTS, type ForwardProxySettings, type Timeouts } from './pr
 import { proxyDispatcher, storeOf } from './server.js';
 import { chooseTape, TAPE_HEADER } from './tape-name.js';
 import { createTapeRouter, type ServeMode, type TapeReport, type TapeRouterOptions } from './tape-router.js';
-import { answerRaw } from './ws/reject.js';
+import { refuseRaw } from './raw-answer.js';
+import { sendError } from './sink.js';
 import { createUpgradeListener } from './ws/upgrade.js';
 
 export type { ServeMode, TapeReport } from './tape-router.js';
@@ -156,7 +157,7 @@ function createServeFront({ router, own, forward, log, defaultTape, drain }: Fro
     const target = forward.targetOf(req);
     if (target === undefined) {
       // Addressed to tapedeck by name: the Host guard first, so that no page a browser visits can open a tape.
-      const refused = hostRefusal(req.headers, { own, who: "one of tapedeck's own names" });
+      const refused = hostRefusal(req.headers, { own });
       if (refused !== undefined) throw refused;
     }
     const choice = chooseTape(req, target === undefined || target.self, defaultTape);
@@ -186,8 +187,7 @@ function createServeFront({ router, own, forward, log, defaultTape, drain }: Fro
       (err: unknown) => {
         req.resume();
         const known = asKnown(err, log);
-        const answer = httpError(known, detectLlmApi('', pathOf(req), req.method ?? 'GET'));
-        if (!res.headersSent) res.writeHead(answer.status, answer.headers).end(JSON.stringify(answer.body));
+        sendError(res, httpError(known, detectLlmApi('', pathOf(req), req.method ?? 'GET')));
       },
     );
   };
@@ -197,8 +197,7 @@ function createServeFront({ router, own, forward, log, defaultTape, drain }: Fro
       (front) => front.upgrade(req, socket, head),
       (err: unknown) => {
         const known = asKnown(err, log);
-        const answer = httpError(known, detectLlmApi('', pathOf(req), 'GET'));
-        answerRaw(socket, answer.status, answer.headers, JSON.stringify(answer.body));
+        refuseRaw(socket, httpError(known, detectLlmApi('', pathOf(req), 'GET')));
       },
     );
   };

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { TapedeckError } from '../errors.js';
+import { errorText, type ErrorAnswer } from '../providers/errors.js';
 import type { HeaderMap } from '../tape/schema.js';
 
 /**
@@ -117,6 +118,12 @@ export function webSink(): { sink: ResponseSink; response: Promise<Response> } {
     },
   };
   return { sink, response };
+}
+
+/** Send an error answer (rendered by `providers/errors.ts`) on a node response; cut the connection when an answer had begun. */
+export function sendError(res: ServerResponse, answer: ErrorAnswer): void {
+  if (res.headersSent) res.destroy();
+  else res.writeHead(answer.status, answer.headers).end(errorText(answer));
 }
 
 /** Write a web `Response` (from a responder) to a node `ServerResponse`, streaming its body with backpressure. */

@@ -5,7 +5,10 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { httpError } from '../providers/errors.js';
+import { refuseRaw } from './raw-answer.js';
 
 export type SocketHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void | Promise<void>;
 
@@ -16,8 +19,7 @@ export function guardSocketHandler(
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const failed = (req: IncomingMessage, socket: Duplex, err: unknown): void => {
     log.error({ err: (err as Error)?.message ?? String(err), target: String(req.url).slice(0, 200) }, `${what} failed`);
-    if (socket.writable && !socket.destroyed)
-      socket.end('HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\ntapedeck: internal error\n');
+    if (socket.writable && !socket.destroyed) refuseRaw(socket, httpError(new TapedeckError('INTERNAL', 'tapedeck: internal error')));
     else socket.destroy();
   };
   return (req, socket, head) => {

@@ -10,6 +10,7 @@ import type { HeaderMap, Route } from '../tape/schema.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
+import type { RequestMeaning } from './request-meaning.js';
 import type { LargeBody } from './body-spill.js';
 
 /** An incoming HTTP request, resolved to its route. */
@@ -31,6 +32,8 @@ export interface ProxyRequest {
   offsetMs: number;
   /** `performance.now()` at arrival. */
   t0: number;
+  /** What the request means, once computed (`request-meaning.ts`): read it through `requestMeaning(req)`. */
+  meaning?: RequestMeaning;
 }
 
 export interface ReplayContext {

@@ -2,7 +2,8 @@
  * Which LLM calls of a modified replay go live, and which overrides each one gets.
  *
  * An override targets what it means:
- * - a model (`gpt-4.1`) applies to the calls of the provider it belongs to (the price table's families): the calls
+ * - a model (`gpt-4.1`) applies to the calls of the provider it belongs to (its adapter's model families, or a price
+ *   file's): the calls
  *   that provider served, or whose recorded model is of that provider's families (an OpenAI-compatible gateway
  *   serving a GPT model);
  * - `ROUTE=VALUE` (`/anthropic=claude-haiku-4-5`) applies to the calls on that route;
@@ -13,6 +14,7 @@
  */
 import { TapedeckError } from '../errors.js';
 import { providerOfModel, type FamilyMap } from '../config/prices.js';
+import { providerFamilies } from '../providers/registry.js';
 import type { LlmOverrides } from '../providers/types.js';
 
 export type OverrideField = keyof LlmOverrides;
@@ -57,13 +59,15 @@ export function splitRouteValue(text: string): { route: string; value: string } 
 export function buildOverridePlan(inputs: OverrideInputs, opts: { families: FamilyMap; liveRoutes?: readonly string[] }): OverridePlan {
   const rules: OverrideRule[] = [];
   const modelTargets: { route?: string; provider?: string }[] = [];
+  // The adapters' model families, with a price file's over them provider by provider.
+  const families: FamilyMap = { ...providerFamilies(), ...opts.families };
   for (const given of inputs.model ?? []) {
     if (typeof given === 'object') {
       rules.push({ field: 'model', value: given.value, route: given.route });
       modelTargets.push({ route: given.route });
       continue;
     }
-    const owner = providerOfModel(given, opts.families);
+    const owner = providerOfModel(given, families);
     if (owner === null || 'ambiguous' in owner) {
       const why =
         owner === null
@@ -86,7 +90,7 @@ export function buildOverridePlan(inputs: OverrideInputs, opts: { families: Fami
     }
   }
   const routes = opts.liveRoutes?.map((r) => r.replace(/\/+$/, '') || '/');
-  return { rules, ...(routes && routes.length > 0 ? { liveRoutes: routes } : {}), families: opts.families };
+  return { rules, ...(routes && routes.length > 0 ? { liveRoutes: routes } : {}), families };
 }
 
 /** Whether a call goes live under the plan (with live LLM calls on). */

@@ -16,21 +16,40 @@
  * `x-goog-api-client`). A false positive costs a readable value on the tape; a miss would put a key on it.
  */
 
-/** Header names that always carry secrets (lower case), whatever the word rules say. */
+/**
+ * Header names that always carry secrets (lower case), whatever the word rules say. A provider's own credential
+ * headers are not listed here: the provider registry adds them ({@link addSecretHeaders}) from its adapters.
+ */
 export const SECRET_HEADERS = [
   'authorization',
   'proxy-authorization',
   'proxy-authenticate',
   'x-api-key',
-  'x-goog-api-key',
   'api-key',
-  'openai-api-key',
-  'anthropic-api-key',
   'cookie',
   'set-cookie',
   'x-auth-token',
   'x-amz-security-token',
 ];
+
+/** Names added at run time (the providers' credential headers), with how many providers named each. */
+const added = new Map<string, number>();
+
+/**
+ * Always treat these header names as secrets (a provider's credential headers: `x-goog-api-key`). Redactors and
+ * scanners made afterwards see them. Returns a function that takes them back.
+ */
+export function addSecretHeaders(names: readonly string[]): () => void {
+  const lower = names.map((n) => n.toLowerCase());
+  for (const n of lower) added.set(n, (added.get(n) ?? 0) + 1);
+  return () => {
+    for (const n of lower) {
+      const left = (added.get(n) ?? 1) - 1;
+      if (left <= 0) added.delete(n);
+      else added.set(n, left);
+    }
+  };
+}
 
 /** Names that look like credentials and are not (challenges, idempotency and cache keys, a WebSocket nonce). */
 const NOT_SECRET = new Set(['www-authenticate', 'sec-websocket-key', 'sec-websocket-accept', 'idempotency-key', 'x-idempotency-key']);
@@ -69,11 +88,12 @@ export function isSecretHeaderName(name: string): boolean {
 }
 
 /**
- * The header check a redactor or scanner uses: the exact list, the names the config adds, and the word rules,
+ * The header check a redactor or scanner uses: the exact list, the providers' credential headers, the names the
+ * config adds, and the word rules,
  * remembered per name (a tape has few distinct header names, each seen on every exchange).
  */
 export function secretHeaderMatcher(extra: readonly string[] = []): (name: string) => boolean {
-  const exact = new Set([...SECRET_HEADERS, ...extra.map((h) => h.toLowerCase())]);
+  const exact = new Set([...SECRET_HEADERS, ...added.keys(), ...extra.map((h) => h.toLowerCase())]);
   const seen = new Map<string, boolean>();
   return (name) => {
     let hit = seen.get(name);

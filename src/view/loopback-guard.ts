@@ -5,6 +5,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { hostRefusal } from '../host-guard.js';
 import { ownHosts } from '../own-hosts.js';
+import { errorResponse, httpError } from '../providers/errors.js';
 
 export interface LoopbackGuardOptions {
   /** The listening port (a function: with port 0 it is known only once the server listens). */
@@ -20,7 +21,7 @@ export function loopbackGuard(opts: LoopbackGuardOptions): MiddlewareHandler {
       { host: c.req.header('host'), origin: c.req.header('origin'), 'sec-fetch-site': c.req.header('sec-fetch-site') },
       { own, who: 'this viewer', port: opts.port(), sameOrigin: true },
     );
-    if (refused !== undefined) return c.json({ error: { code: refused.code, message: refused.message } }, 403);
+    if (refused !== undefined) return errorResponse(httpError(refused));
     await next();
   };
 }

@@ -8,6 +8,7 @@ import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { errorResponse, httpError } from '../providers/errors.js';
 import { compareTapes } from './compare.js';
 import type { LiveHub } from './live-hub.js';
 import { loopbackGuard } from './loopback-guard.js';
@@ -62,16 +63,17 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
   const streams = new Set<() => void>();
   const app = new Hono();
 
-  app.use(loopbackGuard({ port: opts.port, ...(opts.boundAddress === undefined ? {} : { boundAddress: opts.boundAddress }) }));
+  // Security headers on every answer, the guard's refusals included.
   app.use(async (c, next) => {
     await next();
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
     if (c.req.path.startsWith('/api/')) c.res.headers.set('cache-control', 'no-store');
   });
+  app.use(loopbackGuard({ port: opts.port, ...(opts.boundAddress === undefined ? {} : { boundAddress: opts.boundAddress }) }));
 
   const asset = (c: Context, name: string): Response => {
     const a = assets.get(name);
-    if (!a) return c.json({ error: { code: 'NOT_FOUND', message: `no file ${name}` } }, 404);
+    if (!a) throw new TapedeckError('NOT_FOUND', `no file ${name}`);
     return c.body(new Uint8Array(a.body), 200, { 'content-type': a.type, 'cache-control': 'no-cache' });
   };
   app.get('/', (c) => asset(c, 'index.html'));
@@ -137,7 +139,7 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
   app.get('/api/live', async (c) => {
     const { name } = parse(NameQuery, c);
     const live = opts.live;
-    if (!live) throw new TapedeckError('BAD_REQUEST', 'this viewer has no live updates', { status: 404 });
+    if (!live) throw new TapedeckError('NOT_FOUND', 'this viewer has no live updates');
     await store.open(name); // a missing tape is a 404 now, not an empty stream
     return streamSSE(c, async (stream) => {
       let end: () => void = () => undefined;
@@ -151,19 +153,15 @@ export function createViewApp(opts: ViewAppOptions): ViewApp {
     });
   });
 
-  app.notFound((c) => c.json({ error: { code: 'NOT_FOUND', message: `no such page: ${c.req.path}` } }, 404));
+  // Every error answer is tapedeck's own shape, `{error:{code,type,message}}`, rendered in one place.
+  app.notFound((c) => errorResponse(httpError(new TapedeckError('NOT_FOUND', `no such page: ${c.req.path}`))));
   app.onError((err, c) => {
-    if (isTapedeckError(err)) {
-      const status = err.status >= 400 && err.status < 600 ? err.status : 500;
-      return c.json({ error: { code: err.code, message: err.message } }, status as 400);
-    }
+    if (isTapedeckError(err)) return errorResponse(httpError(err));
     // The cause goes to the log; the page gets no file-system path or stack from it.
     opts.log.error({ err: err.message, path: c.req.path }, 'viewer request failed');
     const code = (err as NodeJS.ErrnoException).code;
-    return c.json(
-      { error: { code: 'INTERNAL', message: `the viewer could not answer this request${code ? ` (${code})` : ''}: see its log` } },
-      500,
-    );
+    const message = `the viewer could not answer this request${code ? ` (${code})` : ''}: see its log`;
+    return errorResponse(httpError(new TapedeckError('INTERNAL', message)));
   });
 
   return {

@@ -11,7 +11,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createReplayMatcher, registerProvider, startProxy, toSteps, conversationOf, loadTape, type Exchange } from '../../src/index.js';
+import { spanShape } from '../../src/export/otel-attributes.js';
+import { agentEnv } from '../../src/proxy/agent-env.js';
+import { closestRoute } from '../../src/proxy/closest-route.js';
 import { createLlmLiveResponder } from '../../src/proxy/llm-live.js';
+import { buildOverridePlan } from '../../src/replay/override-targets.js';
+import { readFileSync } from 'node:fs';
 import { parrot } from './parrot-provider.js';
 
 interface ParrotUpstream {
@@ -52,6 +57,9 @@ async function startParrot(): Promise<ParrotUpstream> {
   };
 }
 
+/** Parrot's API key. */
+const FEATHER = 'feather-7f3a9c1e5b';
+
 const ask = (said: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   voice: 'polly',
   persona: 'You repeat what you hear.',
@@ -63,7 +71,7 @@ const ask = (said: string, extra: Record<string, unknown> = {}): Record<string, 
 async function speak(base: string, body: Record<string, unknown>): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${base}/parrot/v1/parrot/speak`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-parrot-feather': FEATHER },
     body: JSON.stringify(body),
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
@@ -88,7 +96,9 @@ describe('a provider added through the registry alone', () => {
     });
     expect((await speak(proxy.url, ask('Hello there, bird'))).status).toBe(200);
     expect((await speak(proxy.url, ask('Pieces of eight', { live: true }))).status).toBe(200);
-    expect((await speak(proxy.url, ask('Want a cracker'))).status).toBe(200);
+    expect((await speak(proxy.url, ask('Want a cracker', { mood: 'hungry', settings: { temperature: 0, max_words: 3 } }))).status).toBe(
+      200,
+    );
     await proxy.close();
     await upstream.close();
   });
@@ -120,6 +130,8 @@ describe('a provider added through the registry alone', () => {
     });
     expect(pieces.response?.events?.length).toBe(5);
     expect(cracker.llm?.toolCalls).toEqual([{ name: 'eat', arguments: { what: 'cracker' } }]);
+    // Its own parameter keys (`paramKeys`) are read beside the ones it keeps in its own place.
+    expect(cracker.llm?.params).toEqual({ mood: 'hungry', temperature: 0, max_words: 3 });
 
     const steps = toSteps(tape.exchanges);
     expect(steps.map((s) => [s.kind, s.target, s.args])).toEqual([
@@ -128,6 +140,34 @@ describe('a provider added through the registry alone', () => {
       ['LLM', 'polly', 'Want a cracker'],
     ]);
     expect(conversationOf(hello).map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('is complete through the registry alone: key redacted, wrapper variable, trace names, families, route hint', async () => {
+    // Its credential header never reaches the tape, though no word of its name says "key".
+    const tape = await loadTape(dir, 'parrot');
+    expect(tape.exchanges.map((e) => e.request.headers['x-parrot-feather'])).toEqual(['[REDACTED]', '[REDACTED]', '[REDACTED]']);
+    expect(readFileSync(path.join(dir, 'parrot.jsonl'), 'utf8')).not.toContain(FEATHER);
+    // `tapedeck record -- CMD` points its SDK at tapedeck.
+    expect(agentEnv({ url: 'http://127.0.0.1:8787' }).PARROT_BASE_URL).toBe('http://127.0.0.1:8787/parrot/v1');
+    // Trace export names the operation and the provider as the adapter says.
+    const span = spanShape(tape.exchanges[0] as Exchange, false);
+    expect(span.name).toBe('speak polly');
+    expect(span.attributes).toMatchObject({ 'gen_ai.operation.name': 'speak', 'gen_ai.provider.name': 'parrot.ai' });
+    // Its parameters under their convention names, as the adapter maps them (`max_words` is `max_tokens`).
+    expect(spanShape(tape.exchanges[2] as Exchange, false).attributes).toMatchObject({
+      'gen_ai.request.temperature': 0,
+      'gen_ai.request.max_tokens': 3,
+    });
+    // `--llm live --model polly-2` knows polly-2 is Parrot's.
+    expect(buildOverridePlan({ model: ['polly-2'] }, { families: {} }).rules).toEqual([
+      { field: 'model', value: 'polly-2', provider: 'parrot' },
+    ]);
+    // A Parrot path sent without its route prefix: the no-route error names the route to Parrot's upstream.
+    const routes = [
+      { prefix: '/birds', upstream: 'https://squawk.example' },
+      { prefix: '/other', upstream: 'http://127.0.0.1:1' },
+    ];
+    expect(closestRoute('/v1/parrot/speak', 'POST', routes)).toEqual({ prefix: '/birds', path: '/birds/v1/parrot/speak' });
   });
 
   it('replays with the upstream gone: exact, normalised, converted between shapes, and a miss in its own error shape', async () => {

@@ -6,6 +6,10 @@
  *   answer   {voice, said, actions: [{name, args}], why, cost: {heard, said}}
  *   live     SSE events {piece} ..., then {done: true, why, cost}
  *   error    {squawk: {status, kind, text}}
+ *   key      PARROT_API_KEY, sent as `x-parrot-feather` (a name no word rule takes for a credential)
+ *
+ * Everything tapedeck knows of Parrot outside its wire format is here too (`provider`): the base-URL variable the
+ * wrapper sets, its trace names, its model families, its default route.
  */
 import type { ConversationMessage, Json, ProviderAdapter, Rewritten, SseEvent } from '../../src/index.js';
 
@@ -14,6 +18,17 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 export const parrot: ProviderAdapter = {
   api: 'parrot.speak',
+  provider: {
+    name: 'parrot',
+    route: { prefix: '/parrot', upstream: 'https://squawk.example' },
+    baseUrlEnv: [{ name: 'PARROT_BASE_URL', path: '/v1' }],
+    otelName: 'parrot.ai',
+    modelFamilies: ['polly-', 'macaw'],
+  },
+  otelOperation: 'speak',
+  otelParams: { temperature: 'temperature', max_words: 'max_tokens' },
+  paramKeys: ['mood'],
+  credentials: [{ env: ['PARROT_API_KEY'], header: 'x-parrot-feather' }],
   detect: ({ path, method }) => (method === 'POST' && path.endsWith('/v1/parrot/speak') ? 'parrot' : undefined),
 
   describeRequest: (body) => ({

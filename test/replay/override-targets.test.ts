@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { modelFamilies, providerOfModel } from '../../src/config/prices.js';
+import { providerOfModel } from '../../src/config/prices.js';
+import { providerFamilies } from '../../src/providers/registry.js';
 import { buildOverridePlan, isLiveCall, overridesFor, splitRouteValue } from '../../src/replay/override-targets.js';
 import { isTapedeckError } from '../../src/errors.js';
 
-const families = modelFamilies();
+const families = providerFamilies();
 
 describe('the provider a model belongs to', () => {
   it('reads the price table families, after snapshot and vendor prefixes', () => {

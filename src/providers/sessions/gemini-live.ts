@@ -8,7 +8,7 @@
 import { frameJson } from '../../tape/frame.js';
 import type { LlmMeaning, WsFrame } from '../../tape/schema.js';
 import { finishTool, newAnswer } from '../answer.js';
-import { gemini, geminiUsage } from '../gemini.js';
+import { gemini, GEMINI, GEMINI_OTEL_PARAMS, geminiUsage } from '../gemini.js';
 import { isObj, num, str } from '../json.js';
 import type { Answer, Json, PendingTool, ProviderAdapter, Rewritten, SessionReader, SessionResponse } from '../types.js';
 
@@ -170,6 +170,8 @@ function liveUsage(u: Json): NonNullable<Answer['usage']> {
 /** Gemini Live in the provider registry: it claims no HTTP request; the model saw a generateContent-like request. */
 export const geminiLive: ProviderAdapter = {
   api: 'live',
+  provider: GEMINI,
+  otelParams: GEMINI_OTEL_PARAMS,
   detect: () => undefined,
   describeRequest: (body) => ({ model: str(body.model)?.replace(/^models\//, ''), streamed: true }),
   describeBody: () => undefined,

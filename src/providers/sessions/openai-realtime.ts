@@ -10,7 +10,7 @@ import { frameJson } from '../../tape/frame.js';
 import type { LlmMeaning, RequestRecord, WsFrame } from '../../tape/schema.js';
 import { finishTool, newAnswer, pushMessage } from '../answer.js';
 import { isObj, num, parseArgs, str } from '../json.js';
-import { openaiErrorBody, openaiProvider, openaiUsage } from '../openai.js';
+import { OPENAI, OPENAI_OTEL_PARAMS, openaiErrorBody, openaiProvider, openaiUsage } from '../openai.js';
 import type {
   Answer,
   ConversationMessage,
@@ -240,6 +240,8 @@ function conversation(body: unknown): ConversationMessage[] {
 /** The Realtime API in the provider registry: it claims no HTTP request; its sessions are read by `session`. */
 export const openaiRealtime: ProviderAdapter = {
   api: 'realtime',
+  provider: OPENAI,
+  otelParams: OPENAI_OTEL_PARAMS,
   detect: () => undefined,
   describeRequest: (body) => ({ model: str(body.model), streamed: true }),
   describeBody: () => undefined,

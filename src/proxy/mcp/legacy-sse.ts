@@ -4,7 +4,7 @@
  * each POST is answered 202 and its answer travels on the stream, as the real server did.
  */
 import { TapedeckError } from '../../errors.js';
-import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
+import { errorResponse, rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { scaledDelay } from '../../replay/modes.js';
 import { toIncoming } from '../replayer.js';
 import type { ProxyRequest, ReplayContext } from '../types.js';
@@ -13,7 +13,7 @@ import { round, serializeSseFields } from '../../tape/sse.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerMessage } from '../../replay/mcp-answer.js';
-import { jsonResponse, servedExchange } from './http-reply.js';
+import { servedExchange } from './http-reply.js';
 import { requestId, requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
 import { parseRpcBody } from '../../providers/mcp-batch.js';
 import type { LegacyRoute } from './route-index.js';
@@ -74,7 +74,7 @@ export async function handleLegacy(
   const refuse = (err: TapedeckError, reason = err.message): Response => {
     const answer = rpcHttpError(err);
     write(servedExchange(req, answer, { kind: 'miss', reason }));
-    return jsonResponse(answer.status, answer.body);
+    return errorResponse(answer);
   };
   if (session?.push === undefined)
     return refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);

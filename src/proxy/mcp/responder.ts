@@ -6,7 +6,7 @@
  * cannot answer when misses go live; an unrecorded side effect is blocked whatever the miss policy says.
  */
 import { TapedeckError } from '../../errors.js';
-import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
+import { errorResponse, rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { toIncoming } from '../replayer.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
@@ -16,7 +16,7 @@ import type { NewExchange } from '../../tape/tape-writer.js';
 import { answerMessage, type McpOutcome } from '../../replay/mcp-answer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
-import { jsonResponse, servedExchange, toResponse, type Reply } from './http-reply.js';
+import { servedExchange, toResponse, type Reply } from './http-reply.js';
 import { looksLikeRpc, requestId, requestSideMcp, STREAM_METHOD, type Message, type RequestId } from '../../providers/mcp.js';
 import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import type { Exchange, MatchInfo } from '../../tape/schema.js';
@@ -82,7 +82,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): Response => {
         const answer = rpcHttpError(err);
         write({ ...servedExchange(req, answer, { kind: 'miss', reason }), ...extra });
-        return jsonResponse(answer.status, answer.body, err.headers);
+        return errorResponse(answer);
       };
       const sessionful = route?.sessionful ?? false;
       const sid = req.headers[SESSION_HEADER];

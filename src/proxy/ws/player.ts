@@ -24,7 +24,7 @@ import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { ExchangeLog } from '../exchange-log.js';
 import { chosenProtocol, createClientServer, upgradeHeaders } from './client-server.js';
-import { answerRaw } from './reject.js';
+import { refuseRaw } from '../raw-answer.js';
 import { settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
 import { closeWith, sessionTape, sessionsUnsupported, wsTapeHeaders } from './session-tape.js';
@@ -83,8 +83,10 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         if (overrides !== undefined) return relayLive(up, api.reader, overrides, relay);
       }
       if (opts.out.writer.begin === undefined) {
-        const answer = httpError(sessionsUnsupported(opts.out.writer), api && { provider: api.provider, api: api.adapter.api });
-        return answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+        return refuseRaw(
+          up.socket,
+          httpError(sessionsUnsupported(opts.out.writer), api && { provider: api.provider, api: api.adapter.api }),
+        );
       }
       const play = pool.open(up.route.prefix, up.path, up.query);
       if (play === undefined) {
@@ -148,7 +150,7 @@ function refuse(up: WsUpgrade, opts: SessionPlayerOptions, api: { provider: stri
     headers: { 'x-tapedeck-match': 'miss', 'x-should-retry': 'false' },
   });
   const answer = httpError(miss, api);
-  answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+  refuseRaw(up.socket, answer);
   opts.out.writer
     .append({
       startedAt: up.startedAt.toISOString(),

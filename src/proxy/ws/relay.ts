@@ -20,7 +20,7 @@ import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { toExchangeError } from '../forward.js';
 import { headerMapOf } from '../headers.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
-import { answerRaw } from './reject.js';
+import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
 import { redactUrlCredentials } from '../../tape/url-credentials.js';
@@ -65,8 +65,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
 
   const cannot = opts.writer.begin === undefined ? sessionsUnsupported(opts.writer) : opts.writer.failure;
   if (cannot !== undefined && (opts.onTapeFailure === 'refuse' || opts.writer.begin === undefined)) {
-    const answer = httpError(cannot, api);
-    answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+    refuseRaw(up.socket, httpError(cannot, api));
     return;
   }
 
@@ -127,7 +126,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
         },
       );
       const answer = httpError(err, api);
-      answerRaw(up.socket, answer.status, answer.headers, JSON.stringify(answer.body));
+      refuseRaw(up.socket, answer);
       response = { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } };
     }
     await opts.writer

@@ -15,7 +15,7 @@ import type { HeaderMap, Route } from '../../tape/schema.js';
 import type { ForwardProxy } from '../forward-proxy.js';
 import { hostRefusal } from '../../host-guard.js';
 import { createRouteTable } from '../routes.js';
-import { answerRaw } from './reject.js';
+import { refuseRaw } from '../raw-answer.js';
 import type { SessionHandler } from './types.js';
 import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
@@ -34,8 +34,7 @@ export interface UpgradeListenerOptions {
 export function createUpgradeListener(opts: UpgradeListenerOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   const table = createRouteTable(opts.routes);
   const refuse = (socket: Duplex, err: TapedeckError, path: string): void => {
-    const answer = httpError(err, detectLlmApi('', path, 'GET'));
-    answerRaw(socket, answer.status, answer.headers, JSON.stringify(answer.body));
+    refuseRaw(socket, httpError(err, detectLlmApi('', path, 'GET')));
   };
 
   return (req, socket, head) => {
@@ -56,7 +55,7 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
         proxied = { prefix: target.origin, upstream: target.origin };
       }
     }
-    const refused = proxied ? undefined : hostRefusal(req.headers, { own: opts.own, who: "one of tapedeck's own names" });
+    const refused = proxied ? undefined : hostRefusal(req.headers, { own: opts.own });
     if (refused !== undefined) {
       opts.log.warn({ host: req.headers.host, origin: req.headers.origin }, 'refused a WebSocket upgrade not addressed to tapedeck');
       return refuse(socket, refused, url);
@@ -99,12 +98,11 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
 /** An upgrade to something other than WebSocket (`h2c`): served as the HTTP/1.1 request it is, on a connection that then closes. */
 function servePlain(req: IncomingMessage, socket: Duplex, head: Buffer, plain: (req: IncomingMessage, res: ServerResponse) => void): void {
   if (head.byteLength > 0 || (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined) {
-    answerRaw(
-      socket,
-      400,
-      { 'content-type': 'text/plain' },
-      'tapedeck: an upgrade other than WebSocket with a body is not supported; send the request without Upgrade\n',
+    const err = new TapedeckError(
+      'BAD_REQUEST',
+      'tapedeck: an upgrade other than WebSocket with a body is not supported; send the request without Upgrade',
     );
+    refuseRaw(socket, httpError(err, detectLlmApi('', req.url ?? '/', req.method ?? 'GET')));
     return;
   }
   const res = new ServerResponse(req);

@@ -9,6 +9,7 @@
  */
 import stringify from 'fast-json-stable-stringify';
 import { detectAdapter } from '../../providers/detect.js';
+import { adapterFor } from '../../providers/registry.js';
 import { isObj } from '../../providers/json.js';
 import { mcpSemantic } from '../../providers/mcp.js';
 import type { Json, SemanticBuilder } from '../../providers/types.js';
@@ -43,10 +44,11 @@ const TEXT = '\u0000text';
 
 /**
  * The semantic view of a request, or undefined when it is not a JSON LLM or MCP request (exact matching only). The
- * API's adapter walks the request (MCP: `providers/mcp.ts`) and says which values are texts to compare.
+ * API's adapter (the one its `llm` meaning names, when it carries one) walks the request (MCP: `providers/mcp.ts`)
+ * and says which values are texts to compare.
  */
 export function semanticView(
-  req: KeyedRequest,
+  req: KeyedRequest & { llm?: { api: string } | undefined },
   opts: ExactKeyOptions = {},
   analyze: (text: string) => TextInfo = analyzeText,
 ): SemanticView | undefined {
@@ -60,7 +62,9 @@ export function semanticView(
     skeleton = mcpSemantic(body, b);
     if (body.method === 'tools/call' && isObj(body.params) && typeof body.params.name === 'string') tool = body.params.name;
   } else {
-    const adapter = detectAdapter(req.route, req.request.path, req.request.method)?.adapter;
+    // The API the request's meaning names (computed once per request, or recorded), else detected here.
+    const adapter =
+      req.llm !== undefined ? adapterFor(req.llm.api) : detectAdapter(req.route, req.request.path, req.request.method)?.adapter;
     if (adapter?.semantic === undefined) return undefined;
     const meaningful: Json = {};
     for (const [k, v] of Object.entries(body)) if (!LLM_NOISE.has(k)) meaningful[k] = v;

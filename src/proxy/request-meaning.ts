@@ -1,0 +1,35 @@
+/**
+ * What an incoming request means, computed once per request and carried on it (`ProxyRequest.meaning`): the request
+ * as the tape records it, and, for an LLM call, its request-side meaning (provider, API, model, parameters, streamed)
+ * as detected with the route's upstream, as the recorder detected it. Replay responders (`--llm live`) and the
+ * replayer's matching read the same answer instead of detecting the API again with other arguments.
+ */
+import { requestSideLlm } from '../providers/describe.js';
+import type { ApiId } from '../providers/types.js';
+import { encodeBody } from '../tape/body.js';
+import type { LlmMeaning, RequestRecord } from '../tape/schema.js';
+import type { ProxyRequest } from './types.js';
+
+export interface RequestMeaning {
+  /** The request as a tape records it (body encoded once). */
+  record: Omit<RequestRecord, 'headers'> & { headers: ProxyRequest['headers'] };
+  /** The LLM API the request is for, if any. */
+  api?: ApiId;
+  /** The request side of an LLM call. */
+  llm?: LlmMeaning;
+}
+
+export function requestMeaning(req: ProxyRequest): RequestMeaning {
+  if (req.meaning !== undefined) return req.meaning;
+  const record = {
+    method: req.method,
+    path: req.path,
+    query: req.query,
+    headers: req.headers,
+    body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
+  };
+  const llm = requestSideLlm(req.route.prefix, record, req.route.upstream);
+  const meaning: RequestMeaning = llm === undefined ? { record } : { record, api: { provider: llm.provider, api: llm.api }, llm };
+  req.meaning = meaning;
+  return meaning;
+}
