@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most tests wait on processes they start (tapedeck, servers, SDK clients): two files at a time even on two
+    // cores (vitest's default there is one, which left a core idle and the suite twice as long).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     globalSetup: ['test/global-setup.ts'],
   },
 });
