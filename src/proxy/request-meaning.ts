@@ -5,19 +5,10 @@
  * replayer's matching read the same answer instead of detecting the API again with other arguments.
  */
 import { requestSideLlm } from '../providers/describe.js';
-import type { ApiId } from '../providers/types.js';
 import { encodeBody } from '../tape/body.js';
-import type { LlmMeaning, RequestRecord } from '../tape/schema.js';
-import type { ProxyRequest } from './types.js';
+import type { ProxyRequest, RequestMeaning } from './types.js';
 
-export interface RequestMeaning {
-  /** The request as a tape records it (body encoded once). */
-  record: Omit<RequestRecord, 'headers'> & { headers: ProxyRequest['headers'] };
-  /** The LLM API the request is for, if any. */
-  api?: ApiId;
-  /** The request side of an LLM call. */
-  llm?: LlmMeaning;
-}
+export type { RequestMeaning };
 
 export function requestMeaning(req: ProxyRequest): RequestMeaning {
   if (req.meaning !== undefined) return req.meaning;
