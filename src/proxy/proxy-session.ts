@@ -117,7 +117,8 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     allowLive: opts.allowLive,
     ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
     stopping,
-    blobs: { open: (body) => store.openBlob(tape.name, body), spill },
+    // The name it was loaded by (a tape file copied under another name keeps its header's name).
+    blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
   });
   const sessions = createSessionPlayer({
     tape,

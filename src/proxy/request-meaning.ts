@@ -8,7 +8,7 @@ import { requestSideLlm } from '../providers/describe.js';
 import { encodeBody } from '../tape/body.js';
 import type { ProxyRequest, RequestMeaning } from './types.js';
 
-export type { RequestMeaning };
+export type { RequestMeaning } from './types.js';
 
 export function requestMeaning(req: ProxyRequest): RequestMeaning {
   if (req.meaning !== undefined) return req.meaning;

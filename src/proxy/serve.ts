@@ -76,7 +76,14 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     context: { dispatcher, stopping, log, timeouts },
   });
   const listening = await listenProxy({ ...opts, log }, (own, forward) =>
-    createServeFront({ router, own, forward, log, defaultTape: opts.defaultTape }),
+    createServeFront({
+      router,
+      own,
+      forward,
+      log,
+      defaultTape: opts.defaultTape,
+      drain: (work) => drainWithin(work, timeouts.shutdownMs, log),
+    }),
   ).catch(async (err: unknown) => {
     await dispatcher.close().catch(() => undefined);
     throw err;
@@ -106,10 +113,15 @@ interface FrontOptions {
   forward: ForwardProxy;
   log: Logger;
   defaultTape?: string | undefined;
+  /** Bounds the wait for a tape's exchanges when it is closed early. */
+  drain: (work: Promise<void>) => Promise<void>;
 }
 
+/** `DELETE /@NAME`: close that tape now (a test helper, when its test is over). */
+const CLOSE_TAPE = /^\/@[^/?#]+\/?$/;
+
 /** The request and upgrade listeners: choose the tape, open its session, hand the request to that session's listeners. */
-function createServeFront({ router, own, forward, log, defaultTape }: FrontOptions): Front {
+function createServeFront({ router, own, forward, log, defaultTape, drain }: FrontOptions): Front {
   // Each session's listeners, built once: its routes, its handlers, its tape's clock.
   const fronts = new WeakMap<ProxySession, Front>();
   const frontOf = (session: ProxySession): Front => {
@@ -155,9 +167,23 @@ function createServeFront({ router, own, forward, log, defaultTape }: FrontOptio
     return frontOf(session);
   };
 
+  /** Close the tape `DELETE /@NAME` names; answers what it did (`{"tape": null}` when it was not open). */
+  const closeTape = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    req.resume();
+    const refused = hostRefusal(req.headers, { own, who: "one of tapedeck's own names" });
+    if (refused !== undefined) throw refused;
+    const { tape } = chooseTape(req, true);
+    const report = await router.release(tape, drain);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tape: report ?? null }));
+  };
+
   const request = (req: IncomingMessage, res: ServerResponse): void => {
-    route(req).then(
-      (front) => front.request(req, res),
+    const work =
+      req.method === 'DELETE' && forward.targetOf(req) === undefined && CLOSE_TAPE.test(req.url ?? '')
+        ? closeTape(req, res)
+        : route(req).then((front) => front.request(req, res));
+    work.then(
+      () => undefined,
       (err: unknown) => {
         req.resume();
         const known = asKnown(err, log);

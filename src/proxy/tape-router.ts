@@ -56,6 +56,13 @@ export interface TapeSessionEntry {
 export interface TapeRouter {
   /** The session of tape `name`, opened on its first request (the same promise for every request that races). */
   open(name: string): Promise<TapeSessionEntry>;
+  /**
+   * Close one tape now (a test is over): its WebSocket sessions end, its exchanges are waited for (bounded by
+   * `drain`), its writer is closed and its file and lock given back. A later request opens it again: a recording
+   * then goes on (appended), `auto` replays what was recorded. Resolves to the tape's report, undefined when it was
+   * not open.
+   */
+  release(name: string, drain: (work: Promise<void>) => Promise<void>): Promise<TapeReport | undefined>;
   /** End every tape's WebSocket sessions (on stop, before the connections are waited for). */
   endSessions(): void;
   /** Wait for each tape's exchanges (bounded by `drain`), then close every writer; resolves to the report. */
@@ -72,12 +79,17 @@ interface Slot {
   session?: ProxySession;
   writer?: TapeWriter;
   error?: TapedeckError;
+  /** Set while the tape is being closed early (`release`): a request for it waits, then opens it again. */
+  closing?: Promise<void>;
 }
 
 export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
   // The sessions opened or opening; `seen` also keeps a tape whose session could not be opened, for the report.
   const slots = new Map<string, Slot>();
   const seen = new Map<string, Slot>();
+  // A tape's counts over every time it was opened; the tapes closed early (recorded again: appended).
+  const tallies = new Map<string, TapeTally>();
+  const released = new Set<string>();
   let closed = false;
 
   const modeFor = async (tape: string): Promise<'record' | 'replay'> => {
@@ -90,7 +102,12 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
     const store = tallyingStore(opts.store, opts.replayStore, slot.tally);
     const spec: SessionSpec =
       slot.mode === 'record'
-        ? { ...opts.record, mode: 'record', tape: slot.tape, ifExists: opts.mode === 'refresh' ? 'overwrite' : 'fail' }
+        ? {
+            ...opts.record,
+            mode: 'record',
+            tape: slot.tape,
+            ifExists: released.has(slot.tape) ? 'append' : opts.mode === 'refresh' ? 'overwrite' : 'fail',
+          }
         : // One replay tape per tape and server run; `keepEmpty` is false, so a tape nobody reached leaves none.
           { ...opts.replay, mode: 'replay', tape: slot.tape };
     const session = await openProxySession(spec, { ...opts.context, store });
@@ -122,15 +139,17 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
 
   const report = (): TapeReport[] => [...seen.values()].map(reportOf);
 
-  return {
+  const router: TapeRouter = {
     open(name) {
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping'));
       let slot = slots.get(name);
+      // Being closed early: open it again once it is.
+      if (slot?.closing !== undefined) return slot.closing.then(() => router.open(name));
       if (slot === undefined) {
         const fresh: Slot = {
           tape: name,
           mode: opts.mode === 'replay' ? 'replay' : 'record',
-          tally: { recorded: 0, replayed: 0, missed: 0, live: 0 },
+          tally: tallies.get(name) ?? { recorded: 0, replayed: 0, missed: 0, live: 0 },
           opening: Promise.resolve() as unknown as Promise<TapeSessionEntry>,
         };
         fresh.opening = start(fresh).catch((err: unknown) => {
@@ -142,11 +161,32 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
           if (slots.get(name) === fresh) slots.delete(name);
           throw known;
         });
+        tallies.set(name, fresh.tally);
         slots.set(name, fresh);
         seen.set(name, fresh);
         slot = fresh;
       }
       return slot.opening;
+    },
+    async release(name, drain) {
+      const slot = slots.get(name);
+      if (slot === undefined) return undefined;
+      await slot.opening.catch(() => undefined);
+      if (slot.closing !== undefined) {
+        await slot.closing;
+        return reportOf(slot);
+      }
+      const session = slot.session;
+      if (slots.get(name) !== slot || session === undefined) return undefined;
+      slot.closing = (async () => {
+        session.sessions.closeAll();
+        await drain(session.drain());
+        await session.writer.close();
+        released.add(name);
+        slots.delete(name);
+      })();
+      await slot.closing;
+      return reportOf(slot);
     },
     endSessions() {
       for (const slot of slots.values()) slot.session?.sessions.closeAll();
@@ -154,12 +194,13 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
     async close(drain) {
       closed = true;
       // Sessions still opening settle first (each is closed again at once, see `start`).
-      await Promise.allSettled([...slots.values()].map((s) => s.opening));
-      const open = [...slots.values()].filter((s) => s.session !== undefined);
+      await Promise.allSettled([...slots.values()].flatMap((s) => [s.opening, ...(s.closing ? [s.closing] : [])]));
+      const open = [...slots.values()].filter((s) => s.session !== undefined && s.closing === undefined);
       await drain(Promise.all(open.map((s) => (s.session as ProxySession).drain())).then(() => undefined));
       await Promise.all(open.map((s) => (s.writer as TapeWriter).close()));
       return report();
     },
     report,
   };
+  return router;
 }

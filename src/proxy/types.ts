@@ -7,11 +7,21 @@ import type { Matcher } from '../replay/matcher.js';
 import type { OnMiss, Timing } from '../replay/modes.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { HeaderMap, LlmMeaning, RequestRecord, Route } from '../tape/schema.js';
+import type { ApiId } from '../providers/types.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
-import type { ApiId } from '../providers/types.js';
 import type { LargeBody } from './body-spill.js';
+
+/** What a request means, computed once (`request-meaning.ts`) and carried on it. */
+export interface RequestMeaning {
+  /** The request as a tape records it (body encoded once). */
+  record: Omit<RequestRecord, 'headers'> & { headers: ProxyRequest['headers'] };
+  /** The LLM API the request is for, if any. */
+  api?: ApiId;
+  /** The request side of an LLM call. */
+  llm?: LlmMeaning;
+}
 
 /** An incoming HTTP request, resolved to its route. */
 export interface ProxyRequest {
@@ -34,16 +44,6 @@ export interface ProxyRequest {
   t0: number;
   /** What the request means, once computed (`request-meaning.ts`): read it through `requestMeaning(req)`. */
   meaning?: RequestMeaning;
-}
-
-/** What a request means (`request-meaning.ts` computes it once per request). */
-export interface RequestMeaning {
-  /** The request as a tape records it (body encoded once). */
-  record: RequestRecord;
-  /** The LLM API the request is for, if any. */
-  api?: ApiId;
-  /** The request side of an LLM call. */
-  llm?: LlmMeaning;
 }
 
 export interface ReplayContext {

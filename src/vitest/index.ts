@@ -76,7 +76,9 @@ export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
     }
     current = { tape, url, env };
   });
-  afterEach(() => {
+  afterEach(async () => {
+    // The test is over: its tape is closed now (its file and lock given back), not when the run ends.
+    if (current !== undefined) await fetch(current.url, { method: 'DELETE' }).catch(() => undefined);
     for (const [k, v] of saved) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;

@@ -295,7 +295,8 @@ describe('tapedeck diff', () => {
     const bad = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', 'x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toBe('tapedeck diff: --min-ars needs a number from 0 to 1, got "x"');
-  }, 30_000);
+    // Six CLI runs from source: generous under a loaded machine.
+  }, 90_000);
 
   it('bad arguments exit 2 with one line; a missing tape exits 1 with one line', async () => {
     const one = await runCli(['diff', 'base', '--dir', dir]);

@@ -141,7 +141,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     expect(rm.code, rm.stderr).toBe(0);
     const prune = await runCli(['prune', '--older-than', '0s', '--store', store(), '--dry-run']);
     expect(prune.stdout).toContain('would remove checkout');
-  });
+  }, 120_000);
 
   it('push and pull move tapes exactly: the round trip diffs identical; an existing tape needs --overwrite', async () => {
     const rec = spawnTapedeck(['record', '--tape', 'local', '--dir', dir, '--port', '0', '--route', `/openai=${upstream.url}`]);

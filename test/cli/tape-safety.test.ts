@@ -83,7 +83,7 @@ describe('a completed answer is on the tape', () => {
       expect(completed.length, `round ${round}`).toBeGreaterThan(0);
       for (const p of completed) expect(onTape, `round ${round}: ${p} completed but is not on the tape`).toContain(p);
     }
-  });
+  }, 120_000);
 });
 
 describe('a tape that cannot be written', () => {

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +12,8 @@ import { startServe, type ServeMode, type ServeOptions } from '../../src/proxy/s
 import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
+import { weatherAgent } from '../helpers/realtime-agent.js';
+import { realtimeScript, startWsUpstream } from '../helpers/ws-upstream.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const log = createLogger('silent');
@@ -146,6 +149,22 @@ describe('tapedeck serve: a tape per test in one server', () => {
     expect(report.find((r) => r.tape === t.tape)).toMatchObject({ mode: 'replay', replayed: 2, missed: 1 });
   });
 
+  it('DELETE /@NAME closes a tape when its test is over (file and lock given back); a later request records on', async () => {
+    const server = await startServe(serveOptions('record', upstream.url));
+    const base = `${server.url}/@closed-early`;
+    await agent(`${base}/openai/v1`, 'first');
+    const closed = await fetch(base, { method: 'DELETE' });
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toMatchObject({ tape: { tape: 'closed-early', mode: 'record', recorded: 2 } });
+    // Closed: another writer may have it now (the lock is free), and this server opens it again to append.
+    const store = createDirStore(dir);
+    await (await store.openWriter({ name: 'closed-early', ifExists: 'append', header: { mode: 'record', routes: [] } })).close();
+    await agent(`${base}/openai/v1`, 'second');
+    expect(await (await fetch(`${server.url}/@never-opened`, { method: 'DELETE' })).json()).toEqual({ tape: null });
+    expect((await server.close()).map((r) => [r.tape, r.recorded])).toEqual([['closed-early', 4]]);
+    expect((await store.load('closed-early')).exchanges).toHaveLength(4);
+  });
+
   it('refresh re-records a tape; record mode refuses a tape that exists', async () => {
     const t = tests[1]!;
     const refresh = await startServe(serveOptions('refresh', upstream.url));
@@ -215,5 +234,77 @@ describe('tapedeck serve: MCP Streamable HTTP, sessions kept per tape', () => {
       ['mcp-a', 'replay', 0],
       ['mcp-b', 'replay', 0],
     ]);
+  });
+});
+
+describe('tapedeck serve: WebSocket sessions and forward-proxy requests, each on the tape they name', () => {
+  it('records a Realtime session on the /@NAME tape and replays it with the upstream gone', async () => {
+    const upstream = await startWsUpstream(realtimeScript());
+    try {
+      const opts = (mode: ServeMode): ServeOptions => ({
+        ...serveOptions(mode, upstream.url),
+        record: { routes: [{ prefix: '/openai', upstream: upstream.url }] },
+      });
+      const rec = await startServe(opts('auto'));
+      const recorded = await weatherAgent(`${rec.url.replace('http', 'ws')}/@ws-a/openai/v1/realtime?model=gpt-realtime`);
+      expect((await rec.close()).map((r) => [r.tape, r.mode, r.recorded])).toEqual([['ws-a', 'record', 1]]);
+      const tape = await createDirStore(dir).load('ws-a');
+      expect(tape.exchanges[0]?.transport).toBe('websocket');
+
+      await upstream.close();
+      const rep = await startServe(opts('auto'));
+      const replayed = await weatherAgent(`${rep.url.replace('http', 'ws')}/@ws-a/openai/v1/realtime?model=gpt-realtime`);
+      expect((await rep.close()).map((r) => [r.tape, r.mode, r.replayed, r.missed])).toEqual([['ws-a', 'replay', 1, 0]]);
+      expect(replayed.events.map((e) => e.type)).toEqual(recorded.events.map((e) => e.type));
+      expect(upstream.connections).toBe(1);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('a client that uses serve as its HTTP proxy names its tape with x-tapedeck-tape; the header is not recorded', async () => {
+    const upstream = await startScriptedUpstream((req) => openaiChat({ content: `echo: ${lastUserText(req.body)}` }));
+    // As an HTTP proxy client sends it: the absolute URL as the request target, to the proxy's port.
+    const call = async (proxyUrl: string, tape: string, words: string): Promise<unknown> => {
+      const proxy = new URL(proxyUrl);
+      const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: words }] });
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            host: proxy.hostname,
+            port: proxy.port,
+            method: 'POST',
+            path: `${upstream.url}/v1/chat/completions`,
+            headers: { host: new URL(upstream.url).host, 'content-type': 'application/json', 'x-tapedeck-tape': tape },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(answer.status, answer.text).toBe(200);
+      return (JSON.parse(answer.text) as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
+    };
+    try {
+      const rec = await startServe(serveOptions('auto', upstream.url));
+      expect(await Promise.all([call(rec.url, 'proxied-a', 'a'), call(rec.url, 'proxied-b', 'b')])).toEqual(['echo: a', 'echo: b']);
+      await rec.close();
+      const tape = await createDirStore(dir).load('proxied-a');
+      expect(tape.exchanges).toHaveLength(1);
+      expect(tape.exchanges[0]?.route).toBe(upstream.url);
+      expect(tape.exchanges[0]?.request.headers['x-tapedeck-tape']).toBeUndefined();
+      await upstream.close();
+
+      const rep = await startServe(serveOptions('auto', 'http://127.0.0.1:9'));
+      expect(await call(rep.url, 'proxied-b', 'b')).toBe('echo: b');
+      expect((await rep.close()).map((r) => [r.tape, r.mode, r.replayed])).toEqual([['proxied-b', 'replay', 1]]);
+      expect(upstream.requests).toHaveLength(2);
+    } finally {
+      await upstream.close();
+    }
   });
 });

@@ -301,17 +301,20 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         const w = await store.openWriter({ name: 'watched', header });
         const v0 = await store.version('watched');
         let calls = 0;
+        let subscribed!: () => void;
+        const following = new Promise<void>((resolve) => (subscribed = resolve));
         const changed = new Promise<void>((resolve) => {
           const stop = store.watch('watched', () => {
             calls++;
-            // The first call is the state at subscription; the next, the append below.
+            // The first call is the state at subscription (once the store follows the tape); the next, the append below.
+            if (calls === 1) subscribed();
             if (calls === 2) {
               stop();
               resolve();
             }
           });
         });
-        await new Promise((r) => setTimeout(r, 50));
+        await following;
         await w.append(newExchange());
         await changed;
         expect(await store.version('watched')).not.toBe(v0);

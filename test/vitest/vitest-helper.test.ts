@@ -45,21 +45,25 @@ describe('tapedeck/vitest', () => {
     expect(testTapeName({ name: '..', suite: fileTask, file })).toBe('tests/agent/_');
   });
 
-  it('records each test on its own tape under vitest (one serve for the run), then replays them with the upstream gone (a serve per file)', async () => {
-    const first = await runVitest({
-      FIXTURE_GLOBAL_SETUP: '1',
-      TAPEDECK_DIR: dir,
-      TAPEDECK_SERVE_ARGS: `--route /openai=${upstream.url}`,
-    });
-    expect(first.code, first.out).toBe(0);
-    expect(first.out).toMatch(/2 tape\(s\): 2 recorded, 0 replayed/);
-    const store = createDirStore(dir);
-    expect(await store.names()).toEqual(['agent.fixture/weather/answers-in-celsius', 'agent.fixture/weather/answers-in-fahrenheit']);
-    expect(upstream.requests).toHaveLength(2);
+  it(
+    'records each test on its own tape under vitest (one serve for the run), then replays them with the upstream gone (a serve per file)',
+    { timeout: 180_000 },
+    async () => {
+      const first = await runVitest({
+        FIXTURE_GLOBAL_SETUP: '1',
+        TAPEDECK_DIR: dir,
+        TAPEDECK_SERVE_ARGS: `--route /openai=${upstream.url}`,
+      });
+      expect(first.code, first.out).toBe(0);
+      expect(first.out).toMatch(/2 tape\(s\): 2 recorded, 0 replayed/);
+      const store = createDirStore(dir);
+      expect(await store.names()).toEqual(['agent.fixture/weather/answers-in-celsius', 'agent.fixture/weather/answers-in-fahrenheit']);
+      expect(upstream.requests).toHaveLength(2);
 
-    const second = await runVitest({ TAPEDECK_DIR: dir, TAPEDECK_SERVE_ARGS: '', FIXTURE_GLOBAL_SETUP: '0' });
-    expect(second.code, second.out).toBe(0);
-    expect(second.out).toMatch(/2 tape\(s\): 0 recorded, 2 replayed/);
-    expect(upstream.requests).toHaveLength(2);
-  });
+      const second = await runVitest({ TAPEDECK_DIR: dir, TAPEDECK_SERVE_ARGS: '', FIXTURE_GLOBAL_SETUP: '0' });
+      expect(second.code, second.out).toBe(0);
+      expect(second.out).toMatch(/2 tape\(s\): 0 recorded, 2 replayed/);
+      expect(upstream.requests).toHaveLength(2);
+    },
+  );
 });

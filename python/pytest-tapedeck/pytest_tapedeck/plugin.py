@@ -1,7 +1,8 @@
 """
 The ``tapedeck`` fixture: each test gets its own tape in one ``tapedeck serve`` for the session, named after the
 test (``tests/test_agent.py::TestWeather::test_celsius`` is the tape ``tests/test_agent/TestWeather/test_celsius``),
-and the base-URL variables the SDKs read point at it while the test runs.
+and the base-URL variables the SDKs read point at it while the test runs; when the test is over its tape is
+closed (``DELETE /@NAME``), its file and lock given back.
 
 The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session with
 ``TAPEDECK_COMMAND`` (default ``npx tapedeck``) ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
@@ -18,6 +19,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional
 from urllib.parse import quote
@@ -161,12 +163,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(line)
 
 
+def _close_tape(url: str) -> None:
+    """``DELETE /@NAME``: the test is over, its tape is closed now (file and lock given back)."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
+    except OSError:
+        pass
+
+
 @pytest.fixture
-def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: pytest.MonkeyPatch) -> Tapedeck:
+def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tapedeck]:
     """This test's tape, and the SDK base-URL variables pointing at it for the test's duration."""
     tape = tape_name_for(request.node.nodeid)
     url = tape_url(tapedeck_server, tape)
     env = agent_env(url)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    return Tapedeck(tape=tape, url=url, env=env)
+    yield Tapedeck(tape=tape, url=url, env=env)
+    _close_tape(url)
