@@ -78,7 +78,12 @@ class ServeProcess:
         if directory:
             args += ["--dir", directory]
         args += extra
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # A process group of its own, signalled whole on stop: `npx` does not pass SIGTERM on to tapedeck, which
+        # would outlive the session (and keep its stdout, the report's pipe, open).
+        self._group = hasattr(os, "killpg")
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=self._group
+        )
         self.stderr: List[str] = []
         self._err = threading.Thread(target=self._read_err, daemon=True)
         self._err.start()
@@ -102,7 +107,13 @@ class ServeProcess:
 
     def stop(self) -> int:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            if self._group:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            else:
+                self.proc.send_signal(signal.SIGTERM)
         assert self.proc.stdout is not None
         # stderr has its own reader (the thread): only stdout is read here, to its end.
         out = self.proc.stdout.read()

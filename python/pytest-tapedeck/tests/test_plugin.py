@@ -106,6 +106,19 @@ def test_records_then_replays_each_test_on_its_own_tape(pytester, upstream, tmp_
     assert len(Echo.seen) == 2
 
 
+def test_a_wrapper_that_keeps_signals_to_itself_still_stops(pytester, upstream, tmp_path, monkeypatch):
+    # `npx tapedeck` does not pass SIGTERM on: tapedeck must still stop, print its report, and leave nothing running.
+    monkeypatch.delenv("TAPEDECK_URL", raising=False)
+    monkeypatch.setenv("TAPEDECK_COMMAND", shlex.join(["sh", "-c", COMMAND + ' "$@"', "tapedeck-wrapper"]))
+    monkeypatch.setenv("TAPEDECK_DIR", str(tmp_path / "tapes"))
+    monkeypatch.setenv("TAPEDECK_SERVE_ARGS", f"--route /openai={upstream}")
+    pytester.makepyfile(test_agent=INNER)
+    run = pytester.runpytest_subprocess("-p", "pytest_tapedeck.plugin", "-p", "no:cacheprovider", timeout=120)
+    run.assert_outcomes(passed=2)
+    assert "2 tape(s): 2 recorded, 0 replayed" in run.stdout.str()
+    assert not (tmp_path / "tapes" / "test_agent" / "test_celsius.jsonl.lock").exists()
+
+
 def test_a_running_serve_is_used_as_it_is(pytester, monkeypatch):
     monkeypatch.setenv("TAPEDECK_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("TAPEDECK_COMMAND", "false")
