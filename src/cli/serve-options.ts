@@ -8,6 +8,7 @@ import type { TapeStore } from '../tape/store.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
 import { STORE_OPTIONS } from './store-options.js';
+import { untilStopped } from './until-stopped.js';
 
 /** Flags shared by `record` and `replay`. */
 export const SERVE_OPTIONS: OptionsConfig = {
@@ -127,20 +128,11 @@ export function proxyBase(
   };
 }
 
-/** Serve until SIGINT / SIGTERM, then finish writing and resolve 0. */
+/** Serve until SIGINT / SIGTERM (or the end of the npx that started it, `until-stopped.ts`), then finish writing and resolve 0. */
 export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext, log: Logger): Promise<number> {
   // Handlers before the line: whoever waits for it may signal at once (a pipe write is synchronous on Linux), and a
   // signal before them would kill the process with the tape unfinished and locked.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      log.info({ signal }, 'stopping');
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const stopped = untilStopped(log);
   ctx.stdout.write(`listening on ${proxy.url}\n`);
   await stopped;
   await proxy.close();

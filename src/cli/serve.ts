@@ -9,6 +9,7 @@ import { stringValue, type Command, type CommandContext } from './command.js';
 import { parseOnMiss, parseThreshold, parseTiming } from './replay.js';
 import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './serve-options.js';
 import { withStore } from './store-options.js';
+import { untilStopped } from './until-stopped.js';
 
 const MODES: readonly ServeMode[] = ['auto', 'record', 'replay', 'refresh'];
 
@@ -105,16 +106,7 @@ export const serveCommand: Command = {
 };
 
 async function serveTapesUntilSignal(server: RunningServe, ctx: CommandContext, log: Logger): Promise<number> {
-  const stopped = new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      log.info({ signal }, 'stopping');
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  const stopped = untilStopped(log);
   ctx.stdout.write(`listening on ${server.url}\n`);
   await stopped;
   const report = await server.close();

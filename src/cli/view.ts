@@ -4,6 +4,7 @@ import { createLogger } from '../log.js';
 import { startViewer } from '../view/viewer.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { untilStopped } from './until-stopped.js';
 
 export const viewCommand: Command = {
   name: 'view',
@@ -38,17 +39,10 @@ export const viewCommand: Command = {
       const ref = name === undefined ? undefined : await configured.resolve(name, { includeReplays: true });
       const viewer = await startViewer({ store: ref?.store ?? configured, port, prices: config.prices, log });
       const url = ref === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(ref.name)}`;
+      const stopped = untilStopped(log);
       ctx.stdout.write(`listening on ${url}\n`);
       if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await stopped;
       await viewer.close();
     });
     log.flush();
