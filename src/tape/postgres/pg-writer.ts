@@ -120,7 +120,8 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     throw err instanceof TapedeckError ? err : storeError(loc, `open tape "${name}"`, err);
   }
   const { tapeId, header, append } = opened;
-  let { seq, stats } = opened;
+  let { seq } = opened;
+  const { stats } = opened;
   onDisk = opened.count;
   const encoder = createExchangeEncoder({
     redact: opts.redact,
@@ -137,8 +138,8 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     if (failure !== undefined) throw failure;
     const rows = records.filter((r): r is { kind: 'exchange' } & ExchangeRow => r.kind === 'exchange');
     const parts = records.filter((r): r is { kind: 'part' } & PartRow => r.kind === 'part');
-    const next = structuredClone(stats);
-    for (const r of rows) addToStats(next, r.ex);
+    // Updated in place: a flush that fails fails the writer for good, so there is no earlier state to go back to.
+    for (const r of rows) addToStats(stats, r.ex);
     const marking = markSessionsNext;
     try {
       await client.query(
@@ -153,7 +154,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           tapeId,
           rowsJson(rows),
           [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
-          JSON.stringify(next),
+          JSON.stringify(stats),
           rows.length,
           seq,
           NOTIFY_CHANNEL,
@@ -167,7 +168,6 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
       throw fail(err);
     }
     if (marking) markSessionsNext = false;
-    stats = next;
     onDisk += rows.length;
   });
 
