@@ -5,7 +5,6 @@
  * kill -9 of a recorder under load, and a database that goes away mid-record.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -13,6 +12,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import { createPgStore } from '../../src/tape/postgres/pg-store.js';
+import { askChat } from '../helpers/ask-chat.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { startPgCluster } from '../helpers/postgres.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
@@ -65,34 +65,6 @@ async function stop(child: ReturnType<typeof spawnCli>): Promise<{ code: number 
   const exited = new Promise<number | null>((r) => child.once('exit', r));
   child.kill('SIGINT');
   return { code: await exited, stderr };
-}
-
-/** POST a chat completion; resolves once the whole answer arrived (or the connection broke). */
-function ask(url: string, content: string, onComplete: () => void): Promise<boolean> {
-  const u = new URL(url);
-  const body = JSON.stringify({ model: 'gpt-4o-mini', stream: content.startsWith('stream'), messages: [{ role: 'user', content }] });
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        method: 'POST',
-        path: '/openai/v1/chat/completions',
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          onComplete();
-          resolve(res.statusCode === 200);
-        });
-        res.on('error', () => resolve(false));
-        res.on('aborted', () => resolve(false));
-      },
-    );
-    req.on('error', () => resolve(false));
-    req.end(body);
-  });
 }
 
 d('tapes in PostgreSQL, through the CLI', () => {
@@ -187,7 +159,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     let answered = 0;
     await Promise.all(
       urls.flatMap((url, r) =>
-        Array.from({ length: 30 }, (_, i) => ask(url, `${i % 2 ? 'stream' : 'json'}-fleet-${r}-${i}`, () => void answered++)),
+        Array.from({ length: 30 }, (_, i) => askChat(url, `${i % 2 ? 'stream' : 'json'}-fleet-${r}-${i}`, () => void answered++)),
       ),
     );
     expect(answered).toBe(120);
@@ -216,7 +188,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
         let seen = 0;
         await Promise.all(
           Array.from({ length: 50 }, (_, i) =>
-            ask(url, `stream-${round}-${i}`, () => {
+            askChat(url, `stream-${round}-${i}`, () => {
               completed.push(`stream-${round}-${i}`);
               // Let a few complete, then kill at once, in the callback that saw the end of an answer.
               if (++seen === 5 + round * 5) child.kill('SIGKILL');

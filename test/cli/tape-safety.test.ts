@@ -4,12 +4,12 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { askChat } from '../helpers/ask-chat.js';
 import { spawnCli, waitForListening } from '../helpers/cli.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
@@ -31,34 +31,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** POST a chat completion; resolves with the status once the whole answer has arrived (or the connection broke). */
-function ask(url: string, content: string, onComplete: () => void): Promise<{ status: number; complete: boolean }> {
-  const u = new URL(url);
-  const body = JSON.stringify({ model: 'gpt-4o-mini', stream: content.startsWith('stream'), messages: [{ role: 'user', content }] });
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: u.hostname,
-        port: u.port,
-        method: 'POST',
-        path: '/openai/v1/chat/completions',
-        headers: { 'content-type': 'application/json' },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          onComplete();
-          resolve({ status: res.statusCode ?? 0, complete: true });
-        });
-        res.on('error', () => resolve({ status: res.statusCode ?? 0, complete: false }));
-        res.on('aborted', () => resolve({ status: res.statusCode ?? 0, complete: false }));
-      },
-    );
-    req.on('error', () => resolve({ status: 0, complete: false }));
-    req.end(body);
-  });
-}
-
 describe('a completed answer is on the tape', () => {
   it('after kill -9 the instant a client sees the end of its answer, every completed answer is on the tape (10 rounds)', async () => {
     for (let round = 0; round < 10; round++) {
@@ -70,7 +42,7 @@ describe('a completed answer is on the tape', () => {
       const prompts = Array.from({ length: 24 }, (_, i) => `${i % 2 === 0 ? 'stream' : 'json'}-${round}-${i}`);
       await Promise.all(
         prompts.map((p) =>
-          ask(url, p, () => {
+          askChat(url, p, () => {
             completed.push(p);
             child.kill('SIGKILL'); // at once, in the callback that saw the end
           }),
@@ -99,7 +71,7 @@ describe('a tape that cannot be written', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const url = await waitForListening(child);
     const results: { status: number; complete: boolean }[] = [];
-    for (let i = 0; i < 40; i++) results.push(await ask(url, `json-fill-${i}`, () => undefined));
+    for (let i = 0; i < 40; i++) results.push(await askChat(url, `json-fill-${i}`, () => undefined));
     const code = new Promise<number | null>((r) => child.once('exit', r));
     child.kill('SIGTERM');
     expect(await code).toBe(1);
