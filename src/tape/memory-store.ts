@@ -2,6 +2,7 @@
  * The in-memory store: tapes kept as the same JSON records a folder store writes, for fast tests and for library
  * users who want a tape without a disk. Nothing survives the process. One writer per tape within the process.
  */
+import { createInFlight } from './in-flight.js';
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
 import { blobMismatch, createExchangeEncoder, newTapeHeader, storedBody } from './exchange-encoder.js';
@@ -96,7 +97,7 @@ export function createMemoryStore(): TapeStore {
       const perfStart = performance.now() - (Date.now() - Date.parse(tape.header.createdAt));
       let count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
       let appended = 0;
-      const inFlight = new Set<Promise<unknown>>();
+      const inFlight = createInFlight();
       let closed = false;
       const writer: TapeWriter = {
         path: where(name),
@@ -117,9 +118,7 @@ export function createMemoryStore(): TapeStore {
             count++;
             return ex;
           })();
-          inFlight.add(done);
-          void done.finally(() => inFlight.delete(done)).catch(() => undefined);
-          return done;
+          return inFlight.track(done);
         },
         begin(input) {
           if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
@@ -143,7 +142,7 @@ export function createMemoryStore(): TapeStore {
         async close() {
           if (closed) return;
           closed = true;
-          await Promise.allSettled([...inFlight]);
+          await inFlight.settled();
           await commit.settle();
           tape.writing = false;
           if (opts.discardIfEmpty === true && appended === 0 && !append) {

@@ -9,6 +9,7 @@
  * - the database going away is loud, like a full disk: the first failure is reported once with the count of what is
  *   committed, and every later append rejects with it (the recorder answers 503 from then on).
  */
+import { createInFlight } from '../in-flight.js';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
@@ -172,7 +173,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
   });
 
   const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
-  const inFlight = new Set<Promise<unknown>>();
+  const inFlight = createInFlight();
   let appended = 0;
   let closed = false;
 
@@ -203,9 +204,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
         await commit.add({ kind: 'exchange', ex: e.ex, line: e.line, key: opts.indexKey?.(e.ex), pos: pos++ });
         return e.ex;
       })();
-      inFlight.add(done);
-      void done.finally(() => inFlight.delete(done)).catch(() => undefined);
-      return done;
+      return inFlight.track(done);
     },
     begin(input) {
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
@@ -230,7 +229,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.allSettled([...inFlight]);
+      await inFlight.settled();
       await commit.settle();
       if (failure === undefined) {
         try {
