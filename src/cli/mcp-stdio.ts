@@ -138,6 +138,7 @@ export const mcpStdioCommand: Command = {
           out,
           stdin: process.stdin,
           stdout: ctx.stdout,
+          stderr: ctx.stderr,
           log,
           ...(command !== undefined
             ? { live: (initialize) => createLiveStdioServer({ command, args, initialize, log, env: ctx.env }) }
