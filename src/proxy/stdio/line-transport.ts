@@ -2,9 +2,9 @@
  * MCP's stdio framing over a pair of streams, in the MCP SDK's `Transport` shape (start / send / close, with
  * onmessage / onerror / onclose): tapedeck's end of a client's stdin and stdout in replay, and of a live server's
  * stdout and stdin. Where it differs from the SDK's `StdioServerTransport`, tapedeck needs it to:
- * - `onmessage` gets each non-blank line as text: the engine parses it (JSON-RPC batches, the depth limit) and a
- *   malformed line is answered and recorded as it was;
- * - a line over the cap (`LineReader`) goes to `onerror` as a `LINE_TOO_LONG` error, and reading goes on;
+ * - each non-blank line is read with tapedeck's own JSON-RPC parser (batches, the JSON depth limit); a line it cannot
+ *   read goes to `onerror` with its text (PARSE_ERROR, BAD_REQUEST), and so does a line over the cap (`LineReader`,
+ *   LINE_TOO_LONG, without its text); reading goes on with the next line;
  * - lines are handed out one at a time: `onmessage` may return a promise, the next line waits for it, and the input
  *   is paused while lines are waiting (a client that writes faster than it reads is not buffered without bound);
  * - `send` writes in call order and resolves once the stream took the message, waiting for `drain` whenever the
@@ -13,6 +13,9 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { TapedeckError } from '../../errors.js';
+import type { Message } from '../../providers/mcp.js';
+import { parseRpcBody } from '../../providers/mcp-batch.js';
+import type { McpTransport } from '../mcp/transport.js';
 import { LineReader, lineTooLongMessage } from './line-reader.js';
 
 export interface LineTransportOptions {
@@ -25,10 +28,10 @@ export interface LineTransportOptions {
 /** Lines read but not yet handled above which the input is paused. */
 const HIGH_WATER_LINES = 16;
 
-export class LineTransport {
-  onmessage?: (line: string) => void | Promise<void>;
-  onerror?: (err: TapedeckError) => void | Promise<void>;
-  onclose?: () => void;
+export class LineTransport implements McpTransport {
+  onmessage?: McpTransport['onmessage'];
+  onerror?: McpTransport['onerror'];
+  onclose?: McpTransport['onclose'];
 
   private readonly reader: LineReader;
   private readonly peer: string;
@@ -59,7 +62,7 @@ export class LineTransport {
   }
 
   /** Write one message as a line; resolves once the stream took it (after `drain` when it asked to wait). */
-  send(message: unknown): Promise<void> {
+  send(message: Message | Message[]): Promise<void> {
     const line = JSON.stringify(message) + '\n';
     this.writes = this.writes.then(() => this.write(line));
     return this.writes;
@@ -109,7 +112,12 @@ export class LineTransport {
   };
 
   private enqueue(line: string): void {
-    this.waiting.push(async () => this.onmessage?.(line));
+    this.waiting.push(async () => {
+      const parsed = parseRpcBody(line);
+      if (!parsed.ok) return this.onerror?.(parsed.error, { text: line });
+      const messages = parsed.messages as Message[];
+      return this.onmessage?.(parsed.batch ? messages : (messages[0] as Message));
+    });
   }
 
   /** Hand lines out one at a time, pausing the input while too many wait. */

@@ -1,9 +1,10 @@
 /**
  * Replay an MCP stdio server from a tape: read the client's newline-delimited JSON-RPC on stdin and answer on
  * stdout, without starting the server (unless a miss that goes live must forward a safe request). The client's end
- * is a `LineTransport` (writes wait for `drain`, lines have a limit) and the MCP engine decides each message. Lines
- * are handled one at a time in arrival order, so answers and their notifications keep the recorded order. A JSON-RPC
- * batch is answered with one line holding the array of answers (their notifications go out first, one per line).
+ * is a `LineTransport` over stdin and stdout (writes wait for `drain`, lines have a limit), or any `McpTransport`
+ * (the SDK's `InMemoryTransport` in tests), and the MCP engine decides each message. Messages are handled one at a
+ * time in arrival order, so answers and their notifications keep the recorded order. A JSON-RPC batch is answered
+ * with one line holding the array of answers (their notifications go out first, one per line).
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
@@ -17,13 +18,16 @@ import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import type { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
 import type { Message } from '../../providers/mcp.js';
-import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
+import { isRequestMessage } from '../../providers/mcp-batch.js';
 import { batchAnswers, commit, decideAll, type Decision, type McpContext } from '../mcp/engine.js';
+import type { McpTransport } from '../mcp/transport.js';
 import { LineTransport } from './line-transport.js';
 import type { LiveStdioServer } from './live.js';
 import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
 
-export interface StdioReplayOptions {
+export type StdioReplayOptions = StdioReplayBase & ({ stdin: Readable; stdout: Writable } | { transport: McpTransport });
+
+interface StdioReplayBase {
   tape: LoadedTape;
   /** Route name of the server on the tape. */
   name: string;
@@ -31,9 +35,7 @@ export interface StdioReplayOptions {
   policy: SideEffectPolicy;
   onMiss: OnMiss;
   out: TapeWriter;
-  stdin: Readable;
-  stdout: Writable;
-  /** Where a refused line is reported (one line each); default: the log. */
+  /** Where a line over the limit is reported (one line each); default: the log. */
   stderr?: Writable;
   log: Logger;
   /** Builds the real server for misses that go live; given the client's initialize request when it is first needed. */
@@ -51,10 +53,13 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   let initialize: Message | undefined;
   let live: LiveStdioServer | undefined;
   const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
-  const client = new LineTransport(opts.stdin, opts.stdout, {
-    peer: 'the client',
-    ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
-  });
+  const client: McpTransport =
+    'transport' in opts
+      ? opts.transport
+      : new LineTransport(opts.stdin, opts.stdout, {
+          peer: 'the client',
+          ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+        });
   const ctx: McpContext = {
     answer: { matcher: opts.matcher, policy: opts.policy, onMiss: opts.onMiss, tapeName: opts.tape.name, exchanges: opts.tape.exchanges },
     out: tapeLog,
@@ -122,27 +127,27 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     });
   };
 
-  client.onmessage = async (line) => {
-    const parsed = parseRpcBody(line);
-    if (!parsed.ok) return refuse(parsed.error, line);
+  client.onmessage = async (value) => {
     const { base, t0 } = begin();
-    const messages = parsed.messages as Message[];
+    const batch = Array.isArray(value);
+    const messages = batch ? value : [value];
     const init = messages.find((m) => m.method === 'initialize' && isRequestMessage(m));
     if (init !== undefined) initialize = init;
     const decisions = await decideAll(messages, ctx, async (d) => {
       commit(d, exchangeOf(d, base, t0), ctx);
       // Notifications go out as they come; a lone message's answer follows them.
-      for (const m of d.messages.slice(0, parsed.batch ? -1 : undefined)) await client.send(m.message);
+      for (const m of d.messages.slice(0, batch ? -1 : undefined)) await client.send(m.message);
     });
     const answers = batchAnswers(decisions);
-    if (parsed.batch && answers.length > 0) await client.send(answers);
+    if (batch && answers.length > 0) await client.send(answers);
   };
-  client.onerror = async (err) => {
-    if (err.code !== 'LINE_TOO_LONG') return void opts.log.error({ err: err.message }, 'mcp replay failed on a message');
-    if (opts.stderr) opts.stderr.write(`${err.message}\n`);
-    else opts.log.warn({ code: err.code }, err.message);
-    // A line too long to read is answered like any line that cannot be read (its bytes were never kept).
-    return refuse(err, undefined);
+  client.onerror = async (err, unread) => {
+    if (err.code === 'LINE_TOO_LONG') {
+      if (opts.stderr) opts.stderr.write(`${err.message}\n`);
+      else opts.log.warn({ code: err.code }, err.message);
+    } else if (unread === undefined) return void opts.log.error({ err: err.message }, 'mcp replay failed on a message');
+    // A line that cannot be read is answered with a JSON-RPC error (a line over the limit too: its bytes were never kept).
+    return refuse(err, unread?.text);
   };
   const closed = new Promise<void>((resolve) => (client.onclose = resolve));
   await client.start();
