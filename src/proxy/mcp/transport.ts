@@ -14,9 +14,11 @@ export interface McpTransport {
   /** Resolves once the message is on its way (a stream transport waits for `drain`); sends keep their order. */
   send(message: Message | Message[]): Promise<void>;
   close(): Promise<void>;
+  // Callbacks in method syntax, so the SDK's transports (whose callbacks take one `JSONRPCMessage`, a plain
+  // `Error`) are assignable to this interface.
   /** One message, or a JSON-RPC batch. A returned promise holds the next message back until it settles. */
-  onmessage?: ((message: Message | Message[]) => void | Promise<void>) | undefined;
+  onmessage?(message: Message | Message[]): void | Promise<void>;
   /** A message that could not be read, with the text it was when there is one (none for a line over the limit). */
-  onerror?: ((error: TapedeckError, unread?: { text?: string }) => void | Promise<void>) | undefined;
-  onclose?: (() => void) | undefined;
+  onerror?(error: TapedeckError, unread?: { text?: string }): void | Promise<void>;
+  onclose?(): void;
 }
