@@ -206,6 +206,45 @@ describe('bad input over stdio', () => {
     expect(call?.error).toMatchObject({ code: 'SERVER_EXITED', phase: 'stream' });
   });
 
+  it('record relays a line over --max-line-mb as is but does not record it, and says so on stderr once', async () => {
+    const rec = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        MAIN,
+        'mcp-stdio',
+        '--tape',
+        'long-rec',
+        '--dir',
+        dir,
+        '--mode',
+        'record',
+        '--max-line-mb',
+        '0.01',
+        '--',
+        process.execPath,
+        '-e',
+        DYING,
+      ],
+      { cwd: ROOT },
+    );
+    let out = '';
+    let err = '';
+    rec.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    rec.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const long = { jsonrpc: '2.0', method: 'notifications/message', params: { pad: 'x'.repeat(20_000) } };
+    rec.stdin.write(JSON.stringify(INIT) + '\n' + JSON.stringify(long) + '\n');
+    await expect.poll(() => out, { timeout: 30_000 }).toContain('"serverInfo"');
+    rec.stdin.end();
+    await new Promise((r) => rec.on('close', r));
+    expect(err.split('\n').filter((l) => /the client sent a line longer than/.test(l))).toEqual([
+      expect.stringMatching(/relayed as is, not recorded$/),
+    ]);
+    const tape = await loadTape(dir, 'long-rec');
+    expect(tape.exchanges.map((ex) => ex.mcp?.method)).toEqual(['initialize']);
+  });
+
   it('answers a malformed line with a JSON-RPC parse error and carries on', async () => {
     const child = spawn(
       process.execPath,
