@@ -52,6 +52,7 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
   const tapeLog = createExchangeLog(out, opts.log);
   let initialize: Message | undefined;
   let live: LiveStdioServer | undefined;
+  const makeLive = opts.live;
   const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
   const client: McpTransport =
     'transport' in opts
@@ -66,11 +67,11 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     log: opts.log,
     incoming: (message) => stdioIncoming(opts.name, message),
     noLive: 'live forwarding could not reach the server: no server command to run live',
-    ...(opts.live
+    ...(makeLive
       ? {
           live: async (message: Message) => {
-            live ??= opts.live?.(() => initialize);
-            return { messages: await (live as LiveStdioServer).request(message), recorded: false };
+            live ??= makeLive(() => initialize);
+            return { messages: await live.request(message), recorded: false };
           },
         }
       : {}),
