@@ -1,3 +1,4 @@
+import { isoTimestamp } from '../tape/timestamp.js';
 import { Cancel } from './cancel.js';
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
@@ -59,7 +60,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   // A body too large to hold is in the store already: it goes upstream from there, as a stream.
   const large = opts.body === undefined ? req.large : undefined;
   const base: Omit<NewExchange, 'timing'> = {
-    startedAt: req.startedAt.toISOString(),
+    startedAt: isoTimestamp(req.startedAt),
     offsetMs: round(req.offsetMs),
     transport: 'http',
     route: req.route.prefix,
