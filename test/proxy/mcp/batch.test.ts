@@ -274,19 +274,7 @@ describe('JSON-RPC batches over stdio', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [
-          CLI_MAIN,
-          'mcp-stdio',
-          '--tape',
-          'notes-stdio',
-          '--dir',
-          dir,
-          '--mode',
-          'record',
-          '--name',
-          'notes',
-          ...serverCmd,
-        ],
+        args: [CLI_MAIN, 'mcp-stdio', '--tape', 'notes-stdio', '--dir', dir, '--mode', 'record', '--name', 'notes', ...serverCmd],
         cwd: ROOT,
         env: { ...process.env, NOTES_LOG: wipeLog } as Record<string, string>,
         stderr: 'pipe',
