@@ -30,7 +30,7 @@ export interface GuardedHeaders {
 
 /** Why `headers` are refused, or undefined when the request is addressed to this server. */
 export function hostRefusal(headers: GuardedHeaders, opts: HostCheck): TapedeckError | undefined {
-  const check = { ...opts, who: opts.who ?? "one of tapedeck's own names" };
+  const check: HostCheck & { who: string } = Object.assign({}, opts, { who: opts.who ?? "one of tapedeck's own names" });
   const host = headers.host;
   if (check.port !== undefined ? !hostWithPort(host ?? '', check) : host !== undefined && !check.own.allows(bareHostname(host))) {
     const expected =

@@ -1,3 +1,4 @@
+import { isoTimestamp } from '../tape/timestamp.js';
 import { encodeBody } from '../tape/body.js';
 import { round } from '../tape/sse.js';
 import type { RequestRecord } from '../tape/schema.js';
@@ -20,7 +21,7 @@ export function incomingRecord(
     body: req.large?.body ?? encodeBody(req.body, req.headers['content-type']),
   };
   return {
-    startedAt: req.startedAt.toISOString(),
+    startedAt: isoTimestamp(req.startedAt),
     offsetMs: round(req.offsetMs),
     transport: 'http',
     route: req.route.prefix,

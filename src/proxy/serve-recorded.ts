@@ -33,7 +33,7 @@ export async function serveRecorded(
     sink.end();
     return;
   }
-  const headers = { ...clientHeaderMap(recorded.headers, { decoded: true }), ...opts.headers };
+  const headers = Object.assign(clientHeaderMap(recorded.headers, { decoded: true }), opts.headers);
   // Cut mid-answer while recording, by the upstream or by the client that went away (`CLIENT_CLOSED`): the tape has
   // the start of an answer only, so it is served cut at the same point, never ended as if it were whole.
   const cut = ex.error?.phase === 'stream';

@@ -30,13 +30,22 @@ export function nodeHeaders(headers: HeaderMap): Record<string, string | string[
 }
 
 export function nodeSink(res: ServerResponse): ResponseSink {
+  let written = false;
   return {
     head(status, headers) {
       res.writeHead(status, nodeHeaders(headers));
-      // SSE: send the head now, so the client sees the stream open before the first event.
-      if (headers['content-type']?.startsWith('text/event-stream')) res.flushHeaders();
+      // SSE: the client sees the stream open before the first event, by the end of this turn of the event loop. A first
+      // event written in the same turn carries the head in its own write (one syscall rather than two per stream).
+      // (`headersSent` is true from `writeHead` on, before anything is sent: hence `written`.)
+      if (headers['content-type']?.startsWith('text/event-stream'))
+        setImmediate(() => {
+          if (!written && !res.destroyed && !res.writableEnded) res.flushHeaders();
+        });
     },
-    write: (chunk) => res.write(chunk),
+    write: (chunk) => {
+      written = true;
+      return res.write(chunk);
+    },
     onDrain: (cb) => void res.once('drain', cb),
     end: () => void res.end(),
     cut() {

@@ -29,7 +29,7 @@ export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
     try {
       const json: unknown = JSON.parse(text);
       // Keep the exact text when a plain re-serialisation would change more than whitespace (e.g. big numbers).
-      if (sameJsonText(json, text)) return { kind: 'json', json };
+      if (sameJsonText(json, text)) return lineSafeJson(text) ? new ParsedJsonBody(json, text, buf) : { kind: 'json', json };
     } catch {
       // not JSON: fall through to text
     }
@@ -38,6 +38,31 @@ export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
     return { kind: 'base64', base64: buf.toString('base64') };
   }
   return { kind: 'text', text };
+}
+
+/**
+ * A JSON body parsed from wire bytes whose text can stand for it on a tape line (`lineSafeJson`): the line embeds that
+ * text instead of stringifying the value again, and serving it sends the bytes it came as. The text lives in private
+ * fields, which a copy (`{ ...body }`, a redacted copy, `structuredClone`) never carries: a changed body is stringified.
+ */
+class ParsedJsonBody {
+  readonly kind = 'json';
+  readonly #text: string;
+  readonly #bytes: Buffer;
+  constructor(
+    readonly json: unknown,
+    text: string,
+    bytes: Buffer,
+  ) {
+    this.#text = text;
+    this.#bytes = bytes;
+  }
+  static text(body: Body): string | undefined {
+    return body instanceof ParsedJsonBody ? body.#text : undefined;
+  }
+  static bytes(body: Body): Buffer | undefined {
+    return body instanceof ParsedJsonBody ? body.#bytes : undefined;
+  }
 }
 
 /** A decoded body: its bytes, and for JSON the text they are (which the replay tape's line reuses). */
@@ -49,6 +74,8 @@ const decoded = new WeakMap<Body, { bytes: Buffer; json?: string }>();
  */
 export function decodeBody(body: Body | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
+  const parsed = ParsedJsonBody.bytes(body);
+  if (parsed !== undefined) return parsed;
   let entry = decoded.get(body);
   if (entry === undefined) {
     entry = decodeUncached(body);
@@ -57,9 +84,9 @@ export function decodeBody(body: Body | undefined): Buffer {
   return entry.bytes;
 }
 
-/** The JSON text of a JSON body that was decoded (served) already, so serialising it again can be skipped. */
+/** The JSON text of a JSON body that was decoded (served) already, or parsed from text that can stand for it: serialising it again can be skipped. */
 export function decodedJsonText(body: Body): string | undefined {
-  return decoded.get(body)?.json;
+  return ParsedJsonBody.text(body) ?? decoded.get(body)?.json;
 }
 
 function decodeUncached(body: Body): { bytes: Buffer; json?: string } {
@@ -110,6 +137,22 @@ export function bodyText(body: Body | undefined): string | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * Whether JSON text can go on a tape line as it is, in place of `JSON.stringify` of its value: one line (no CR or LF
+ * between tokens), and every string escaped as `JSON.stringify` escapes it (no `\u` or `\/` escapes), so the secret
+ * prefilter, which reads the line, sees every string exactly as it would in the re-serialised form. Insignificant
+ * spaces and number spellings (`1.0`, `1e3`) may differ from the re-serialised text; the value read back is the same.
+ */
+export function lineSafeJson(text: string): boolean {
+  if (text.includes('\n') || text.includes('\r')) return false;
+  for (let i = text.indexOf('\\'); i !== -1; i = text.indexOf('\\', i + 2)) {
+    const next = text.charCodeAt(i + 1);
+    // "  \\  b  f  n  r  t
+    if (next !== 34 && next !== 92 && next !== 98 && next !== 102 && next !== 110 && next !== 114 && next !== 116) return false;
+  }
+  return true;
 }
 
 function decodeUtf8(buf: Buffer): string | undefined {

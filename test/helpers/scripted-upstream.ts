@@ -15,7 +15,7 @@ export interface SeenRequest {
 
 export type Reply =
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
-  /** SSE: each entry is one event block's text (without the blank line). `gate` holds the stream after event `gate.after`. */
+  /** SSE: each entry is one event block's text (without the blank line). `gate` holds the stream after event `gate.after` (0: after the head, before any event). */
   | { kind: 'sse'; events: string[]; gate?: { after: number; until: Promise<void> }; resetAfter?: number; status?: number }
   | { kind: 'reset' };
 
@@ -67,6 +67,7 @@ export async function startScriptedUpstream(script: Script): Promise<ScriptedUps
       'x-request-id': `req_${requests.length}`,
     });
     res.flushHeaders();
+    if (reply.gate?.after === 0) await reply.gate.until;
     for (let i = 0; i < reply.events.length; i++) {
       if (reply.resetAfter !== undefined && i === reply.resetAfter) {
         res.socket?.destroy();

@@ -29,6 +29,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-robust-'));
   upstream = await startScriptedUpstream((req): Reply => {
     const text = lastUserText(req.body);
+    if (text === 'head first') return openaiChatStream({ parts: ['late'], gate: { after: 0, until: gate } });
     if (text === 'gated') return openaiChatStream({ parts: ['first', ' second', ' third'], gate: { after: 2, until: gate } });
     if (text === 'reset me') return openaiChatStream({ parts: ['par', 'tial', ' never'], resetAfter: 3 });
     if (text === 'count') return openaiChat({ content: `answer ${++counter}` });
@@ -51,6 +52,26 @@ afterAll(async () => {
 const routes = (): { prefix: string; upstream: string }[] => [{ prefix: '/openai', upstream: upstream.url }];
 
 describe('record', () => {
+  it('opens an SSE stream for the client as soon as the upstream has, before any event', async () => {
+    gate = new Promise<void>((resolve) => (gateOpen = resolve));
+    const rec = await startProxy({ mode: 'record', tape: 'head-first', dir, port: 0, routes: routes() });
+    try {
+      // The upstream sends its head, then waits for the gate: the SDK's create() resolves only once the head is through
+      // the proxy, so a proxy that held the head until the first event would time this test out.
+      const stream = await chat(rec.url).chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'head first' }],
+      });
+      gateOpen();
+      const received: string[] = [];
+      for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? '');
+      expect(received.join('')).toBe('late');
+    } finally {
+      await rec.close();
+    }
+  });
+
   it('forwards each SSE event before the upstream has finished the stream', async () => {
     gate = new Promise<void>((resolve) => (gateOpen = resolve));
     const rec = await startProxy({ mode: 'record', tape: 'gated', dir, port: 0, routes: routes() });

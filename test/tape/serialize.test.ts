@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBody } from '../../src/tape/body.js';
+import { decodeBody, encodeBody } from '../../src/tape/body.js';
+import { createExchangeEncoder } from '../../src/tape/exchange-encoder.js';
 import type { Exchange } from '../../src/tape/schema.js';
 import { serializeExchange } from '../../src/tape/serialize.js';
 
@@ -52,5 +53,41 @@ describe('serializeExchange', () => {
     expect(line).toContain(
       '"llm":{"provider":"openai","api":"chat.completions","model":"m","params":{},"streamed":false,"toolCalls":[],"extra":1}',
     );
+  });
+});
+
+describe('a JSON body parsed from the wire goes on the line as the text it came as', () => {
+  const encode = (body: string): string => {
+    const encoder = createExchangeEncoder({ putBlob: () => Promise.reject(new Error('no large bodies here')) });
+    const ex = { ...exchange(), request: { ...exchange().request, body: encodeBody(Buffer.from(body), 'application/json') } };
+    const out = encoder.encode(ex, 1);
+    if (out instanceof Promise) throw new Error('unexpected large body');
+    return out.line;
+  };
+
+  it('keeps its spelling (the value read back is the same)', () => {
+    const text = '{"model": "m", "n": 1.0, "s": "a \\"quoted\\" word\\n"}';
+    const line = encode(text);
+    expect(line).toContain(`"json":${text}`);
+    expect(JSON.parse(line).request.body.json).toEqual(JSON.parse(text));
+  });
+
+  it('is stringified again when its text would not fit one line or hides characters behind \\u or \\/ escapes', () => {
+    const multiline = '{\n  "model": "m"\n}';
+    expect(encode(multiline)).toContain('"json":{"model":"m"}');
+    expect(encode('{"url":"https:\\/\\/example.com\\/x"}')).toContain('"json":{"url":"https://example.com/x"}');
+    expect(encode('{"s":"\\u00e9"}')).toContain('"json":{"s":"é"}');
+  });
+
+  it('never lets a secret through: escaped or plain, it is redacted from the line', () => {
+    const secret = 'sk-proj-' + 'a'.repeat(40);
+    const escaped = `{"messages":[{"content":"my key is \\u0073${secret.slice(1)}"}]}`;
+    const plain = `{"messages":[{"content":"my key is ${secret}"}]}`;
+    for (const text of [escaped, plain]) {
+      const line = encode(text);
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(secret.slice(1));
+      expect(line).toContain('[REDACTED:');
+    }
   });
 });

@@ -143,15 +143,11 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     for (const r of rows) addToStats(stats, r.ex);
     const marking = markSessionsNext;
     try {
-      await client.query(
-        `WITH ${INSERT_ROWS}, ${insertParts('$9')},
-         upd AS (
-           UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
-                  next_pos = GREATEST(next_pos, $10), modified_at = now(), version = version + 1,
-                  header = CASE WHEN $11 THEN replace(header::text, '"format":${TAPE_FORMAT_VERSION},', '"format":${TAPE_FORMAT_SESSIONS},')::json ELSE header END
-            WHERE id = $1 RETURNING version)
-         SELECT (SELECT count(*) FROM ins) AS n, (SELECT count(*) FROM parts) AS p, (SELECT version FROM upd) AS version, pg_notify($7, $8)`,
-        [
+      // A named statement: parsed and planned once per writer's connection, not once per commit.
+      await client.query({
+        name: 'tapedeck-append',
+        text: APPEND,
+        values: [
           tapeId,
           rowsJson(rows),
           [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
@@ -164,7 +160,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           pos,
           marking,
         ],
-      );
+      });
     } catch (err) {
       throw fail(err);
     }
@@ -358,6 +354,15 @@ export function insertParts(partsParam: string): string {
    SELECT $1, r.pos, r.exchange, r.doc FROM json_to_recordset(${partsParam}::json) AS r(pos integer, exchange text, doc json)
    RETURNING 1)`;
 }
+
+/** One commit: the batch's exchanges, continuation records and blob references, the tape's row, and a NOTIFY. */
+const APPEND = `WITH ${INSERT_ROWS}, ${insertParts('$9')},
+         upd AS (
+           UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
+                  next_pos = GREATEST(next_pos, $10), modified_at = now(), version = version + 1,
+                  header = CASE WHEN $11 THEN replace(header::text, '"format":${TAPE_FORMAT_VERSION},', '"format":${TAPE_FORMAT_SESSIONS},')::json ELSE header END
+            WHERE id = $1 RETURNING version)
+         SELECT (SELECT count(*) FROM ins) AS n, (SELECT count(*) FROM parts) AS p, (SELECT version FROM upd) AS version, pg_notify($7, $8)`;
 
 /** Continuation records as one JSON array, their `doc` fields their own text. */
 export function partsJson(parts: readonly PartRow[]): string {
