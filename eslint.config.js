@@ -23,7 +23,7 @@ const layer = (files, forbidden) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'tapes/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'tapes/', 'coverage/', '.test-build-*/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

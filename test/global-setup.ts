@@ -1,21 +1,27 @@
 /**
- * Once per test run: a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
+ * Once per test run: the source transpiled for the CLI processes tests start (`inject('srcBuild')`,
+ * test/helpers/build-src.ts), and a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
  * handed to them as `inject('pgUrl')`, removed at the end. `TAPEDECK_TEST_PG_URL` uses a server of your own instead.
  * Where no server can start, those tests skip with the reason (`inject('pgNote')`); under CI=true they must run.
  */
 import type { TestProject } from 'vitest/node';
+import { buildSource, removeBuild } from './helpers/build-src.js';
 import { startPgCluster, type PgCluster } from './helpers/postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgUrl: string | null;
     pgNote: string;
+    srcBuild: string;
   }
 }
 
 let cluster: PgCluster | undefined;
+let build: string | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  build = await buildSource();
+  project.provide('srcBuild', build);
   const given = process.env.TAPEDECK_TEST_PG_URL;
   if (given) {
     project.provide('pgUrl', given);
@@ -36,4 +42,5 @@ export async function setup(project: TestProject): Promise<void> {
 
 export function teardown(): void {
   cluster?.stop();
+  if (build !== undefined) removeBuild(build);
 }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { askChat } from '../helpers/ask-chat.js';
-import { spawnCli, waitForListening } from '../helpers/cli.js';
+import { CLI_MAIN, spawnCli, waitForListening } from '../helpers/cli.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -62,7 +62,7 @@ describe('a tape that cannot be written', () => {
   it('says so once on stderr, answers 503 after, prints the count that is on disk, exits 1', async () => {
     const file = path.join(dir, 'full.jsonl');
     // A real write error: a file-size limit (SIGXFSZ ignored, so the write fails with EFBIG instead of killing us).
-    const cli = `exec "${process.execPath}" --import tsx src/cli/main.ts record --tape full --dir "${dir}" --port 0 --route /openai=${upstream.url}`;
+    const cli = `exec "${process.execPath}" "${CLI_MAIN}" record --tape full --dir "${dir}" --port 0 --route /openai=${upstream.url}`;
     const child = spawn('bash', ['-c', `trap '' XFSZ; ulimit -f 12; ${cli}`], {
       cwd: ROOT,
       stdio: 'pipe',

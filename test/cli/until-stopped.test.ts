@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { CLI_MAIN } from '../helpers/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let dir: string;
@@ -29,7 +30,7 @@ function alive(pid: number): boolean {
 it.skipIf(process.platform === 'win32')(
   'tapedeck started by npm exec stops, finishing its tapes, when npm exec is killed',
   async () => {
-    const args = ['exec', '--', process.execPath, '--import', 'tsx', 'src/cli/main.ts'];
+    const args = ['exec', '--', process.execPath, CLI_MAIN];
     const record = ['record', '--tape', 'via-npx', '--dir', dir, '--port', '0', '--route', '/openai=http://127.0.0.1:9'];
     const npm = spawn('npm', [...args, ...record], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';

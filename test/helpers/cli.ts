@@ -1,13 +1,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
+/**
+ * The CLI's entry point in this run's transpiled source (test/global-setup.ts, test/helpers/build-src.ts): what
+ * `node --import tsx src/cli/main.ts` runs, without tsx's loader in every process.
+ */
+export const CLI_MAIN = path.join(inject('srcBuild'), 'cli/main.js');
 
-/** Run the tapedeck CLI from source (through tsx) as a child process. */
+/** Run the tapedeck CLI from source as a child process. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'pipe' });
+  return spawn(process.execPath, [CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'pipe' });
 }
 
 /** Run the CLI to completion. */

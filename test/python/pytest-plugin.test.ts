@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { CLI_MAIN } from '../helpers/cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PLUGIN = path.join(ROOT, 'python/pytest-tapedeck');
-const TSX = path.join(ROOT, 'node_modules/tsx/dist/loader.mjs');
 
 /** pytest and the Python openai SDK, where they install (.ci/run tries); without them the plugin's tests skip. */
 const python = spawnSync('python3', ['-c', 'import pytest, openai'], { stdio: 'ignore' });
@@ -22,7 +22,7 @@ describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
           ...process.env,
           PYTHONPATH: PLUGIN,
           PYTHONDONTWRITEBYTECODE: '1',
-          TAPEDECK_COMMAND: `"${process.execPath}" --import "${TSX}" "${path.join(ROOT, 'src/cli/main.ts')}"`,
+          TAPEDECK_COMMAND: `"${process.execPath}" "${CLI_MAIN}"`,
           TAPEDECK_URL: '',
         },
         encoding: 'utf8',

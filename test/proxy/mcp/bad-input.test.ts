@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_MAIN } from '../../helpers/cli.js';
 import { createLogger } from '../../../src/log.js';
 import { createMcpResponder } from '../../../src/proxy/mcp/responder.js';
 import { startProxy, type RunningProxy } from '../../../src/proxy/server.js';
@@ -13,7 +14,6 @@ import { loadTape } from '../../../src/tape/tape-reader.js';
 import { startEverything, type EverythingServer } from '../../helpers/everything-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const log = createLogger('silent');
 let dir: string;
 let server: EverythingServer;
@@ -176,9 +176,7 @@ describe('bad input over stdio', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [
-        '--import',
-        'tsx',
-        MAIN,
+        CLI_MAIN,
         'mcp-stdio',
         '--tape',
         'dying',
@@ -248,7 +246,7 @@ describe('bad input over stdio', () => {
   it('answers a malformed line with a JSON-RPC parse error and carries on', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-replay'],
+      [CLI_MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-replay'],
       { cwd: ROOT },
     );
     let out = '';

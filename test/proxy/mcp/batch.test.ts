@@ -12,7 +12,7 @@ import { startProxy } from '../../../src/proxy/server.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import type { SideEffectsFile } from '../../../src/replay/side-effects.js';
 import { loadTape } from '../../../src/tape/tape-reader.js';
-import { spawnCli } from '../../helpers/cli.js';
+import { CLI_MAIN, spawnCli } from '../../helpers/cli.js';
 import { startEverything } from '../../helpers/everything-server.js';
 import { startNotesServer, type NotesServer } from '../fixtures/notes-server.js';
 
@@ -274,21 +274,7 @@ describe('JSON-RPC batches over stdio', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [
-          '--import',
-          'tsx',
-          path.join(ROOT, 'src/cli/main.ts'),
-          'mcp-stdio',
-          '--tape',
-          'notes-stdio',
-          '--dir',
-          dir,
-          '--mode',
-          'record',
-          '--name',
-          'notes',
-          ...serverCmd,
-        ],
+        args: [CLI_MAIN, 'mcp-stdio', '--tape', 'notes-stdio', '--dir', dir, '--mode', 'record', '--name', 'notes', ...serverCmd],
         cwd: ROOT,
         env: { ...process.env, NOTES_LOG: wipeLog } as Record<string, string>,
         stderr: 'pipe',

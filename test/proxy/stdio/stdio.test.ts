@@ -5,21 +5,21 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI_MAIN } from '../../helpers/cli.js';
 import { loadTape } from '../../../src/tape/tape-reader.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const FS_SERVER = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 
 let work: string;
 let files: string;
 let tapes: string;
 
-/** An SDK client talking to `tapedeck mcp-stdio ...` (which runs from source through tsx). */
+/** An SDK client talking to `tapedeck mcp-stdio ...` (from this run's transpiled source). */
 async function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', MAIN, 'mcp-stdio', ...args],
+    args: [CLI_MAIN, 'mcp-stdio', ...args],
     cwd: ROOT,
     stderr: 'pipe',
     env: { ...process.env, TAPEDECK_LOG: 'warn' } as Record<string, string>,

@@ -1,0 +1,197 @@
+/**
+ * Response sinks (src/proxy/sink.ts) by their public behaviour: what a client receives through a node sink on a real
+ * loopback server, what a web sink's `Response` holds, and how each passes on a cut and a client that left.
+ */
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { nodeHeaders, nodeSink, sendError, sendWebResponse, webSink, type ResponseSink } from '../../src/proxy/sink.js';
+
+const enc = new TextEncoder();
+let server: Server | undefined;
+
+afterEach(async () => {
+  if (server) await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+/** A loopback server whose every request is answered by `answer`; resolves to its URL. */
+async function serve(answer: (res: ServerResponse) => void): Promise<string> {
+  server = createServer((_req, res) => answer(res));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+}
+
+/** GET `url`; resolves with the response as soon as its head arrives. */
+async function get(url: string): Promise<IncomingMessage> {
+  const req = request(url);
+  req.end();
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  return res;
+}
+
+async function bodyOf(res: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of res) text += (chunk as Buffer).toString();
+  return text;
+}
+
+describe('nodeHeaders', () => {
+  it('splits a multi-valued set-cookie (newline-joined on the tape) and nothing else', () => {
+    expect(nodeHeaders({ 'set-cookie': 'a=1\nb=2', 'x-multi': 'a\nb', 'content-type': 'text/plain' })).toEqual({
+      'set-cookie': ['a=1', 'b=2'],
+      'x-multi': 'a\nb',
+      'content-type': 'text/plain',
+    });
+  });
+});
+
+describe('nodeSink', () => {
+  it('sends the head, the chunks and the end, with set-cookie as separate headers', async () => {
+    const url = await serve((res) => {
+      const sink = nodeSink(res);
+      sink.head(201, { 'content-type': 'text/plain', 'set-cookie': 'a=1\nb=2' });
+      sink.write(enc.encode('hello '));
+      sink.write(enc.encode('world'));
+      sink.end();
+    });
+    const res = await get(url);
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(await bodyOf(res)).toBe('hello world');
+  });
+
+  it('opens an event stream before its first event, which may come much later', async () => {
+    let sink!: ResponseSink;
+    const url = await serve((res) => {
+      sink = nodeSink(res);
+      sink.head(200, { 'content-type': 'text/event-stream' });
+    });
+    const res = await get(url); // would wait forever if the head waited for the first event
+    expect(res.headers['content-type']).toBe('text/event-stream');
+    sink.write(enc.encode('data: 1\n\n'));
+    sink.end();
+    expect(await bodyOf(res)).toBe('data: 1\n\n');
+  });
+
+  it('cut: what was written reaches the client, then the connection is cut rather than ended', async () => {
+    const url = await serve((res) => {
+      const sink = nodeSink(res);
+      sink.head(200, { 'content-type': 'text/plain' });
+      sink.write(enc.encode('partial'));
+      sink.cut();
+    });
+    const res = await get(url);
+    let got = '';
+    res.on('data', (d: Buffer) => (got += d.toString()));
+    const [err] = (await once(res, 'error')) as [NodeJS.ErrnoException];
+    expect(err.code).toBe('ECONNRESET');
+    expect(got).toBe('partial');
+  });
+
+  it('onClose: called when the client leaves before the end, not after a normal end', async () => {
+    const closed: string[] = [];
+    let left!: () => void;
+    const clientLeft = new Promise<void>((resolve) => (left = resolve));
+    const url = await serve((res) => {
+      const sink = nodeSink(res);
+      const which = res.req.url as string;
+      sink.onClose(() => {
+        closed.push(which);
+        left();
+      });
+      sink.head(200, { 'content-type': 'text/plain' });
+      sink.write(enc.encode('x'));
+      if (which === '/ends') sink.end();
+    });
+    await bodyOf(await get(`${url}ends`));
+    const res = await get(`${url}leaves`);
+    res.destroy();
+    await clientLeft;
+    expect(closed).toEqual(['/leaves']);
+  });
+});
+
+describe('webSink', () => {
+  it('resolves to a Response once the head is written, streaming what is written after', async () => {
+    const { sink, response } = webSink();
+    sink.head(200, { 'content-type': 'text/plain', 'set-cookie': 'a=1\nb=2' });
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    sink.write(enc.encode('one '));
+    sink.write(enc.encode('two'));
+    sink.end();
+    expect(await res.text()).toBe('one two');
+  });
+
+  it('has no body for 204 and 304', async () => {
+    for (const status of [204, 304]) {
+      const { sink, response } = webSink();
+      sink.head(status, {});
+      sink.end();
+      expect((await response).body).toBeNull();
+    }
+  });
+
+  it('tells a writer to wait when the reader is not keeping up, and calls onDrain when it reads', async () => {
+    const { sink, response } = webSink();
+    sink.head(200, {});
+    let writes = 0;
+    while (sink.write(enc.encode('x'))) writes++;
+    expect(writes).toBeLessThan(64);
+    const drained = new Promise<void>((resolve) => sink.onDrain(resolve));
+    const reader = (await response).body!.getReader();
+    for (let i = 0; i <= writes; i++) await reader.read();
+    await drained;
+    await reader.cancel();
+  });
+
+  it('cut: the reader gets what was written, then an error', async () => {
+    const { sink, response } = webSink();
+    sink.head(200, {});
+    sink.write(enc.encode('partial'));
+    sink.cut();
+    const reader = (await response).body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('partial');
+    await expect(reader.read()).rejects.toThrow(/upstream connection was cut/);
+  });
+
+  it('onClose: called when the reader cancels before the end', async () => {
+    const { sink, response } = webSink();
+    let closed = 0;
+    sink.onClose(() => closed++);
+    sink.head(200, {});
+    sink.write(enc.encode('x'));
+    await (await response).body!.cancel();
+    expect(closed).toBe(1);
+  });
+});
+
+describe('sendWebResponse and sendError', () => {
+  it('write a web Response to a node response, set-cookie values kept apart', async () => {
+    const url = await serve((res) => {
+      const headers = new Headers({ 'content-type': 'text/plain' });
+      headers.append('set-cookie', 'a=1');
+      headers.append('set-cookie', 'b=2');
+      void sendWebResponse(res, new Response('from a responder', { status: 202, headers }));
+    });
+    const res = await get(url);
+    expect(res.statusCode).toBe(202);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(await bodyOf(res)).toBe('from a responder');
+  });
+
+  it('sendError answers with the rendered error, or cuts an answer already begun', async () => {
+    const url = await serve((res) => {
+      if (res.req.url === '/begun') res.writeHead(200).write('started');
+      sendError(res, { status: 503, headers: { 'content-type': 'application/json' }, body: { error: { message: 'tape full' } } });
+    });
+    const res = await get(url);
+    expect(res.statusCode).toBe(503);
+    expect(JSON.parse(await bodyOf(res))).toEqual({ error: { message: 'tape full' } });
+    // The connection is cut: no clean end reaches the client (whether or not the head had left).
+    await expect(get(`${url}begun`).then(bodyOf)).rejects.toThrow(/socket hang up|aborted|ECONNRESET/);
+  });
+});
