@@ -208,9 +208,7 @@ describe('bad input over stdio', () => {
     const rec = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        MAIN,
+        CLI_MAIN,
         'mcp-stdio',
         '--tape',
         'long-rec',
@@ -273,7 +271,7 @@ describe('bad input over stdio', () => {
   it('refuses a line over the 10 MB limit with a parse error and one line on stderr, and answers the next line', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-long'],
+      [CLI_MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-long'],
       { cwd: ROOT },
     );
     let out = '';
