@@ -129,6 +129,8 @@ export function upstreamRequest(url: string, opts: UpstreamRequestOptions): Prom
         if (cancelled !== undefined) c.abort(cancelled);
       },
       onResponseStart(c, statusCode, headers) {
+        // An informational head (103 Early Hints) comes before the answer's own: `request()` skips it too.
+        if (statusCode < 200) return;
         body = new UpstreamBody(c);
         resolve({ statusCode, headers, body });
       },

@@ -28,6 +28,10 @@ beforeAll(async () => {
       return;
     }
     if (req.url === '/never') return; // no head, ever
+    if (req.url === '/hints') {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+      return void res.writeHead(200, { 'content-type': 'text/plain' }).end('after the hints');
+    }
     res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -60,6 +64,14 @@ describe('upstreamRequest', () => {
     const body = collect(res.body);
     expect(await body.ended).toBe('end');
     expect(body.text()).toBe('{"ok":true}');
+  });
+
+  it('skips an informational head (103 Early Hints) for the answer’s own', async () => {
+    const res = await upstreamRequest(`${url}/hints`, { method: 'GET', headers: {}, dispatcher });
+    expect(res.statusCode).toBe(200);
+    const body = collect(res.body);
+    await body.ended;
+    expect(body.text()).toBe('after the hints');
   });
 
   it('sends the method and the body, with the query', async () => {
