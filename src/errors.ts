@@ -47,6 +47,8 @@ const CODES = {
   LIVE_UNAVAILABLE: { status: 502, type: 'tapedeck_live_unavailable', rpc: RPC.internal },
   /** A message that is not JSON. */
   PARSE_ERROR: { status: 400, type: 'tapedeck_parse_error', rpc: RPC.parse },
+  /** MCP stdio: a line longer than the line limit (10 MB unless configured), dropped unread. */
+  LINE_TOO_LONG: { status: 413, type: 'tapedeck_line_too_long', rpc: RPC.parse },
   /** A message that is JSON but not a valid request. */
   BAD_REQUEST: { status: 400, type: 'tapedeck_bad_request', rpc: RPC.invalidRequest },
   /** MCP: a sessionful server's request without `Mcp-Session-Id`. */

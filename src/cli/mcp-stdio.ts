@@ -20,7 +20,8 @@ export const mcpStdioCommand: Command = {
   summary: "record or replay an MCP server that speaks stdio (put this in the agent's MCP config instead of the server)",
   usage: [
     'tapedeck mcp-stdio --tape NAME [--dir DIR | --store URL] --mode record|replay [--name NAME] [--side-effects FILE]',
-    '                   [--on-miss strict|lenient|live] [--save-as NAME] [--overwrite | --append] -- COMMAND ARGS...',
+    '                   [--on-miss strict|lenient|live] [--save-as NAME] [--overwrite | --append] [--max-line-mb N]',
+    '                   -- COMMAND ARGS...',
     '',
     '  --mode record     start COMMAND, relay stdin/stdout byte for byte (stderr passes through), record every message',
     '  --mode replay     answer from the tape; COMMAND is not started unless --on-miss live needs it for a safe tool',
@@ -30,6 +31,8 @@ export const mcpStdioCommand: Command = {
     '  --on-miss MODE    strict (default): a JSON-RPC error; lenient: tool misses become isError results;',
     '                    live: forward safe requests to the real server (started on first need)',
     '  --save-as NAME    replay tape name (default NAME.replay-TIMESTAMP)',
+    "  --max-line-mb N   the longest JSON-RPC line read, in MB (default 10, the MCP SDK's): replay answers a longer",
+    '                    line with a -32700 error, record relays it unrecorded; one line on stderr either way',
     '  --overwrite/--append  when recording to a tape that exists',
     "stdout carries JSON-RPC only; tapedeck's own messages go to stderr.",
     STORE_USAGE,
@@ -42,6 +45,7 @@ export const mcpStdioCommand: Command = {
     'side-effects': { type: 'string' },
     'on-miss': { type: 'string' },
     'save-as': { type: 'string' },
+    'max-line-mb': { type: 'string' },
     overwrite: { type: 'boolean' },
     append: { type: 'boolean' },
     verbose: { type: 'boolean' },
@@ -59,6 +63,7 @@ export const mcpStdioCommand: Command = {
         'give the server command after --, e.g. tapedeck mcp-stdio --tape t --mode record -- npx -y @modelcontextprotocol/server-filesystem /tmp',
       );
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
+    const maxLineBytes = parseMaxLine(stringValue(ctx.values, 'max-line-mb'));
     if (onMiss === 'live' && command === undefined) throw new TapedeckError('BAD_ARGS', '--on-miss live needs the server command after --');
     const config = commandConfig(ctx);
     // stdout is the JSON-RPC channel: every log line goes to stderr.
@@ -91,6 +96,7 @@ export const mcpStdioCommand: Command = {
           stderr: ctx.stderr,
           log,
           env: ctx.env,
+          ...maxLineBytes,
         });
         await writer.close();
         // The server is gone: stop reading the client so the process can exit and the client sees stdout close.
@@ -138,9 +144,11 @@ export const mcpStdioCommand: Command = {
           out,
           stdin: process.stdin,
           stdout: ctx.stdout,
+          stderr: ctx.stderr,
           log,
+          ...maxLineBytes,
           ...(command !== undefined
-            ? { live: (initialize) => createLiveStdioServer({ command, args, initialize, log, env: ctx.env }) }
+            ? { live: (initialize) => createLiveStdioServer({ command, args, initialize, log, env: ctx.env, ...maxLineBytes }) }
             : {}),
         });
       } finally {
@@ -149,6 +157,15 @@ export const mcpStdioCommand: Command = {
     });
   },
 };
+
+/** `--max-line-mb N` as the options' `maxLineBytes` (nothing when not given: the 10 MB default). */
+function parseMaxLine(text: string | undefined): { maxLineBytes?: number } {
+  if (text === undefined) return {};
+  const mb = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || mb <= 0 || mb > 1024)
+    throw new TapedeckError('BAD_ARGS', `--max-line-mb must be a number of MB above 0, at most 1024 (got "${text}")`);
+  return { maxLineBytes: Math.round(mb * 1024 * 1024) };
+}
 
 /** The stdio server of the tape to replay: the one named (by --name or the command), or the tape's only one. */
 function stdioServerName(loaded: LoadedTape, given: string | undefined, command: string | undefined, args: string[]): string {

@@ -54,9 +54,17 @@ function toolNames(tools: unknown): string[] {
   return names.sort();
 }
 
+/**
+ * What is already known of a request's meaning (`proxy/request-meaning.ts` computes it once per request): its LLM
+ * request side, or undefined when it is not an LLM call. Describing with it detects nothing again.
+ */
+export interface KnownRequestSide {
+  llm: LlmMeaning | undefined;
+}
+
 /** Full meaning of a completed exchange: request side plus usage, tool calls, output text, stop reason. Never throws on odd input. */
-export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }): LlmMeaning | undefined {
-  const meaning = requestSideLlm(ex.route, ex.request, ex.upstream);
+export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }, known?: KnownRequestSide): LlmMeaning | undefined {
+  const meaning = known !== undefined ? known.llm : requestSideLlm(ex.route, ex.request, ex.upstream);
   const adapter = adapterFor(meaning?.api);
   if (meaning === undefined || adapter === undefined) return meaning;
   const res = ex.response;
@@ -101,11 +109,11 @@ export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }
  * Add what an exchange means (LLM call, MCP message) before it is written. A describer that fails never costs the
  * exchange: it is written without that meaning and the failure is logged.
  */
-export function describeExchange(ex: NewExchange, log?: Logger): NewExchange {
+export function describeExchange(ex: NewExchange, log?: Logger, known?: KnownRequestSide): NewExchange {
   // Object.assign, not a spread: this runs for every exchange, in many shapes, and V8 spreads those on its slow path.
   const out: NewExchange = Object.assign({}, ex);
   try {
-    const llm = describeLlm(ex);
+    const llm = describeLlm(ex, known);
     if (llm !== undefined) out.llm = llm;
   } catch (err) {
     log?.warn({ err: (err as Error).message, route: ex.route, path: ex.request.path }, 'could not describe LLM exchange');

@@ -18,7 +18,8 @@ export function detectAdapter(
   method: string,
   upstream?: string,
 ): { provider: string; adapter: ProviderAdapter } | undefined {
-  const target = { route, path: path.split('?')[0] ?? path, method, upstream };
+  const q = path.indexOf('?');
+  const target = { route, path: q === -1 ? path : path.slice(0, q), method, upstream };
   for (const adapter of providerAdapters()) {
     const provider = adapter.detect(target);
     if (provider !== undefined) return { provider, adapter };

@@ -4,8 +4,6 @@
  * answer is fitted to the request asking now (its JSON-RPC id and progress token).
  */
 import {
-  isJSONRPCNotification,
-  isJSONRPCRequest,
   JSONRPCMessageSchema,
   ProgressTokenSchema,
   RequestIdSchema,
@@ -28,35 +26,14 @@ export interface TimedMessage {
 }
 
 import { RESPONSE_METHOD, STREAM_METHOD } from '../tape/schema.js';
-import { JsonTooDeepError, parseJson } from '../tape/json-depth.js';
+import { parseJson } from '../tape/json-depth.js';
 
 export { STREAM_METHOD, RESPONSE_METHOD };
 
 // --- JSON-RPC messages
 
-/** What a JSON-RPC message is: a request (method + id), a notification (method, no id), or a response (id + result/error). */
-export type RpcKind = 'request' | 'notification' | 'response';
-
-export function rpcKind(msg: JSONRPCMessage): RpcKind {
-  if (isJSONRPCRequest(msg)) return 'request';
-  if (isJSONRPCNotification(msg)) return 'notification';
-  return 'response';
-}
-
 /** A parsed message, or why it is not one (`PARSE_ERROR`: not JSON; `BAD_REQUEST`: not a JSON-RPC 2.0 message). */
 export type ParsedRpc = { ok: true; message: JSONRPCMessage } | { ok: false; error: TapedeckError };
-
-/** Parse wire text as one JSON-RPC message. */
-export function parseRpc(text: string): ParsedRpc {
-  let value: unknown;
-  try {
-    value = parseJson(text);
-  } catch (err) {
-    const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
-    return { ok: false, error: new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`) };
-  }
-  return validateRpc(value);
-}
 
 export function validateRpc(value: unknown): ParsedRpc {
   if (Array.isArray(value)) {

@@ -5,23 +5,29 @@
  */
 import { isTapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { describeExchange } from '../providers/describe.js';
+import { describeExchange, type KnownRequestSide } from '../providers/describe.js';
 import { splitBatchExchange } from '../providers/mcp-batch.js';
 import type { Exchange } from '../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
+
+export interface WriteOptions {
+  described?: boolean;
+  known?: KnownRequestSide | undefined;
+}
 
 export interface ExchangeLog {
   /** The tape being written. */
   readonly writer: TapeWriter;
   /**
    * Describe `ex` and append it. Never throws: a failure is logged. `described` skips describing when the meaning is
-   * already on the exchange (an exact replay copies the recorded one).
+   * already on the exchange (an exact replay copies the recorded one); `known` is the request's meaning as computed
+   * once for it (describing reads only the answer then).
    */
-  write(ex: NewExchange, opts?: { described?: boolean }): void;
+  write(ex: NewExchange, opts?: WriteOptions): void;
   /** Describe and append `ex`; resolves true once its line is on the tape, false when it could not be written. */
   commit(ex: NewExchange): Promise<boolean>;
   /** Write the exchange `pending` resolves to, once it does; resolves when it is on the tape (or failed to be). */
-  writeWhen(pending: Promise<NewExchange>): Promise<void>;
+  writeWhen(pending: Promise<NewExchange>, opts?: WriteOptions): Promise<void>;
   /** Work shutdown must wait for that is not a write yet (a stream still open). */
   track(work: Promise<unknown>): void;
   /** Resolves once everything written or tracked so far has settled, including work started meanwhile. */
@@ -35,16 +41,16 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     void work.finally(() => pending.delete(work));
   };
   // A JSON-RPC batch goes on the tape one message per exchange (each as if sent alone), in one write.
-  const append = async (ex: NewExchange, described: boolean): Promise<boolean> => {
+  const append = async (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
     const parts = splitBatchExchange(ex);
-    if (parts === undefined) return appendOne(ex, described);
+    if (parts === undefined) return appendOne(ex, described, known);
     const done = await Promise.all(parts.map((part) => appendOne(part, false)));
     return done.every(Boolean);
   };
-  const appendOne = async (ex: NewExchange, described: boolean): Promise<boolean> => {
+  const appendOne = async (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
     let written: Exchange;
     try {
-      written = await writer.append(described ? ex : describeExchange(ex, log));
+      written = await writer.append(described ? ex : describeExchange(ex, log, known));
     } catch (err) {
       // A tape that cannot be written any more was reported once, when it failed (TAPE_WRITE_FAILED): not per exchange.
       if (!(isTapedeckError(err) && err.code === 'TAPE_WRITE_FAILED' && err === writer.failure)) {
@@ -59,16 +65,16 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
   return {
     writer,
     write(ex, opts = {}) {
-      track(append(ex, opts.described === true));
+      track(append(ex, opts.described === true, opts.known));
     },
     commit(ex) {
       const done = append(ex, false);
       track(done);
       return done;
     },
-    writeWhen(ex) {
+    writeWhen(ex, opts = {}) {
       const done = ex.then(
-        async (e) => void (await append(e, false)),
+        async (e) => void (await append(e, opts.described === true, opts.known)),
         (err: unknown) => void log.error({ err: (err as Error).message, tape: writer.name }, 'could not capture exchange'),
       );
       track(done);

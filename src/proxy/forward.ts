@@ -110,7 +110,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       headers: { 'x-tapedeck-error': error.code },
     });
     const answer = httpError(unreachable, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
-    const ex = exchangeOf(base, { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } }, { durationMs: elapsed() });
+    const ex = exchangeOf(
+      base,
+      { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
+      { durationMs: elapsed() },
+    );
     ex.error = error;
     if (clientGone) {
       // Nobody to answer: the exchange is still written, with why it ended.

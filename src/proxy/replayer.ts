@@ -73,6 +73,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' },
         ...(live.notes ? { notes: live.notes } : {}),
       })),
+      // A body replaced before it went (modified replay) means something else than the request did.
+      live.body === undefined ? { known: { llm: requestMeaning(req).llm } } : {},
     );
     return response;
   };
@@ -120,7 +122,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         }
         const body = served.response?.body;
         if (body?.kind !== 'file' || opts.blobs === undefined || served.response === undefined) {
-          out.write(served, { described: outcome.kind === 'exact' });
+          out.write(served, { described: outcome.kind === 'exact', known: { llm: incoming.llm } });
           return;
         }
         // A body too large to hold: the replay tape gets its own copy, streamed from the tape's store.
@@ -128,7 +130,11 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         const response = served.response;
         out.track(
           copyBlob(blobs.open(body), blobs.spill, body.encoding).then(
-            (copy) => out.write({ ...served, response: { ...response, body: copy } }, { described: outcome.kind === 'exact' }),
+            (copy) =>
+              out.write(
+                { ...served, response: { ...response, body: copy } },
+                { described: outcome.kind === 'exact', known: { llm: incoming.llm } },
+              ),
             (err: unknown) =>
               opts.log.error({ err: (err as Error).message, tape: out.writer.name }, 'could not copy a large body to the replay tape'),
           ),
@@ -151,7 +157,10 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
             ...(opts.stopping ? { stopping: opts.stopping } : {}),
             ...(opts.blobs ? { spill: opts.blobs.spill } : {}),
           });
-          await out.writeWhen(live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })));
+          await out.writeWhen(
+            live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })),
+            { known: { llm: incoming.llm } },
+          );
           return;
         }
         return missResponse(res, req, incoming, missed, opts, write, verdict.reason);

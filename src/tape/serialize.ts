@@ -23,20 +23,21 @@ const RANK = Object.fromEntries(Object.entries(ORDER).map(([k, order]) => [k, ne
   Record<keyof Exchange, ReadonlyMap<string, number>>
 >;
 
+/** Each top-level key in schema order: its `"key":` prefix, and the order of its fields when the schema orders them. */
+const FIELDS = EXCHANGE_KEYS.map((key) => ({ key, prefix: `${JSON.stringify(key)}:`, rank: RANK[key] }));
+
 export function serializeExchange(ex: Exchange): string {
   let out = '{';
-  let first = true;
-  for (const key of EXCHANGE_KEYS) {
+  for (const { key, prefix, rank } of FIELDS) {
     const value = ex[key];
     if (value === undefined) continue;
-    out += `${first ? '' : ','}"${key}":${serializeField(key, value)}`;
-    first = false;
+    out += `${out.length === 1 ? '' : ','}${prefix}${serializeField(key, value, rank)}`;
   }
   return out + '}';
 }
 
-function serializeField(key: keyof Exchange, value: unknown): string {
-  const rank = RANK[key];
+function serializeField(key: keyof Exchange, value: unknown, rank: ReadonlyMap<string, number> | undefined): string {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (rank === undefined || value === null || typeof value !== 'object') return JSON.stringify(value);
   const obj = value as Record<string, unknown>;
   if (key === 'response' || key === 'request') {
@@ -66,13 +67,19 @@ function ordered(obj: Record<string, unknown>, rank: ReadonlyMap<string, number>
   return out;
 }
 
+/** `"key":` for the keys of requests and responses (any other key is quoted as it comes). */
+const QUOTED = new Map([...(ORDER.request ?? []), ...(ORDER.response ?? [])].map((k) => [k, `${JSON.stringify(k)}:`]));
+
 /** A request or response written field by field, its JSON body from text already made. */
 function withBodyText(obj: Record<string, unknown>, bodyText: string): string {
   let out = '{';
   for (const k in obj) {
     const v = (obj as Partial<ResponseRecord> & Record<string, unknown>)[k];
     if (v === undefined) continue;
-    out += `${out === '{' ? '' : ','}${JSON.stringify(k)}:${k === 'body' ? `{"kind":"json","json":${bodyText}}` : JSON.stringify(v)}`;
+    const prefix = QUOTED.get(k) ?? `${JSON.stringify(k)}:`;
+    const text =
+      k === 'body' ? `{"kind":"json","json":${bodyText}}` : typeof v === 'number' && Number.isFinite(v) ? String(v) : JSON.stringify(v);
+    out += `${out.length === 1 ? '' : ','}${prefix}${text}`;
   }
   return out + '}';
 }

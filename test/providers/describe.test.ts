@@ -273,3 +273,29 @@ describe('providerErrorBody', () => {
     });
   });
 });
+
+describe('describeLlm with the request side already known', () => {
+  const chat = ex(
+    '/local',
+    '/v1/chat/completions',
+    { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+    {
+      status: 200,
+      headers: {},
+      body: { kind: 'json', json: { model: 'm', choices: [{ message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }] } },
+    },
+  );
+
+  it('reads only the answer: the request side is the one computed for the request', () => {
+    const detected = requestSideLlm(chat.route, chat.request);
+    expect(detected?.provider).toBe('openai-compatible');
+    const known = { ...detected!, provider: 'openai' };
+    const meaning = describeLlm(chat, { llm: known });
+    expect(meaning).toMatchObject({ provider: 'openai', api: 'chat.completions', model: 'm', outputText: 'hello' });
+    expect(describeLlm(chat)?.provider).toBe('openai-compatible');
+  });
+
+  it('describes nothing for a request known not to be an LLM call', () => {
+    expect(describeLlm(chat, { llm: undefined })).toBeUndefined();
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBody, encodeBody } from '../../src/tape/body.js';
 import { createExchangeEncoder } from '../../src/tape/exchange-encoder.js';
-import type { Exchange } from '../../src/tape/schema.js';
+import { ExchangeSchema, type Exchange } from '../../src/tape/schema.js';
 import { serializeExchange } from '../../src/tape/serialize.js';
 
 const exchange = (): Exchange => ({
@@ -88,6 +88,28 @@ describe('a JSON body parsed from the wire goes on the line as the text it came 
       expect(line).not.toContain(secret);
       expect(line).not.toContain(secret.slice(1));
       expect(line).toContain('[REDACTED:');
+    }
+  });
+});
+
+describe('serializeExchange writes what JSON.stringify writes for a record in schema order', () => {
+  it('for numbers of every kind, strings that need escapes, and optional fields', () => {
+    const base = exchange();
+    const records: Exchange[] = [
+      base,
+      { ...base, seq: 0, offsetMs: -0, timing: { ttfbMs: 0.1, durationMs: 1e21 } },
+      { ...base, route: '/r"\\\n\u2028', upstream: 'http://h', error: { code: 'X', message: 'm\u0000', phase: 'connect' } },
+      { ...base, response: { status: 500, headers: { a: 'b' }, events: [{ offsetMs: 1, data: '{"x":1}' }], tail: 'z' } },
+    ];
+    for (const ex of records) {
+      const ordered = Object.fromEntries(
+        Object.keys(ExchangeSchema.shape)
+          .filter((k) => ex[k as keyof Exchange] !== undefined)
+          .map((k) => [k, ex[k as keyof Exchange]]),
+      );
+      const reference = JSON.stringify(ordered);
+      expect(JSON.parse(serializeExchange(ex))).toEqual(JSON.parse(reference));
+      expect(serializeExchange(ex)).toBe(reference);
     }
   });
 });

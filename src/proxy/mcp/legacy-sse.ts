@@ -12,9 +12,9 @@ import type { SideEffectPolicy } from '../../replay/side-effects.js';
 import { round, serializeSseFields } from '../../tape/sse.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
-import { answerMessage } from '../../replay/mcp-answer.js';
+import { commit, decideAll, type McpContext } from './engine.js';
 import { servedExchange } from './http-reply.js';
-import { requestId, requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
+import { requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
 import { parseRpcBody } from '../../providers/mcp-batch.js';
 import type { LegacyRoute } from './route-index.js';
 import type { SessionStore } from './session.js';
@@ -84,40 +84,31 @@ export async function handleLegacy(
     session.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
     return refuse(parsed.error);
   }
-  const unavailable = new TapedeckError(
-    'LIVE_UNAVAILABLE',
-    'tapedeck: live forwarding is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
-  );
   // Each message, alone or in a batch, gets the decision a single message gets; answers travel on the stream.
-  const messages: TimedMessage[] = [];
-  const kinds: string[] = [];
-  for (const msg of parsed.messages as Message[]) {
-    const one: ProxyRequest = parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req;
-    const answer = await answerMessage(msg, () => ({ ...toIncoming(one), mcp: requestSideMcp(msg, 'sse') }), {
+  const one = (msg: Message): ProxyRequest => (parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req);
+  const mcp: McpContext = {
+    answer: {
       matcher: legacy.matcher,
       policy,
       onMiss: ctx.onMiss,
       tapeName: ctx.tape.name,
       exchanges: ctx.tape.exchanges,
       messagesOf: (ex) => legacy.answers.get(ex.id) ?? [],
-    });
-    if (answer.kind === 'accepted') {
-      write(servedExchange(one, { status: 202, headers: {} }, answer.match));
-      continue;
-    }
-    const match =
-      answer.kind === 'answer'
-        ? answer.match
-        : { kind: 'miss' as const, reason: 'live forwarding is not supported on the legacy SSE transport' };
-    kinds.push(match.kind);
+    },
+    out: ctx.out,
+    log: ctx.log,
+    incoming: (msg) => ({ ...toIncoming(one(msg)), mcp: requestSideMcp(msg, 'sse') }),
+    noLive: 'live forwarding is not supported on the legacy HTTP+SSE transport; the tape has no answer for this request',
+  };
+  const decisions = await decideAll(parsed.messages as Message[], mcp);
+  const messages: TimedMessage[] = [];
+  const kinds: string[] = [];
+  for (const d of decisions) {
+    commit(d, servedExchange(one(d.message), { status: 202, headers: {} }, d.match), mcp);
+    if (d.kind === 'accepted') continue;
+    kinds.push(d.match.kind);
     const base = messages.at(-1)?.offsetMs ?? 0;
-    const own =
-      answer.kind === 'answer' ? answer.messages : [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
-    for (const m of own) messages.push({ offsetMs: base + m.offsetMs, message: m.message });
-    write({
-      ...servedExchange(one, { status: 202, headers: {} }, match),
-      ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}),
-    });
+    for (const m of d.messages) messages.push({ offsetMs: base + m.offsetMs, message: m.message });
   }
   // One message per write, in order, with the recorded gaps under the timing mode (a macrotask apart when instant): the SDK
   // client handles a notification a tick later than a response, so a batch would lose the progress before an answer.

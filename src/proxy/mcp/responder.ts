@@ -13,7 +13,6 @@ import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
 import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../../replay/side-effects.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
-import { answerMessage, type McpOutcome } from '../../replay/mcp-answer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
 import { servedExchange, toResponse, type Reply } from './http-reply.js';
@@ -21,6 +20,7 @@ import { looksLikeRpc, requestId, requestSideMcp, STREAM_METHOD, type Message, t
 import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import type { Exchange, MatchInfo } from '../../tape/schema.js';
 import { batchResponse, batchSse, liveMessages, type BatchPart } from './batch-reply.js';
+import { commit, decideAll, type Decision, type McpContext } from './engine.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
 import { SessionStore, type ReplaySession } from './session.js';
@@ -76,8 +76,6 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         if (legacy !== undefined) return legacy;
       }
       const write = (ex: NewExchange): void => ctx.out.write(ex);
-      const writeAnswer = (one: ProxyRequest, reply: Reply, match: MatchInfo): void =>
-        write({ ...servedExchange(one, reply, match), ...(match.kind === 'blocked' ? { notes: { blocked: match.reason } } : {}) });
       // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
       const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): Response => {
         const answer = rpcHttpError(err);
@@ -146,73 +144,74 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       }
       const sessionHeaders: Record<string, string> = current ? { [SESSION_HEADER]: current.id } : {};
       const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
-      // Every message, alone or in a batch, gets the same decision (accepted, answered, blocked, missed, live).
-      const decide = (one: ProxyRequest, msg: Message): Promise<McpOutcome> =>
-        answerMessage(msg, () => ({ ...toIncoming(one), mcp: requestSideMcp(msg, 'streamable-http') }), {
+      // The request a message of a batch is recorded as: the batch's own, with that message for body.
+      const one = (msg: Message): ProxyRequest => (parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req);
+      const mcp: McpContext = {
+        answer: {
           matcher: ctx.matcher,
           policy: policyOf(ctx.tape),
           onMiss: ctx.onMiss,
           tapeName: ctx.tape.name,
           exchanges: ctx.tape.exchanges,
           mocks: opts.mocks,
-        });
-      const accepted = (one: ProxyRequest, match: MatchInfo): void =>
-        write(servedExchange(one, { status: 202, headers: sessionHeaders }, match));
+        },
+        out: ctx.out,
+        log: ctx.log,
+        incoming: (msg) => ({ ...toIncoming(one(msg)), mcp: requestSideMcp(msg, 'streamable-http') }),
+        // The live answer is recorded as the server sent it; one message gets it streamed through unread.
+        live: async (msg) => {
+          const res = await forwardLive(one(msg), ctx, current, msg);
+          if (!parsed.batch) return { messages: [], recorded: true, response: res };
+          const sse = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+          return { messages: await liveMessages(res, msg.id as RequestId), recorded: true, sse };
+        },
+      };
+      const decisions = await decideAll(messages, mcp);
+      const accepted = (d: Decision): NewExchange => servedExchange(one(d.message), { status: 202, headers: sessionHeaders }, d.match);
 
       if (parsed.batch) {
-        const parts: BatchPart[] = [];
+        const answered = decisions.filter((d) => d.kind !== 'accepted');
+        const parts: BatchPart[] = answered.map((d) => ({ messages: d.messages, sse: d.forwarded?.sse ?? recordedAsSse(d.source) }));
         // The replay tape gets the messages in batch order, once the batch's framing (JSON or SSE) is known.
-        const writes: ((sse: boolean) => void)[] = [];
-        for (const msg of messages) {
-          const one: ProxyRequest = { ...req, body: Buffer.from(JSON.stringify(msg)) };
-          const outcome = await decide(one, msg);
-          if (outcome.kind === 'accepted') writes.push(() => accepted(one, outcome.match));
-          else if (outcome.kind === 'live') {
-            const live = await forwardLive(one, ctx, current, msg);
-            const sse = (live.headers.get('content-type') ?? '').startsWith('text/event-stream');
-            parts.push({ messages: await liveMessages(live, msg.id as RequestId), sse });
-          } else {
-            const part = { messages: outcome.messages, sse: recordedAsSse(outcome.source) };
-            parts.push(part);
-            writes.push((sse) => writeAnswer(one, { status: 200, headers: sessionHeaders, messages: part.messages, sse }, outcome.match));
-          }
-        }
         const sse = batchSse(parts, acceptsSse);
-        for (const w of writes) w(sse);
+        for (const d of decisions) {
+          const reply: Reply = { status: 200, headers: sessionHeaders, messages: d.messages, sse };
+          commit(d, d.kind === 'accepted' ? accepted(d) : servedExchange(one(d.message), reply, d.match), mcp);
+        }
         return batchResponse(parts, sse, sessionHeaders, ctx.timing);
       }
 
-      const msg = messages[0] as Message;
-      const outcome = await decide(req, msg);
-      if (outcome.kind === 'accepted') {
-        accepted(req, outcome.match);
+      const d = decisions[0] as Decision;
+      if (d.kind === 'accepted') {
+        commit(d, accepted(d), mcp);
         return new Response(null, { status: 202, headers: sessionHeaders });
       }
-      if (outcome.kind === 'live') return forwardLive(req, ctx, current, msg);
+      // Live: the server's answer streams through as it comes (the live forward recorded it).
+      if (d.forwarded?.response) return d.forwarded.response;
       // The recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own answers are 200.
-      const recordedStatus = outcome.source?.response?.status;
-      const status = recordedStatus !== undefined && recordedStatus !== 202 && outcome.messages.length > 0 ? recordedStatus : 200;
+      const recordedStatus = d.source?.response?.status;
+      const status = recordedStatus !== undefined && recordedStatus !== 202 && d.messages.length > 0 ? recordedStatus : 200;
       const reply: Reply = {
         status,
-        headers: { ...sessionHeaders, ...matchHeaders(outcome.match) },
-        messages: outcome.messages,
-        sse: acceptsSse && (recordedAsSse(outcome.source) || outcome.messages.length > 1),
+        headers: { ...sessionHeaders, ...matchHeaders(d.match) },
+        messages: d.messages,
+        sse: acceptsSse && (recordedAsSse(d.source) || d.messages.length > 1),
       };
-      writeAnswer(req, reply, outcome.match);
+      commit(d, servedExchange(req, reply, d.match), mcp);
       return toResponse(reply, ctx.timing);
     },
   };
+}
+
+/** Whether a recorded answer came as an SSE stream. */
+function recordedAsSse(source: Exchange | undefined): boolean {
+  return source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
 }
 
 /**
  * On-miss live, for a safe request: forward it to the real server. A session-dialect server needs its own
  * session, opened once per replay session with the client's own initialize; its session id never reaches the client.
  */
-/** Whether a recorded answer came as an SSE stream. */
-function recordedAsSse(source: Exchange | undefined): boolean {
-  return source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
-}
-
 async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: ReplaySession | undefined, msg: Message): Promise<Response> {
   let headers = req.headers;
   if (session !== undefined) {

@@ -1,20 +1,26 @@
 /**
  * The real stdio server, started only when a miss that goes live must forward a safe request the tape cannot answer.
  * It is initialized with the client's own `initialize` request, then each forwarded request gets a private id so
- * its answer cannot be confused with anything the replay sends; the answer goes back with the client's id.
+ * its answer cannot be confused with anything the replay sends; the answer goes back with the client's id. Its
+ * stdin and stdout are a `LineTransport`: writes wait for `drain`, and a line over the limit fails the requests
+ * waiting for an answer (the answer was in it) instead of being held.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { Logger } from '../../log.js';
 import { TapedeckError } from '../../errors.js';
-import { parseRpc, rpcKind, type RequestId } from '../../providers/mcp.js';
-import { LineSplitter } from './line-splitter.js';
-
-type Message = Record<string, unknown>;
+import type { Message, TimedMessage } from '../../providers/mcp.js';
+import { LineTransport } from './line-transport.js';
+import { OpenRequests, type OpenRequest } from './open-requests.js';
 
 export interface LiveStdioServer {
   /** Forward one request; resolves with the notifications it caused and its answer (with the caller's id). */
-  request(message: Message): Promise<{ offsetMs: number; message: Message }[]>;
+  request(message: Message): Promise<TimedMessage[]>;
   close(): void;
+}
+
+interface Waiting extends OpenRequest {
+  resolve: (answer: Message) => void;
+  reject: (err: Error) => void;
 }
 
 export function createLiveStdioServer(opts: {
@@ -23,66 +29,74 @@ export function createLiveStdioServer(opts: {
   initialize: () => Message | undefined;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** The longest line read from the server, in bytes (default 10 MB). */
+  maxLineBytes?: number;
 }): LiveStdioServer {
-  let child: ChildProcessWithoutNullStreams | undefined;
+  let transport: LineTransport | undefined;
+  let stop: (() => void) | undefined;
   let ready: Promise<void> | undefined;
   let next = 0;
   let exitError: Error | undefined;
-  const waiting = new Map<
-    RequestId,
-    { resolve: (m: Message) => void; reject: (e: Error) => void; events: { offsetMs: number; message: Message }[]; t0: number }
-  >();
+  const waiting = new OpenRequests<Waiting>();
 
-  const send = (m: Message): void => void child?.stdin.write(JSON.stringify(m) + '\n');
-  const call = (m: Message): Promise<{ answer: Message; events: { offsetMs: number; message: Message }[] }> => {
+  const fail = (err: Error): void => {
+    for (const w of waiting.drain()) w.reject(err);
+  };
+  const call = (m: Message): Promise<{ answer: Message; events: TimedMessage[] }> => {
     if (exitError) return Promise.reject(exitError);
     const id = `tapedeck-live-${next++}`;
     return new Promise((resolve, reject) => {
-      const entry = {
-        resolve: (answer: Message) => resolve({ answer, events: entry.events }),
-        reject,
-        events: [] as { offsetMs: number; message: Message }[],
+      const entry: Waiting = {
+        message: m,
         t0: performance.now(),
+        events: [],
+        resolve: (answer) => resolve({ answer, events: entry.events }),
+        reject,
       };
-      waiting.set(id, entry);
-      send({ ...m, id });
+      waiting.add(id, entry);
+      void transport?.send({ ...m, id });
     });
   };
 
   const start = (): Promise<void> => {
-    const c = spawn(opts.command, [...opts.args], { stdio: ['pipe', 'pipe', 'inherit'], env: opts.env ?? process.env });
-    child = c as unknown as ChildProcessWithoutNullStreams;
-    const lines = new LineSplitter();
-    c.stdout.on('data', (chunk: Buffer) => {
-      for (const line of lines.push(chunk)) {
-        const parsed = parseRpc(line);
-        if (!parsed.ok) continue;
-        const msg = parsed.message as Message;
-        const w = rpcKind(parsed.message) === 'response' ? waiting.get(msg.id as RequestId) : undefined;
-        if (w) {
-          waiting.delete(msg.id as RequestId);
-          w.resolve(msg);
-        } else {
-          const last = [...waiting.values()].at(-1);
-          last?.events.push({ offsetMs: performance.now() - last.t0, message: msg });
-        }
-      }
+    const child = spawn(opts.command, [...opts.args], { stdio: ['pipe', 'pipe', 'inherit'], env: opts.env ?? process.env });
+    const t = new LineTransport(child.stdout, child.stdin, {
+      peer: 'the live server',
+      ...(opts.maxLineBytes ? { maxLineBytes: opts.maxLineBytes } : {}),
     });
-    const fail = (err: Error): void => {
-      exitError = err;
-      for (const w of waiting.values()) w.reject(err);
-      waiting.clear();
+    transport = t;
+    t.onmessage = (value) => {
+      for (const msg of Array.isArray(value) ? value : [value]) {
+        const routed = waiting.route(msg);
+        if ('answered' in routed) routed.answered.resolve(msg);
+      }
     };
-    c.once('error', (err) => fail(new TapedeckError('LIVE_UNAVAILABLE', `cannot start the live server: ${err.message}`, { cause: err })));
-    c.once('exit', (code) => fail(new TapedeckError('LIVE_UNAVAILABLE', `the live server exited (code ${code})`)));
-    c.stdin.on('error', () => undefined);
+    t.onerror = (err) => {
+      opts.log.warn({ err: err.message }, 'the live server wrote a line that is not JSON-RPC');
+      // The answer was in a line too long to read: what waits for it would wait forever.
+      if (err.code === 'LINE_TOO_LONG') fail(err);
+    };
+    void t.start();
+    const exited = (err: Error): void => {
+      exitError = err;
+      fail(err);
+    };
+    child.once('error', (err) =>
+      exited(new TapedeckError('LIVE_UNAVAILABLE', `cannot start the live server: ${err.message}`, { cause: err })),
+    );
+    child.once('exit', (code) => exited(new TapedeckError('LIVE_UNAVAILABLE', `the live server exited (code ${code})`)));
+    child.stdin.on('error', () => undefined);
+    stop = () => {
+      child.stdin.end();
+      setTimeout(() => child.kill('SIGTERM'), 1000).unref();
+    };
     const init = opts.initialize();
     if (init === undefined)
       return Promise.reject(new TapedeckError('LIVE_UNAVAILABLE', 'no initialize request to start the live server with'));
-    return call(init).then(({ answer }) => {
+    return call(init).then(async ({ answer }) => {
       if ('error' in answer)
         throw new TapedeckError('LIVE_UNAVAILABLE', `the live server refused initialize: ${JSON.stringify(answer.error)}`);
-      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await t.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       opts.log.info({ command: opts.command }, 'live server started to forward a miss');
     });
   };
@@ -95,9 +109,7 @@ export function createLiveStdioServer(opts: {
       return [...events, { offsetMs: events.at(-1)?.offsetMs ?? 0, message: { ...answer, id: message.id } }];
     },
     close() {
-      child?.stdin.end();
-      const c = child;
-      if (c) setTimeout(() => c.kill('SIGTERM'), 1000).unref();
+      stop?.();
     },
   };
 }

@@ -1,6 +1,8 @@
 /**
- * Record an MCP stdio server: spawn it, relay stdin/stdout byte for byte (stderr passes through as logging), and
- * write each client message with what the server sent for it as an exchange (see `exchange.ts`).
+ * Record an MCP stdio server: spawn it, relay stdin/stdout byte for byte (stderr passes through as logging; `pipe`
+ * waits for `drain` both ways), and write each client message with what the server sent for it as an exchange (see
+ * `exchange.ts`). The lines are read beside the relay, with the line limit: an over-long line is still relayed (the
+ * server judges it) but not recorded, and one line on stderr says so.
  */
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
@@ -9,9 +11,10 @@ import { createExchangeLog } from '../exchange-log.js';
 import { round } from '../../tape/sse.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
-import { progressToken, type RequestId } from '../../providers/mcp.js';
+import type { Message, RequestId } from '../../providers/mcp.js';
 import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
-import { LineSplitter } from './line-splitter.js';
+import { LineReader, lineTooLongMessage } from './line-reader.js';
+import { OpenRequests, type OpenRequest } from './open-requests.js';
 import { stdioEvent, stdioRequest } from './exchange.js';
 
 export interface StdioRecordOptions {
@@ -25,19 +28,17 @@ export interface StdioRecordOptions {
   stderr: Writable;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** The longest line recorded, in bytes (default 10 MB). */
+  maxLineBytes?: number;
 }
 
 /** How long a server may take to exit after its stdin closed before it gets SIGTERM. */
 const STOP_GRACE_MS = 2000;
 
-interface Open {
-  message: unknown;
+interface Open extends OpenRequest {
   startedAt: Date;
+  /** Offset on the tape. */
   offsetMs: number;
-  t0: number;
-  progressToken: RequestId | undefined;
-  events: SseEvent[];
-  ttfbMs?: number;
   notes?: Record<string, unknown>;
 }
 
@@ -45,7 +46,7 @@ interface Open {
 export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const { writer, log } = opts;
   const upstream = [opts.command, ...opts.args].join(' ');
-  const open = new Map<RequestId, Open>();
+  const open = new OpenRequests<Open>();
   const out = createExchangeLog(writer, log);
   const write = (ex: NewExchange): void => out.write(ex);
   const base = (startedAt: Date, offsetMs: number): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'> => ({
@@ -80,18 +81,10 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       return;
     }
     // A batch is recorded message by message, each as if it had been sent alone (see providers/mcp-batch.ts).
-    for (const [index, msg] of (parsed.messages as Record<string, unknown>[]).entries()) {
+    for (const [index, msg] of (parsed.messages as Message[]).entries()) {
       const notes = parsed.batch ? { notes: { batch: { index, size: parsed.messages.length } } } : {};
       if (isRequestMessage(msg)) {
-        open.set(msg.id as RequestId, {
-          message: msg,
-          startedAt: now,
-          offsetMs,
-          t0: performance.now(),
-          progressToken: progressToken(msg),
-          events: [],
-          ...notes,
-        });
+        open.add(msg.id as RequestId, { message: msg, startedAt: now, offsetMs, t0: performance.now(), events: [], ...notes });
         continue;
       }
       write({
@@ -111,48 +104,45 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
       return;
     }
     // A batch of answers: each goes to its own request.
-    for (const msg of parsed.messages as Record<string, unknown>[]) onServerMessage(msg);
+    for (const msg of parsed.messages as Message[]) onServerMessage(msg);
   };
 
-  const onServerMessage = (msg: Record<string, unknown>): void => {
+  const onServerMessage = (msg: Message): void => {
     const at = performance.now();
-    if (msg.method === undefined && open.has(msg.id as RequestId)) {
-      const req = open.get(msg.id as RequestId) as Open;
-      open.delete(msg.id as RequestId);
+    const routed = open.route(msg, at);
+    if ('answered' in routed) {
+      const req = routed.answered;
       const elapsed = at - req.t0;
       write({
         ...base(req.startedAt, req.offsetMs),
         request: stdioRequest(req.message),
-        response: { status: 200, headers: {}, body: { kind: 'json', json: msg }, ...(req.events.length > 0 ? { events: req.events } : {}) },
-        timing: { ttfbMs: round(req.ttfbMs ?? elapsed), durationMs: round(elapsed) },
+        response: { status: 200, headers: {}, body: { kind: 'json', json: msg }, ...eventsOf(req) },
+        timing: { ttfbMs: round(req.firstEventMs ?? elapsed), durationMs: round(elapsed) },
         ...(req.notes ? { notes: req.notes } : {}),
       });
-      return;
+    } else if ('orphan' in routed) {
+      // A server message with no request open: a server-to-client stream of its own.
+      write({
+        ...base(new Date(), writer.now()),
+        request: stdioRequest(undefined, 'GET'),
+        response: { status: 200, headers: {}, events: [stdioEvent(msg, 0)] },
+        timing: { durationMs: 0 },
+      });
     }
-    // A notification or server request: tie it to the request it reports progress for, else to the latest open one.
-    const token = (msg.params as { progressToken?: RequestId } | undefined)?.progressToken;
-    const owner = [...open.values()].find((o) => token !== undefined && o.progressToken === token) ?? [...open.values()].at(-1);
-    if (owner) {
-      owner.ttfbMs ??= at - owner.t0;
-      owner.events.push(stdioEvent(msg, at - owner.t0));
-      return;
-    }
-    write({
-      ...base(new Date(), writer.now()),
-      request: stdioRequest(undefined, 'GET'),
-      response: { status: 200, headers: {}, events: [stdioEvent(msg, 0)] },
-      timing: { durationMs: 0 },
-    });
   };
 
-  const clientLines = new LineSplitter();
-  const serverLines = new LineSplitter();
-  opts.stdin.on('data', (chunk: Buffer) => {
-    for (const line of clientLines.push(chunk)) if (line.trim() !== '') onClient(line);
-  });
-  child.stdout.on('data', (chunk: Buffer) => {
-    for (const line of serverLines.push(chunk)) if (line.trim() !== '') onServer(line);
-  });
+  const tooLong = (from: string, maxLineBytes: number): void =>
+    void opts.stderr.write(`tapedeck mcp-stdio: ${lineTooLongMessage(from, maxLineBytes)}; relayed as is, not recorded\n`);
+  const read = (reader: LineReader, from: string, onLine: (line: string) => void) => (chunk: Buffer) => {
+    for (const item of reader.push(chunk)) {
+      if (!('line' in item)) tooLong(from, item.maxLineBytes);
+      else if (item.line.trim() !== '') onLine(item.line);
+    }
+  };
+  const clientLines = new LineReader(opts.maxLineBytes);
+  const serverLines = new LineReader(opts.maxLineBytes);
+  opts.stdin.on('data', read(clientLines, 'the client', onClient));
+  child.stdout.on('data', read(serverLines, 'the server', onServer));
   // Byte for byte both ways; closing stdin closes the server's stdin (the MCP way to ask a stdio server to exit).
   opts.stdin.pipe(child.stdin);
   child.stdout.pipe(opts.stdout, { end: false });
@@ -166,17 +156,21 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const code = await exited;
   await new Promise<void>((r) => (child.stdout.readableEnded || child.stdout.destroyed ? r() : child.stdout.once('close', r)));
   opts.stdin.unpipe(child.stdin);
-  for (const req of open.values()) {
+  for (const req of open.drain()) {
     write({
       ...base(req.startedAt, req.offsetMs),
       request: stdioRequest(req.message),
-      response: { status: 200, headers: {}, ...(req.events.length > 0 ? { events: req.events } : {}) },
+      response: { status: 200, headers: {}, ...eventsOf(req) },
       error: { code: 'SERVER_EXITED', message: `the server exited (code ${code}) before answering`, phase: 'stream' },
       timing: { durationMs: round(performance.now() - req.t0) },
       ...(req.notes ? { notes: req.notes } : {}),
     });
   }
-  open.clear();
   await out.drain();
   return code;
+}
+
+/** The messages a request got before its answer, as the exchange's SSE events. */
+function eventsOf(req: OpenRequest): { events?: SseEvent[] } {
+  return req.events.length > 0 ? { events: req.events.map((e) => stdioEvent(e.message, e.offsetMs)) } : {};
 }

@@ -1,7 +1,10 @@
 /**
  * Replay an MCP stdio server from a tape: read the client's newline-delimited JSON-RPC on stdin and answer on
- * stdout, without starting the server (unless a miss that goes live must forward a safe request). Messages are handled
- * one at a time in arrival order, so answers and their notifications keep the recorded order.
+ * stdout, without starting the server (unless a miss that goes live must forward a safe request). The client's end
+ * is a `LineTransport` over stdin and stdout (writes wait for `drain`, lines have a limit), or any `McpTransport`
+ * (the SDK's `InMemoryTransport` in tests), and the MCP engine decides each message. Messages are handled one at a
+ * time in arrival order, so answers and their notifications keep the recorded order. A JSON-RPC batch is answered
+ * with one line holding the array of answers (their notifications go out first, one per line).
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
@@ -10,19 +13,21 @@ import type { OnMiss } from '../types.js';
 import type { Matcher } from '../../replay/matcher.js';
 import type { SideEffectPolicy } from '../../replay/side-effects.js';
 import { round } from '../../tape/sse.js';
-import type { MatchInfo } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
-import { answerMessage } from '../../replay/mcp-answer.js';
-import { TapedeckError } from '../../errors.js';
+import type { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
-import { requestId, type Message } from '../../providers/mcp.js';
-import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
-import { LineSplitter } from './line-splitter.js';
+import type { Message } from '../../providers/mcp.js';
+import { isRequestMessage } from '../../providers/mcp-batch.js';
+import { batchAnswers, commit, decideAll, type Decision, type McpContext } from '../mcp/engine.js';
+import type { McpTransport } from '../mcp/transport.js';
+import { LineTransport } from './line-transport.js';
 import type { LiveStdioServer } from './live.js';
 import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
 
-export interface StdioReplayOptions {
+export type StdioReplayOptions = StdioReplayBase & ({ stdin: Readable; stdout: Writable } | { transport: McpTransport });
+
+interface StdioReplayBase {
   tape: LoadedTape;
   /** Route name of the server on the tape. */
   name: string;
@@ -30,138 +35,124 @@ export interface StdioReplayOptions {
   policy: SideEffectPolicy;
   onMiss: OnMiss;
   out: TapeWriter;
-  stdin: Readable;
-  stdout: Writable;
+  /** Where a line over the limit is reported (one line each); default: the log. */
+  stderr?: Writable;
   log: Logger;
   /** Builds the real server for misses that go live; given the client's initialize request when it is first needed. */
   live?: (initialize: () => Message | undefined) => LiveStdioServer;
+  /** The longest line read from the client, in bytes (default 10 MB, the MCP SDK's). */
+  maxLineBytes?: number;
 }
+
+type Base = Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'>;
 
 /** Serve until stdin ends; resolves 0 once every answer is written and the replay tape is complete. */
 export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
-  const { out, log } = opts;
-  const tapeLog = createExchangeLog(out, log);
+  const { out } = opts;
+  const tapeLog = createExchangeLog(out, opts.log);
   let initialize: Message | undefined;
   let live: LiveStdioServer | undefined;
-  const record = (ex: NewExchange): void => tapeLog.write(ex);
-  const send = (m: unknown): void => void opts.stdout.write(JSON.stringify(m) + '\n');
+  const makeLive = opts.live;
   const upstream = opts.tape.exchanges.find((ex) => ex.route === opts.name)?.upstream;
-
-  const handle = async (line: string): Promise<void> => {
-    const startedAt = new Date();
-    const offsetMs = round(out.now());
-    const t0 = performance.now();
-    const base = {
-      startedAt: startedAt.toISOString(),
-      offsetMs,
-      transport: 'stdio' as const,
-      route: opts.name,
-      ...(upstream ? { upstream } : {}),
-    };
-    const parsed = parseRpcBody(line);
-    if (!parsed.ok) {
-      const err = rpcErrorMessage(parsed.error, null);
-      send(err);
-      record({
-        ...base,
-        request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } },
-        response: { status: 200, headers: {}, body: { kind: 'json', json: err } },
-        timing: { durationMs: 0 },
-        match: { kind: 'miss', reason: parsed.error.message },
-      });
-      return;
-    }
-    // Each message, alone or in a batch, gets the decision a single message gets. A batch is answered with one line
-    // holding the array of answers (their notifications go out first, each on its own line).
-    const answers: Message[] = [];
-    for (const msg of parsed.messages as Message[]) {
-      const answer = await decide(msg, base, t0);
-      if (answer === undefined) continue;
-      if (parsed.batch) answers.push(answer);
-      else send(answer);
-    }
-    if (answers.length > 0) send(answers);
+  const client: McpTransport =
+    'transport' in opts
+      ? opts.transport
+      : new LineTransport(opts.stdin, opts.stdout, {
+          peer: 'the client',
+          ...(opts.maxLineBytes !== undefined ? { maxLineBytes: opts.maxLineBytes } : {}),
+        });
+  const ctx: McpContext = {
+    answer: { matcher: opts.matcher, policy: opts.policy, onMiss: opts.onMiss, tapeName: opts.tape.name, exchanges: opts.tape.exchanges },
+    out: tapeLog,
+    log: opts.log,
+    incoming: (message) => stdioIncoming(opts.name, message),
+    noLive: 'live forwarding could not reach the server: no server command to run live',
+    ...(makeLive
+      ? {
+          live: async (message: Message) => {
+            live ??= makeLive(() => initialize);
+            return { messages: await live.request(message), recorded: false };
+          },
+        }
+      : {}),
   };
 
-  /** One client message: record what it got; send its notifications, and return its answer (none for a notification). */
-  const decide = async (
-    msg: Message,
-    base: Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'>,
-    t0: number,
-  ): Promise<Message | undefined> => {
-    if (msg.method === 'initialize' && isRequestMessage(msg)) initialize = msg;
-    const answer = await answerMessage(msg, () => stdioIncoming(opts.name, msg), {
-      matcher: opts.matcher,
-      policy: opts.policy,
-      onMiss: opts.onMiss,
-      tapeName: opts.tape.name,
-      exchanges: opts.tape.exchanges,
-    });
-    if (answer.kind === 'accepted') {
-      // Notifications and the client's answers to server requests need no reply.
-      record({
+  const begin = (): { base: Base; t0: number } => ({
+    base: {
+      startedAt: new Date().toISOString(),
+      offsetMs: round(out.now()),
+      transport: 'stdio',
+      route: opts.name,
+      ...(upstream ? { upstream } : {}),
+    },
+    t0: performance.now(),
+  });
+
+  /** The replay tape's record of what one message got. */
+  const exchangeOf = (d: Decision, base: Base, t0: number): NewExchange => {
+    if (d.kind === 'accepted')
+      return {
         ...base,
-        request: stdioRequest(msg),
+        request: stdioRequest(d.message),
         response: { status: 202, headers: {} },
         timing: { durationMs: 0 },
-        match: answer.match,
-      });
-      return undefined;
-    }
-    let messages: { offsetMs: number; message: Message }[];
-    let match: MatchInfo = answer.match;
-    if (answer.kind === 'live') {
-      try {
-        live ??= opts.live?.(() => initialize);
-        if (live === undefined) throw new TapedeckError('LIVE_UNAVAILABLE', 'no server command to run live');
-        messages = await live.request(msg);
-      } catch (err) {
-        const reason = `live forwarding could not reach the server: ${(err as Error).message}`;
-        const unavailable = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: ${reason}`, { cause: err });
-        messages = [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(msg) ?? null) }];
-        match = { kind: 'miss', reason };
-      }
-    } else {
-      messages = answer.messages;
-    }
-    for (const m of messages.slice(0, -1)) send(m.message);
-    const final = messages.at(-1);
-    const events = messages.slice(0, -1).map((m) => stdioEvent(m.message, m.offsetMs));
-    record({
+        match: d.match,
+      };
+    const final = d.messages.at(-1);
+    const events = d.messages.slice(0, -1).map((m) => stdioEvent(m.message, m.offsetMs));
+    return {
       ...base,
-      request: stdioRequest(msg),
+      request: stdioRequest(d.message),
       response: {
         status: 200,
         headers: {},
         ...(final ? { body: { kind: 'json', json: final.message } } : {}),
         ...(events.length > 0 ? { events } : {}),
       },
-      timing: { durationMs: round(performance.now() - t0) },
-      match,
-      ...(answer.kind === 'answer' && answer.match.kind === 'blocked' ? { notes: { blocked: answer.match.reason } } : {}),
-    });
-    if (match.kind === 'blocked' || match.kind === 'miss')
-      log.info({ method: msg.method, match: match.kind, reason: match.reason }, 'mcp replay');
-    return final?.message;
+      timing: { durationMs: round(d.at - t0) },
+      match: d.match,
+    };
   };
 
-  const lines = new LineSplitter();
-  let queue = Promise.resolve();
-  opts.stdin.on('data', (chunk: Buffer) => {
-    for (const line of lines.push(chunk)) {
-      if (line.trim() === '') continue;
-      queue = queue
-        .then(() => handle(line))
-        .catch((err: unknown) => log.error({ err: (err as Error).message }, 'mcp replay failed on a message'));
-    }
-  });
-  await new Promise<void>((resolve) => {
-    opts.stdin.once('end', resolve);
-    opts.stdin.once('close', resolve);
-  });
-  const rest = lines.rest();
-  if (rest.trim() !== '') queue = queue.then(() => handle(rest));
-  await queue;
+  /** A line that cannot be read as JSON-RPC (or was too long to read): a parse error, recorded with what it was. */
+  const refuse = async (err: TapedeckError, text: string | undefined): Promise<void> => {
+    const { base } = begin();
+    const answer = rpcErrorMessage(err, null);
+    await client.send(answer);
+    tapeLog.write({
+      ...base,
+      request: { ...stdioRequest(undefined), body: text === undefined ? { kind: 'empty' } : { kind: 'text', text } },
+      response: { status: 200, headers: {}, body: { kind: 'json', json: answer } },
+      timing: { durationMs: 0 },
+      match: { kind: 'miss', reason: err.message },
+    });
+  };
+
+  client.onmessage = async (value) => {
+    const { base, t0 } = begin();
+    const batch = Array.isArray(value);
+    const messages = batch ? value : [value];
+    const init = messages.find((m) => m.method === 'initialize' && isRequestMessage(m));
+    if (init !== undefined) initialize = init;
+    const decisions = await decideAll(messages, ctx, async (d) => {
+      commit(d, exchangeOf(d, base, t0), ctx);
+      // Notifications go out as they come; a lone message's answer follows them.
+      for (const m of d.messages.slice(0, batch ? -1 : undefined)) await client.send(m.message);
+    });
+    const answers = batchAnswers(decisions);
+    if (batch && answers.length > 0) await client.send(answers);
+  };
+  client.onerror = async (err, unread) => {
+    if (err.code === 'LINE_TOO_LONG') {
+      if (opts.stderr) opts.stderr.write(`${err.message}\n`);
+      else opts.log.warn({ code: err.code }, err.message);
+    } else if (unread === undefined) return void opts.log.error({ err: err.message }, 'mcp replay failed on a message');
+    // A line that cannot be read is answered with a JSON-RPC error (a line over the limit too: its bytes were never kept).
+    return refuse(err, unread?.text);
+  };
+  const closed = new Promise<void>((resolve) => (client.onclose = resolve));
+  await client.start();
+  await closed;
   live?.close();
   await tapeLog.drain();
   return 0;

@@ -204,6 +204,43 @@ describe('bad input over stdio', () => {
     expect(call?.error).toMatchObject({ code: 'SERVER_EXITED', phase: 'stream' });
   });
 
+  it('record relays a line over --max-line-mb as is but does not record it, and says so on stderr once', async () => {
+    const rec = spawn(
+      process.execPath,
+      [
+        CLI_MAIN,
+        'mcp-stdio',
+        '--tape',
+        'long-rec',
+        '--dir',
+        dir,
+        '--mode',
+        'record',
+        '--max-line-mb',
+        '0.01',
+        '--',
+        process.execPath,
+        '-e',
+        DYING,
+      ],
+      { cwd: ROOT },
+    );
+    let out = '';
+    let err = '';
+    rec.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    rec.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const long = { jsonrpc: '2.0', method: 'notifications/message', params: { pad: 'x'.repeat(20_000) } };
+    rec.stdin.write(JSON.stringify(INIT) + '\n' + JSON.stringify(long) + '\n');
+    await expect.poll(() => out, { timeout: 30_000 }).toContain('"serverInfo"');
+    rec.stdin.end();
+    await new Promise((r) => rec.on('close', r));
+    expect(err.split('\n').filter((l) => /the client sent a line longer than/.test(l))).toEqual([
+      expect.stringMatching(/relayed as is, not recorded$/),
+    ]);
+    const tape = await loadTape(dir, 'long-rec');
+    expect(tape.exchanges.map((ex) => ex.mcp?.method)).toEqual(['initialize']);
+  });
+
   it('answers a malformed line with a JSON-RPC parse error and carries on', async () => {
     const child = spawn(
       process.execPath,
@@ -229,5 +266,35 @@ describe('bad input over stdio', () => {
       error: { code: -32603, message: expect.stringMatching(/recorded server gave no answer.*SERVER_EXITED/) },
     });
     expect((await loadTape(dir, 'dying-replay')).problems).toEqual([]);
+  });
+
+  it('refuses a line over the 10 MB limit with a parse error and one line on stderr, and answers the next line', async () => {
+    const child = spawn(
+      process.execPath,
+      [CLI_MAIN, 'mcp-stdio', '--tape', 'dying', '--dir', dir, '--mode', 'replay', '--save-as', 'dying-long'],
+      { cwd: ROOT },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const huge = {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'anything', arguments: { blob: 'x'.repeat(11 * 1024 * 1024) } },
+    };
+    child.stdin.write(JSON.stringify(INIT) + '\n');
+    child.stdin.write(JSON.stringify(huge) + '\n');
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }) + '\n');
+    child.stdin.end();
+    expect(await new Promise<number | null>((r) => child.on('close', r))).toBe(0);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string } });
+    expect(lines.map((l) => l.id)).toEqual([0, null, 9]);
+    expect(lines[1]).toMatchObject({ error: { code: -32700, message: expect.stringMatching(/line longer than 10 MB/) } });
+    expect(err.split('\n').filter((l) => /line longer than 10 MB/.test(l))).toHaveLength(1);
   });
 }, 60_000);

@@ -1,0 +1,129 @@
+/**
+ * The MCP replay engine: the one place a client's messages are decided, answered and written to the replay tape,
+ * whatever carried them (a stdio line, a Streamable HTTP POST, a legacy HTTP+SSE POST). Each message, alone or in a
+ * JSON-RPC batch, gets the decision a single message gets (`answerMessage`): accepted (a notification, or the
+ * client's answer to a server request), answered (from the tape, a mock, blocked, a miss), or forwarded live (a safe
+ * request the tape cannot answer, when misses go live). A live forward that cannot happen becomes a JSON-RPC error
+ * and a miss. Every decision goes on the replay tape once, with `notes.blocked` for a blocked side effect, and a
+ * blocked call or a miss is logged.
+ *
+ * What stays with the transports: framing (stdio lines; JSON or SSE over HTTP; the legacy GET stream), how a batch's
+ * answers are put together on the wire, HTTP sessions and the transport's own errors, and how a message is written
+ * as a request record (`commit` takes the exchange the transport built).
+ */
+import { TapedeckError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { rpcErrorMessage } from '../../providers/errors.js';
+import { requestId, type Message, type TimedMessage } from '../../providers/mcp.js';
+import { answerMessage, type AnswerOptions } from '../../replay/mcp-answer.js';
+import type { IncomingRequest } from '../../replay/matcher.js';
+import type { Exchange, MatchInfo } from '../../tape/schema.js';
+import type { NewExchange } from '../../tape/tape-writer.js';
+import type { ExchangeLog } from '../exchange-log.js';
+
+/** What a live forward brought back. */
+export interface Forwarded {
+  /** The messages the real server sent for the request: notifications first, its answer last. */
+  messages: TimedMessage[];
+  /** The transport already wrote the replay tape's exchange (an HTTP live forward records what the server sent). */
+  recorded: boolean;
+  /** The answer came as an SSE stream (HTTP). */
+  sse?: boolean;
+  /** The live answer as it came, for a transport that passes it through unread (one HTTP message). */
+  response?: Response;
+}
+
+/** Where the engine works for one transport: how to decide, where to record, and how to go live. */
+export interface McpContext {
+  /** The tape, matcher, side-effect policy and miss policy a message is decided with. */
+  answer: AnswerOptions;
+  /** The replay tape. */
+  out: ExchangeLog;
+  log: Logger;
+  /** The matcher's view of one client message. */
+  incoming(message: Message): IncomingRequest;
+  /** Forward a safe miss to the real server. Absent: misses cannot go live here, see `noLive`. */
+  live?: (message: Message) => Promise<Forwarded>;
+  /** Why a miss cannot go live on this transport (when `live` is absent). */
+  noLive?: string;
+}
+
+/** What one client message got. */
+export interface Decision {
+  kind: 'accepted' | 'answered' | 'forwarded';
+  message: Message;
+  /** What to send back: notifications first, the answer last (none when accepted; none when `forwarded.response`). */
+  messages: TimedMessage[];
+  match: MatchInfo;
+  /** The recorded exchange the answer came from. */
+  source?: Exchange;
+  forwarded?: Forwarded;
+  /** `performance.now()` when the decision was made (the exchange's duration ends there). */
+  at: number;
+}
+
+/** Decide one client message: answered from the tape (or a mock), blocked, a miss, accepted, or forwarded live. */
+export async function decide(message: Message, ctx: McpContext): Promise<Decision> {
+  const outcome = await answerMessage(message, () => ctx.incoming(message), ctx.answer);
+  if (outcome.kind === 'accepted') return { kind: 'accepted', message, messages: [], match: outcome.match, at: performance.now() };
+  if (outcome.kind === 'answer') {
+    const { messages, match, source } = outcome;
+    return { kind: 'answered', message, messages, match, ...(source ? { source } : {}), at: performance.now() };
+  }
+  let reason = ctx.noLive ?? 'live forwarding is not available here';
+  if (ctx.live !== undefined) {
+    try {
+      const forwarded = await ctx.live(message);
+      return { kind: 'forwarded', message, messages: forwarded.messages, match: outcome.match, forwarded, at: performance.now() };
+    } catch (err) {
+      reason = `live forwarding could not reach the server: ${(err as Error).message}`;
+    }
+  }
+  const unavailable = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: ${reason}`);
+  return {
+    kind: 'answered',
+    message,
+    messages: [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(message) ?? null) }],
+    match: { kind: 'miss', reason },
+    at: performance.now(),
+  };
+}
+
+/**
+ * Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone.
+ * `each` runs after each decision, before the next message is decided (stdio sends a message's notifications then).
+ */
+export async function decideAll(
+  messages: readonly Message[],
+  ctx: McpContext,
+  each?: (decision: Decision) => Promise<void>,
+): Promise<Decision[]> {
+  const out: Decision[] = [];
+  for (const message of messages) {
+    const d = await decide(message, ctx);
+    out.push(d);
+    if (each) await each(d);
+  }
+  return out;
+}
+
+/** The answers of a batch's decisions, in order (a notification has none). */
+export function batchAnswers(decisions: readonly Decision[]): Message[] {
+  const out: Message[] = [];
+  for (const d of decisions) {
+    const last = d.messages.at(-1);
+    if (d.kind !== 'accepted' && last !== undefined) out.push(last.message);
+  }
+  return out;
+}
+
+/**
+ * Put what a message got on the replay tape (`ex`, built by the transport), unless the transport's live forward
+ * already did; a blocked side effect carries `notes.blocked`. A blocked call or a miss is logged.
+ */
+export function commit(d: Decision, ex: NewExchange, ctx: Pick<McpContext, 'out' | 'log'>): void {
+  if (d.forwarded?.recorded !== true)
+    ctx.out.write(d.match.kind === 'blocked' ? { ...ex, notes: { ...ex.notes, blocked: d.match.reason } } : ex);
+  if (d.match.kind === 'blocked' || d.match.kind === 'miss')
+    ctx.log.info({ method: d.message.method, match: d.match.kind, reason: d.match.reason }, 'mcp replay');
+}
