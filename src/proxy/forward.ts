@@ -2,7 +2,7 @@ import { isoTimestamp } from '../tape/timestamp.js';
 import { Cancel } from './cancel.js';
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
@@ -16,6 +16,7 @@ import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type Spilling } from './body-spill.js';
 import { redactUrlCredentials } from '../tape/url-credentials.js';
+import { upstreamRequest, type UpstreamResponse } from './upstream-request.js';
 
 export interface ForwardOptions {
   dispatcher: Dispatcher;
@@ -89,10 +90,10 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   if (opts.stopping?.aborted) stop();
   opts.stopping?.once('abort', stop);
 
-  let upstream: Dispatcher.ResponseData;
+  let upstream: UpstreamResponse;
   try {
-    upstream = await request(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
-      method: req.method as Dispatcher.HttpMethod,
+    upstream = await upstreamRequest(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
+      method: req.method,
       headers: upstreamRequestHeaders(req.headers),
       body: large ? large.open() : sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
       dispatcher: opts.dispatcher,
@@ -192,34 +193,36 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       settle(false);
     };
     if (clientGone) onClientGone();
-    body.on('data', (chunk: Buffer) => {
-      ttfbMs ??= elapsed();
-      if (inflate) {
-        if (!inflate.destroyed) inflate.write(chunk);
-      } else if (splitter) split(chunk);
-      else if (spilling) spilling.write(chunk);
-      else {
-        chunks.push(chunk);
-        if (spillAt !== undefined && (size += chunk.byteLength) > spillAt && opts.spill) {
-          spilling = startSpill(opts.spill, chunks, headers['content-type']);
-          chunks.length = 0;
+    body.read({
+      data: (chunk) => {
+        ttfbMs ??= elapsed();
+        if (inflate) {
+          if (!inflate.destroyed) inflate.write(chunk);
+        } else if (splitter) split(chunk);
+        else if (spilling) spilling.write(chunk);
+        else {
+          chunks.push(chunk);
+          if (spillAt !== undefined && (size += chunk.byteLength) > spillAt && opts.spill) {
+            spilling = startSpill(opts.spill, chunks, headers['content-type']);
+            chunks.length = 0;
+          }
         }
-      }
-      send(chunk);
-    });
-    body.on('end', () => {
-      if (inflate === undefined || inflated === undefined) return settle(true);
-      if (!inflate.destroyed) inflate.end();
-      void inflated.then(() => settle(true));
-    });
-    body.on('error', (err: Error) => {
-      if (done) return;
-      failure ??= toExchangeError(err, 'stream');
-      // Pass the reset on once the client has every byte that arrived before it.
-      if (held !== undefined) sink.write(held);
-      held = undefined;
-      sink.cut();
-      settle(false);
+        send(chunk);
+      },
+      end: () => {
+        if (inflate === undefined || inflated === undefined) return settle(true);
+        if (!inflate.destroyed) inflate.end();
+        void inflated.then(() => settle(true));
+      },
+      error: (err) => {
+        if (done) return;
+        failure ??= toExchangeError(err, 'stream');
+        // Pass the reset on once the client has every byte that arrived before it.
+        if (held !== undefined) sink.write(held);
+        held = undefined;
+        sink.cut();
+        settle(false);
+      },
     });
   });
 

@@ -120,23 +120,38 @@ export function stripFields(json: unknown, paths: readonly string[]): unknown {
   const isRpc = (json as Record<string, unknown>).jsonrpc === '2.0';
   let out: unknown = json;
   for (const raw of paths) {
-    const rpcOnly = raw.startsWith('jsonrpc:');
-    if (rpcOnly && !isRpc) continue;
-    out = removePath(out, (rpcOnly ? raw.slice('jsonrpc:'.length) : raw).split('.'));
+    const path = parsedPath(raw);
+    if (path.rpcOnly && !isRpc) continue;
+    out = removePath(out, path.parts);
   }
   return out;
 }
 
-function removePath(value: unknown, parts: string[]): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || parts.length === 0) return value;
-  const [head, ...rest] = parts as [string, ...string[]];
+/** An ignored-field path split once (keys are computed for every request; the paths are a handful). */
+const PATHS = new Map<string, { rpcOnly: boolean; parts: string[] }>();
+function parsedPath(raw: string): { rpcOnly: boolean; parts: string[] } {
+  let path = PATHS.get(raw);
+  if (path === undefined) {
+    const rpcOnly = raw.startsWith('jsonrpc:');
+    path = { rpcOnly, parts: (rpcOnly ? raw.slice('jsonrpc:'.length) : raw).split('.') };
+    if (PATHS.size < 1024) PATHS.set(raw, path);
+  }
+  return path;
+}
+
+function removePath(value: unknown, parts: readonly string[], at = 0): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || at >= parts.length) return value;
+  const head = parts[at] as string;
   const obj = value as Record<string, unknown>;
-  const keys = head === '*' ? Object.keys(obj) : Object.hasOwn(obj, head) ? [head] : [];
+  // Most bodies have none of the ignored fields: nothing is copied then.
+  if (head !== '*' && !Object.hasOwn(obj, head)) return value;
+  const keys = head === '*' ? Object.keys(obj) : [head];
   if (keys.length === 0) return value;
   const copy: Record<string, unknown> = { ...obj };
+  const last = at === parts.length - 1;
   for (const k of keys) {
-    if (rest.length === 0) delete copy[k];
-    else copy[k] = removePath(copy[k], rest);
+    if (last) delete copy[k];
+    else copy[k] = removePath(copy[k], parts, at + 1);
   }
   return copy;
 }
