@@ -8,6 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One module cache per worker rather than one per test file: importing the source and its libraries again for
+    // each of ~110 files was ~0.3 s of CPU per file (a third of the unit tests' time). Tests leave no module state
+    // behind (a provider a test registers, it unregisters).
+    isolate: false,
     // Most tests wait on processes they start (tapedeck, servers, SDK clients): two files at a time even on two
     // cores (vitest's default there is one, which left a core idle and the suite twice as long).
     maxWorkers: Math.max(2, availableParallelism() - 1),

@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { readTape } from '../src/tape/tape-reader.js';
 import { runCli } from './helpers/cli.js';
 
 it('npm run demo records, replays with the upstream stopped, and finds the answers identical', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-demo-'));
   try {
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/demo/run-demo.ts'], {
+    const res = spawnSync(process.execPath, [path.join(inject('srcBuild'), 'demo/run-demo.js')], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: { ...process.env, TAPEDECK_DIR: dir },
       encoding: 'utf8',

@@ -22,6 +22,8 @@ let build: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   build = await buildSource();
   project.provide('srcBuild', build);
+  // Watch mode: the source as it is now, for the processes the rerun starts.
+  project.onTestsRerun(async () => void (await buildSource()));
   const given = process.env.TAPEDECK_TEST_PG_URL;
   if (given) {
     project.provide('pgUrl', given);

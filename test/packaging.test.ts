@@ -17,7 +17,7 @@ function run(cmd: string, args: string[], cwd: string): SpawnSyncReturns<string>
   return res;
 }
 
-it('npm pack makes a package that installs into another project and runs there', { timeout: 120_000 }, () => {
+it('npm pack makes a package that installs into another project and runs there', { timeout: 300_000 }, () => {
   const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-pack-'));
   try {
     run(NPM, ['pack', '--silent', '--pack-destination', tmp], ROOT);

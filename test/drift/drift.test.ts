@@ -181,7 +181,7 @@ describe('tapedeck drift', () => {
     expect(stderr).toMatch(/^tapedeck drift "same": 1 call\(s\) to send \(1 LLM, 0 MCP\)$/m);
     expect(stderr).toMatch(new RegExp(`^tapedeck {3}127\\.0\\.0\\.1:${llm.port} +1 call\\(s\\)$`, 'm'));
     expect(stderr).toMatch(/^tapedeck {3}estimated cost +\$0\.\d+ \(the recorded usage at the price table's prices\)$/m);
-  }, 30_000);
+  });
 
   it('a renamed field is breaking, named as a rename; exit 1', async () => {
     const { code, report, stderr } = await drift('renamed');
@@ -193,7 +193,7 @@ describe('tapedeck drift', () => {
       aspect: 'shape',
       message: 'field usage.prompt_tokens is now usage.input_tokens (renamed?)',
     });
-  }, 30_000);
+  });
 
   it('a new SSE event type is notable (exit 0; --fail-on notable exits 1); the Anthropic key goes where the SDK put it', async () => {
     const { code, report } = await drift('stream-event');
@@ -202,7 +202,7 @@ describe('tapedeck drift', () => {
     expect(report.calls[0]!.findings).toEqual([{ severity: 'notable', aspect: 'stream', message: 'new event type "message_annotation"' }]);
     expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-ant-drift');
     expect((await drift('stream-event', '--fail-on', 'notable')).code).toBe(1);
-  }, 30_000);
+  });
 
   it('another answer is notable, with its similarity', async () => {
     const { code, report } = await drift('answer');
@@ -214,7 +214,7 @@ describe('tapedeck drift', () => {
     expect(call.findings[0]!.message).toMatch(/^another answer \(similarity 0\.\d\d < 0\.5\): "Sorry, I cannot help/);
     // a looser threshold makes the same change noise
     expect((await drift('answer', '--min-similarity', '0')).report.verdict).toBe('noise');
-  }, 30_000);
+  });
 
   it('an error status is breaking, with what the API said', async () => {
     const { code, report } = await drift('error');
@@ -222,7 +222,7 @@ describe('tapedeck drift', () => {
     expect(report.calls[0]!.findings).toEqual([
       { severity: 'breaking', aspect: 'status', message: 'HTTP 200 → 404: The model gpt-4o-mini has been retired' },
     ]);
-  }, 30_000);
+  });
 
   it('other tool-call arguments are breaking', async () => {
     const { report } = await drift('tools');
@@ -232,7 +232,7 @@ describe('tapedeck drift', () => {
       aspect: 'tools',
       message: 'other arguments for get_weather: {"city":"Lyon"}, was {"city":"Paris"}',
     });
-  }, 30_000);
+  });
 
   it('MCP: the session is opened again, read-only methods and the tools the reviewed file marks safe are sent; side effects never', async () => {
     const none = await drift('mcp');
@@ -255,7 +255,7 @@ describe('tapedeck drift', () => {
     ]);
     const toggle = report.skipped.find((s) => s.label === 'MCP tools/call toggle-simulated-logging');
     expect(toggle?.reason).toBe('a side effect: the side-effects file marks "toggle-simulated-logging" as one');
-  }, 30_000);
+  });
 
   it('a missing key is one line naming the variable, exit 2, and nothing is sent', async () => {
     const before = llm.requests.length;
@@ -269,7 +269,7 @@ describe('tapedeck drift', () => {
     const other = await runCli(['drift', 'same', '--dir', dir, '--key', '/openai=MY_KEY'], { OPENAI_API_KEY: '', MY_KEY: 'sk-mine' });
     expect(other.code, other.stderr).toBe(0);
     expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-mine');
-  }, 30_000);
+  });
 
   it('--sample N sends N calls spread over the tape; --dry-run sends nothing', async () => {
     const { report } = await drift('three', '--sample', '2');
@@ -280,7 +280,7 @@ describe('tapedeck drift', () => {
     expect(dry.code).toBe(0);
     expect(llm.requests.length).toBe(before);
     expect(dry.stdout.split('\n')[0]).toBe('drift "three": 3 call(s) to send (3 LLM, 0 MCP)');
-  }, 30_000);
+  });
 
   it('--refresh --save-as writes the fresh answers as a tape, with no key on it', async () => {
     const { report } = await drift('renamed', '--refresh', '--save-as', 'renamed-today');
@@ -302,7 +302,7 @@ describe('tapedeck drift', () => {
     const again = await runCli(['drift', 'renamed', '--dir', dir, '--refresh', '--save-as', 'renamed-today'], KEYS);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/renamed-today/);
-  }, 30_000);
+  });
 
   it('--markdown: the verdict first, a row per call, the changes folded', async () => {
     const res = await runCli(['drift', 'renamed', '--dir', dir, '--markdown'], KEYS);
@@ -317,7 +317,7 @@ describe('tapedeck drift', () => {
       '| 0 | LLM gpt-4o-mini | ❌ breaking | 200 | 1.00 | field usage.prompt_tokens is now usage.input_tokens (renamed?) |',
     );
     expect(lines).toContain('<summary>breaking (1)</summary>');
-  }, 30_000);
+  });
 
   it('prints for people: the verdict, a row per call, the changes by severity, what was not sent', async () => {
     const res = await runCli(['drift', 'mcp', '--dir', dir, '--side-effects', path.join(dir, 'side_effects.yaml')], KEYS);
@@ -340,7 +340,7 @@ describe('tapedeck drift', () => {
     expect(res.stdout).toMatch(
       /^not sent\n {2}step 2 {4}MCP tapedeck\/stream: a server-to-client stream or reply, not a call\n {2}step 6 {4}MCP tools\/call toggle-simulated-logging: a side effect: the side-effects file marks/m,
     );
-  }, 30_000);
+  });
 
   it('bad flags: one line, exit 2', async () => {
     for (const [flags, message] of [

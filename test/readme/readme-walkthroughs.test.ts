@@ -55,7 +55,7 @@ const EXPECTED = [
 /** Set to a folder to keep what each walkthrough printed there (NAME.txt), e.g. to update the README's outputs. */
 const DUMP = process.env.WALKTHROUGH_DUMP;
 /** How many walkthroughs run at once. */
-const AT_ONCE = 3;
+const AT_ONCE = 2;
 const NPX_CACHE = path.join(homedir(), '.npm/_npx');
 
 let clone: string;
