@@ -1,42 +1,33 @@
 import type { Command } from './command.js';
-import { recordCommand } from './record.js';
-import { replayCommand } from './replay.js';
-import { serveCommand } from './serve.js';
-import { mcpStdioCommand } from './mcp-stdio.js';
-import { sideEffectsCommand } from './side-effects.js';
-import { listCommand } from './list.js';
-import { showCommand } from './show.js';
-import { diffCommand } from './diff.js';
-import { rmCommand } from './rm.js';
-import { pruneCommand } from './prune.js';
-import { scanCommand } from './scan.js';
-import { viewCommand } from './view.js';
-import { exportCommand } from './export.js';
-import { caCommand } from './ca.js';
-import { costCommand } from './cost.js';
-import { experimentCommand } from './experiment.js';
-import { driftCommand } from './drift.js';
-import { pullCommand, pushCommand } from './transfer.js';
 
-/** Every CLI command, in the order `tapedeck --help` lists them. Add one import and one entry per command. */
-export const COMMANDS: readonly Command[] = [
-  recordCommand,
-  replayCommand,
-  serveCommand,
-  mcpStdioCommand,
-  sideEffectsCommand,
-  listCommand,
-  showCommand,
-  diffCommand,
-  costCommand,
-  experimentCommand,
-  driftCommand,
-  rmCommand,
-  pruneCommand,
-  pushCommand,
-  pullCommand,
-  scanCommand,
-  viewCommand,
-  exportCommand,
-  caCommand,
+/**
+ * Every CLI command by name, in the order `tapedeck --help` lists them. A command's module (and everything it needs:
+ * the proxy, the PostgreSQL client, the viewer, OpenTelemetry...) is loaded only when that command runs, so
+ * `tapedeck --version` or `tapedeck list` does not load what `record` needs. Add one entry per command.
+ */
+export const COMMANDS: readonly { name: string; load: () => Promise<Command> }[] = [
+  { name: 'record', load: async () => (await import('./record.js')).recordCommand },
+  { name: 'replay', load: async () => (await import('./replay.js')).replayCommand },
+  { name: 'serve', load: async () => (await import('./serve.js')).serveCommand },
+  { name: 'mcp-stdio', load: async () => (await import('./mcp-stdio.js')).mcpStdioCommand },
+  { name: 'side-effects', load: async () => (await import('./side-effects.js')).sideEffectsCommand },
+  { name: 'list', load: async () => (await import('./list.js')).listCommand },
+  { name: 'show', load: async () => (await import('./show.js')).showCommand },
+  { name: 'diff', load: async () => (await import('./diff.js')).diffCommand },
+  { name: 'cost', load: async () => (await import('./cost.js')).costCommand },
+  { name: 'experiment', load: async () => (await import('./experiment.js')).experimentCommand },
+  { name: 'drift', load: async () => (await import('./drift.js')).driftCommand },
+  { name: 'rm', load: async () => (await import('./rm.js')).rmCommand },
+  { name: 'prune', load: async () => (await import('./prune.js')).pruneCommand },
+  { name: 'push', load: async () => (await import('./transfer.js')).pushCommand },
+  { name: 'pull', load: async () => (await import('./transfer.js')).pullCommand },
+  { name: 'scan', load: async () => (await import('./scan.js')).scanCommand },
+  { name: 'view', load: async () => (await import('./view.js')).viewCommand },
+  { name: 'export', load: async () => (await import('./export.js')).exportCommand },
+  { name: 'ca', load: async () => (await import('./ca.js')).caCommand },
 ];
+
+/** Every command, loaded (for `tapedeck --help`, which lists their summaries). */
+export function loadAllCommands(): Promise<Command[]> {
+  return Promise.all(COMMANDS.map((c) => c.load()));
+}

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { isTapedeckError, type ErrorCode } from '../errors.js';
 import { VERSION } from '../version.js';
-import { COMMANDS } from './commands.js';
+import { COMMANDS, loadAllCommands } from './commands.js';
 import { explainFlagError } from './flag-errors.js';
 import type { Command } from './command.js';
 
@@ -23,32 +23,34 @@ const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set([
   'MISSING_CREDENTIALS',
 ]);
 
-function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+async function help(): Promise<string> {
+  const commands = await loadAllCommands();
+  const width = Math.max(...commands.map((c) => c.name.length));
   return [
     `tapedeck ${VERSION}: record and replay the LLM and MCP traffic of any agent`,
     '',
     'usage: tapedeck COMMAND [flags]     (tapedeck COMMAND --help for its flags)',
     '',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
   ].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(help() + '\n');
+    process.stdout.write((await help()) + '\n');
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-v') {
     process.stdout.write(VERSION + '\n');
     return 0;
   }
-  const command: Command | undefined = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) {
     process.stderr.write(`tapedeck: unknown command "${name}" (commands: ${COMMANDS.map((c) => c.name).join(', ')})\n`);
     return 2;
   }
+  const command: Command = await entry.load();
   const dashdash = args.indexOf('--');
   const own = dashdash === -1 ? args : args.slice(0, dashdash);
   const rest = dashdash === -1 ? [] : args.slice(dashdash + 1);
