@@ -98,6 +98,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         if (answered !== undefined) return sendWebResponse(res, answered);
       }
       const incoming = toIncoming(req);
+      // The request side as computed once for this request: describing the replay tape's record reads only the answer.
+      const known = { llm: incoming.llm };
       const verdict = opts.allowLive?.(req) ?? { allowed: true };
       const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
       const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(incoming, outcome.exchange);
@@ -122,7 +124,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         }
         const body = served.response?.body;
         if (body?.kind !== 'file' || opts.blobs === undefined || served.response === undefined) {
-          out.write(served, { described: outcome.kind === 'exact', known: { llm: incoming.llm } });
+          out.write(served, { described: outcome.kind === 'exact', known });
           return;
         }
         // A body too large to hold: the replay tape gets its own copy, streamed from the tape's store.
@@ -130,11 +132,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         const response = served.response;
         out.track(
           copyBlob(blobs.open(body), blobs.spill, body.encoding).then(
-            (copy) =>
-              out.write(
-                { ...served, response: { ...response, body: copy } },
-                { described: outcome.kind === 'exact', known: { llm: incoming.llm } },
-              ),
+            (copy) => out.write({ ...served, response: { ...response, body: copy } }, { described: outcome.kind === 'exact', known }),
             (err: unknown) =>
               opts.log.error({ err: (err as Error).message, tape: out.writer.name }, 'could not copy a large body to the replay tape'),
           ),
@@ -159,7 +157,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           });
           await out.writeWhen(
             live.then((ex) => ({ ...ex, match: { kind: 'live', reason: 'forwarded to the upstream on a miss' } })),
-            { known: { llm: incoming.llm } },
+            { known },
           );
           return;
         }
