@@ -1,11 +1,15 @@
 /**
  * Once per test run: the source transpiled for the CLI processes tests start (`inject('srcBuild')`,
- * test/helpers/build-src.ts), and a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
+ * test/helpers/build-src.ts); where the README walkthroughs' copy of the clone goes (`inject('walkthroughClone')`,
+ * built by the first walkthrough file that runs, test/readme/walkthrough-clone.ts; removed at the end); and a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
  * handed to them as `inject('pgUrl')`, removed at the end. `TAPEDECK_TEST_PG_URL` uses a server of your own instead.
  * Where no server can start, those tests skip with the reason (`inject('pgNote')`); under CI=true they must run.
  */
 import type { TestProject } from 'vitest/node';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { buildSource, removeBuild } from './helpers/build-src.js';
+import { removeWalkthroughClone } from './readme/walkthrough-clone.js';
 import { startPgCluster, type PgCluster } from './helpers/postgres.js';
 
 declare module 'vitest' {
@@ -13,17 +17,23 @@ declare module 'vitest' {
     pgUrl: string | null;
     pgNote: string;
     srcBuild: string;
+    walkthroughClone: string;
   }
 }
 
 let cluster: PgCluster | undefined;
 let build: string | undefined;
+const clone = path.join(tmpdir(), `tapedeck-walkthrough-${process.pid}`);
 
 export async function setup(project: TestProject): Promise<void> {
   build = await buildSource();
   project.provide('srcBuild', build);
-  // Watch mode: the source as it is now, for the processes the rerun starts.
-  project.onTestsRerun(async () => void (await buildSource()));
+  project.provide('walkthroughClone', clone);
+  // Watch mode: the source as it is now, for the processes the rerun starts (and a clone of it, for the walkthroughs).
+  project.onTestsRerun(async () => {
+    await buildSource();
+    removeWalkthroughClone(clone);
+  });
   const given = process.env.TAPEDECK_TEST_PG_URL;
   if (given) {
     project.provide('pgUrl', given);
@@ -44,5 +54,6 @@ export async function setup(project: TestProject): Promise<void> {
 
 export function teardown(): void {
   cluster?.stop();
+  removeWalkthroughClone(clone);
   if (build !== undefined) removeBuild(build);
 }
