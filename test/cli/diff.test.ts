@@ -1,7 +1,9 @@
 /**
  * `tapedeck diff` end to end: an agent (OpenAI SDK + MCP SDK) runs through the real proxy against a scripted LLM
  * upstream and the real server-everything MCP server. One recording per model (the scripted model plans other tool
- * calls on gpt-4.1), plus an exact offline replay of the first; then the CLI compares them.
+ * calls on gpt-4.1), plus an exact offline replay of the first; then the CLI compares them, in-process
+ * (test/helpers/cli-in-process.ts: the same dispatch, flags and error lines) but for one run of the real process
+ * (a gate failing: its exit status).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { startProxy } from '../../src/proxy/server.js';
 import { createTapeWriter } from '../../src/tape/tape-writer.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 
@@ -126,7 +129,7 @@ const DIFF_KEYS = [
 
 describe('tapedeck diff', () => {
   it('a run against its exact offline replay is identical, and --fail-on-divergence passes', async () => {
-    const { code, stdout, stderr } = await runCli([
+    const { code, stdout, stderr } = await runCliInProcess([
       'diff',
       'base',
       'base-replay',
@@ -203,8 +206,8 @@ describe('tapedeck diff', () => {
     expect(d.score).toBeGreaterThan(0.5);
     expect(d.score).toBeLessThan(1);
 
-    expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.99'])).code).toBe(1);
-    expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.1'])).code).toBe(0);
+    expect((await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.99'])).code).toBe(1);
+    expect((await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--min-score', '0.1'])).code).toBe(0);
   }, 30_000);
 
   it('reads the overrides a modified replay declares in its header', async () => {
@@ -222,7 +225,7 @@ describe('tapedeck diff', () => {
     });
     for (const { type: _type, id: _id, seq: _seq, ...ex } of live.exchanges) await writer.append({ ...ex, match: { kind: 'live' } });
     await writer.close();
-    const { code, stdout } = await runCli(['diff', 'base', 'base-live', '--dir', dir, '--json']);
+    const { code, stdout } = await runCliInProcess(['diff', 'base', 'base-live', '--dir', dir, '--json']);
     expect(code).toBe(0);
     const d = JSON.parse(stdout) as { configChanges: unknown[]; toolSequenceDiff: unknown[] };
     expect(d.configChanges).toEqual([
@@ -233,7 +236,7 @@ describe('tapedeck diff', () => {
   }, 30_000);
 
   it('prints a side-by-side summary for people', async () => {
-    const { code, stdout } = await runCli(['diff', 'base', 'other-model', '--dir', dir]);
+    const { code, stdout } = await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^base → other-model {2}differs {2}score 0\.\d\d {2}ARS 0\.\d\d \((excellent|good|moderate|poor)\)$/m);
     expect(stdout).toContain('model: gpt-4o-mini → gpt-4.1');
@@ -259,12 +262,12 @@ describe('tapedeck diff', () => {
   }, 30_000);
 
   it('--markdown: the verdict first, the table, details folded; --min-ars gates on the regression score', async () => {
-    const same = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--markdown', '--min-ars', '1']);
+    const same = await runCliInProcess(['diff', 'base', 'base-replay', '--dir', dir, '--markdown', '--min-ars', '1']);
     expect(same.code).toBe(0);
     expect(same.stdout.split('\n')[0]).toBe('### ✅ tapedeck diff `base` → `base-replay`: identical, score 1.00, ARS 1.00 (excellent)');
     expect(same.stdout).toContain('**First divergence:** none, the runs match step for step.');
 
-    const other = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--min-ars', '0.99']);
+    const other = await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--min-ars', '0.99']);
     expect(other.code).toBe(1);
     expect(other.stderr.trim()).toMatch(/^tapedeck diff: ARS 0\.\d+ is below --min-ars 0\.99$/);
     const lines = other.stdout.split('\n');
@@ -288,26 +291,25 @@ describe('tapedeck diff', () => {
       for (const row of rows) expect(cells(row)).toBe(cells(rows[0]!));
     }
 
-    expect((await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', '0.1'])).code).toBe(0);
-    const both = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--json']);
+    expect((await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', '0.1'])).code).toBe(0);
+    const both = await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--markdown', '--json']);
     expect(both.code).toBe(2);
     expect(both.stderr.trim()).toBe('tapedeck diff: --json and --markdown: pick one');
-    const bad = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', 'x']);
+    const bad = await runCliInProcess(['diff', 'base', 'other-model', '--dir', dir, '--min-ars', 'x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toBe('tapedeck diff: --min-ars needs a number from 0 to 1, got "x"');
-    // Six CLI runs from source: generous under a loaded machine.
-  }, 90_000);
+  });
 
   it('bad arguments exit 2 with one line; a missing tape exits 1 with one line', async () => {
-    const one = await runCli(['diff', 'base', '--dir', dir]);
+    const one = await runCliInProcess(['diff', 'base', '--dir', dir]);
     expect(one.code).toBe(2);
     expect(one.stderr.trim()).toMatch(/^tapedeck diff: usage: tapedeck diff A B/);
-    const score = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--min-score', '2']);
+    const score = await runCliInProcess(['diff', 'base', 'base-replay', '--dir', dir, '--min-score', '2']);
     expect(score.code).toBe(2);
     expect(score.stderr.trim()).toBe('tapedeck diff: --min-score needs a number from 0 to 1, got "2"');
-    const flag = await runCli(['diff', 'base', 'base-replay', '--dir', dir, '--nope']);
+    const flag = await runCliInProcess(['diff', 'base', 'base-replay', '--dir', dir, '--nope']);
     expect(flag.code).toBe(2);
-    const missing = await runCli(['diff', 'base', 'nope', '--dir', dir]);
+    const missing = await runCliInProcess(['diff', 'base', 'nope', '--dir', dir]);
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toMatch(/^tapedeck diff: no tape "nope" in .*\(tapedeck list shows them\)$/);
   }, 30_000);

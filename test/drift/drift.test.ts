@@ -3,7 +3,8 @@
  * the real proxy against a scripted LLM upstream and the real server-everything MCP server; then the upstream
  * changes (a renamed field, a new SSE event type, another answer, an error status, other tool arguments) and the
  * CLI's drift sends the tapes' calls again. Each change is classified as expected; an unchanged upstream and an
- * unchanged MCP server report no drift.
+ * unchanged MCP server report no drift. The CLI runs in-process (test/helpers/cli-in-process.ts: the same dispatch,
+ * flags and error lines), but for one run of the real process (a missing key: its exit status and stderr).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 import {
   anthropicStream,
@@ -160,7 +162,7 @@ interface Report {
 }
 
 async function drift(tape: string, ...flags: string[]): Promise<{ code: number | null; report: Report; stderr: string }> {
-  const res = await runCli(['drift', tape, '--dir', dir, '--json', ...flags], KEYS);
+  const res = await runCliInProcess(['drift', tape, '--dir', dir, '--json', ...flags], KEYS);
   if (res.stdout === '') throw new Error(res.stderr);
   return { code: res.code, report: JSON.parse(res.stdout) as Report, stderr: res.stderr };
 }
@@ -266,7 +268,10 @@ describe('tapedeck drift', () => {
     );
     expect(llm.requests.length).toBe(before);
     // --key names another variable for the route
-    const other = await runCli(['drift', 'same', '--dir', dir, '--key', '/openai=MY_KEY'], { OPENAI_API_KEY: '', MY_KEY: 'sk-mine' });
+    const other = await runCliInProcess(['drift', 'same', '--dir', dir, '--key', '/openai=MY_KEY'], {
+      OPENAI_API_KEY: '',
+      MY_KEY: 'sk-mine',
+    });
     expect(other.code, other.stderr).toBe(0);
     expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-mine');
   });
@@ -276,7 +281,7 @@ describe('tapedeck drift', () => {
     expect(report.calls.map((c) => c.step)).toEqual([0, 2]);
     expect(report.skipped).toEqual([{ step: 1, label: 'LLM gpt-4o-mini', reason: 'not in the sample of 2' }]);
     const before = llm.requests.length;
-    const dry = await runCli(['drift', 'three', '--dir', dir, '--dry-run'], { OPENAI_API_KEY: '' });
+    const dry = await runCliInProcess(['drift', 'three', '--dir', dir, '--dry-run'], { OPENAI_API_KEY: '' });
     expect(dry.code).toBe(0);
     expect(llm.requests.length).toBe(before);
     expect(dry.stdout.split('\n')[0]).toBe('drift "three": 3 call(s) to send (3 LLM, 0 MCP)');
@@ -299,13 +304,13 @@ describe('tapedeck drift', () => {
     expect((await loadTape(dir, 'error')).exchanges[0]!.response?.status).toBe(404);
     expect((await drift('error')).report.verdict).toBe('unchanged');
     // an existing name is refused without --overwrite
-    const again = await runCli(['drift', 'renamed', '--dir', dir, '--refresh', '--save-as', 'renamed-today'], KEYS);
+    const again = await runCliInProcess(['drift', 'renamed', '--dir', dir, '--refresh', '--save-as', 'renamed-today'], KEYS);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/renamed-today/);
   });
 
   it('--markdown: the verdict first, a row per call, the changes folded', async () => {
-    const res = await runCli(['drift', 'renamed', '--dir', dir, '--markdown'], KEYS);
+    const res = await runCliInProcess(['drift', 'renamed', '--dir', dir, '--markdown'], KEYS);
     expect(res.code).toBe(1);
     const lines = res.stdout.split('\n');
     expect(lines[0]).toBe(
@@ -320,8 +325,8 @@ describe('tapedeck drift', () => {
   });
 
   it('prints for people: the verdict, a row per call, the changes by severity, what was not sent', async () => {
-    const res = await runCli(['drift', 'mcp', '--dir', dir, '--side-effects', path.join(dir, 'side_effects.yaml')], KEYS);
-    const tools = await runCli(['drift', 'tools', '--dir', dir], KEYS);
+    const res = await runCliInProcess(['drift', 'mcp', '--dir', dir, '--side-effects', path.join(dir, 'side_effects.yaml')], KEYS);
+    const tools = await runCliInProcess(['drift', 'tools', '--dir', dir], KEYS);
     expect(tools.code).toBe(1);
     const lines = tools.stdout.split('\n');
     expect(lines[0]).toBe(`drift on "tools": 1 call(s) sent to 127.0.0.1:${llm.port}`);
@@ -351,7 +356,7 @@ describe('tapedeck drift', () => {
       [['--key', 'openai'], '--key needs ROUTE=VAR, like /openai=MY_OPENAI_KEY (got "openai")'],
       [['--min-similarity', '2'], '--min-similarity needs a number from 0 to 1, got "2"'],
     ] as const) {
-      const res = await runCli(['drift', 'same', '--dir', dir, ...flags], KEYS);
+      const res = await runCliInProcess(['drift', 'same', '--dir', dir, ...flags], KEYS);
       expect(res.code).toBe(2);
       expect(res.stderr.trim()).toBe(`tapedeck drift: ${message}`);
     }

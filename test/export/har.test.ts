@@ -1,8 +1,8 @@
 /**
  * HAR export: a real recorded agent tape (OpenAI JSON and streamed, Anthropic SSE, an HTTP 400, a side-file
- * body) and hand-made edge cases (binary body, MCP over stdio, tool error), exported through the CLI, validated
- * against the HAR 1.2 JSON schema (`har-schema`, the schema HAR validators use), then read back: every entry,
- * status, body and stream event must be the tape's.
+ * body) and hand-made edge cases (binary body, MCP over stdio, tool error), exported through the CLI (in-process:
+ * test/helpers/cli-in-process.ts), validated against the HAR 1.2 JSON schema (`har-schema`, the schema HAR
+ * validators use), then read back: every entry, status, body and stream event must be the tape's.
  */
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { decodeBody } from '../../src/tape/body.js';
 import { sseEventText } from '../../src/tape/sse.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import type { Exchange } from '../../src/tape/schema.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { recordAgentTapes } from '../inspect/record-agent.js';
 import { binaryCall, llmCall, toolCall, writeTape } from '../view/synthetic-tape.js';
 
@@ -82,7 +82,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('tapedeck export --format har', () => {
   it('writes a HAR 1.2 file that the HAR schema accepts and that reads back as the tape', async () => {
     const out = path.join(dir, 'agent.har');
-    const r = await runCli(['export', 'agent', '--format', 'har', '--out', out, '--dir', dir]);
+    const r = await runCliInProcess(['export', 'agent', '--format', 'har', '--out', out, '--dir', dir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('6 HAR entries');
     const har = JSON.parse(readFileSync(out, 'utf8')) as Har;
@@ -114,7 +114,7 @@ describe('tapedeck export --format har', () => {
   });
 
   it('keeps binary bodies in base64, stdio MCP messages as tapedeck-stdio: entries, and prints to stdout without --out', async () => {
-    const r = await runCli(['export', 'edge', '--format', 'har', '--dir', dir]);
+    const r = await runCliInProcess(['export', 'edge', '--format', 'har', '--dir', dir]);
     expect(r.code, r.stderr).toBe(0);
     const har = JSON.parse(r.stdout) as Har;
     expect(harValidator()(har)).toEqual([]);
@@ -141,15 +141,15 @@ describe('tapedeck export --format har', () => {
   });
 
   it('refuses bad input with one line and exit 2', async () => {
-    const bad = await runCli(['export', 'agent', '--format', 'pdf', '--dir', dir]);
+    const bad = await runCliInProcess(['export', 'agent', '--format', 'pdf', '--dir', dir]);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual(['tapedeck export: --format must be har or otlp (got "pdf")']);
-    const missing = await runCli(['export', 'nope', '--format', 'har', '--dir', dir]);
+    const missing = await runCliInProcess(['export', 'nope', '--format', 'har', '--dir', dir]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no tape "nope"');
-    const noFormat = await runCli(['export', 'agent', '--dir', dir]);
+    const noFormat = await runCliInProcess(['export', 'agent', '--dir', dir]);
     expect(noFormat.code).toBe(2);
-    const flag = await runCli(['export', 'agent', '--format', 'har', '--otlp-endpoint', 'http://x', '--dir', dir]);
+    const flag = await runCliInProcess(['export', 'agent', '--format', 'har', '--otlp-endpoint', 'http://x', '--dir', dir]);
     expect(flag.stderr).toContain('--otlp-endpoint goes with --format otlp');
   });
 });

@@ -2,7 +2,8 @@
  * OpenTelemetry export: a real agent run (OpenAI SDK + MCP SDK against server-everything, recorded through the
  * CLI) pushed by `tapedeck export --format otlp --otlp-endpoint` to a local OTLP/HTTP endpoint started here, and
  * what arrived checked attribute by attribute against the GenAI and MCP semantic conventions. Then the file
- * output, and the edge cases (tool error, JSON-RPC error, stdio) on a hand-made tape.
+ * output, and the edge cases (tool error, JSON-RPC error, stdio) on a hand-made tape. The CLI runs in-process
+ * (test/helpers/cli-in-process.ts), but where a failure must print one line and no credential: the real process.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,7 @@ import { SCHEMA_URL, tapeSpans, otlpJson } from '../../src/export/otlp.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import type { Exchange } from '../../src/tape/schema.js';
 import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { ASK, SYSTEM, recordRunAndModifiedReplay } from '../view/record-run.js';
 import { llmCall, toolCall, writeTape } from '../view/synthetic-tape.js';
 import { exchange } from '../inspect/exchanges.js';
@@ -105,7 +107,7 @@ afterAll(async () => {
 
 describe('tapedeck export --format otlp --otlp-endpoint', () => {
   it('pushes one trace per tape, a span per exchange, that a local OTLP/HTTP endpoint receives with the GenAI and MCP attributes', async () => {
-    const r = await runCli(['export', 'run', '--format', 'otlp', '--otlp-endpoint', collector.url, '--dir', dir]);
+    const r = await runCliInProcess(['export', 'run', '--format', 'otlp', '--otlp-endpoint', collector.url, '--dir', dir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(''); // pushed, not printed
     expect(collector.requests.length).toBeGreaterThan(0);
@@ -205,7 +207,7 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
 
   it('marks the blocked side effect of a modified replay as tapedeck.blocked (not a tool error), and leaves content out with --no-content', async () => {
     const before = collector.requests.length;
-    const r = await runCli([
+    const r = await runCliInProcess([
       'export',
       'run-live',
       '--format',
@@ -267,7 +269,7 @@ describe('tapedeck export --format otlp --otlp-endpoint', () => {
 describe('OTLP/JSON to a file and edge cases', () => {
   it('writes the same payload to a file', async () => {
     const out = path.join(dir, 'run.otlp.json');
-    const r = await runCli(['export', 'run', '--format', 'otlp', '--out', out, '--dir', dir]);
+    const r = await runCliInProcess(['export', 'run', '--format', 'otlp', '--out', out, '--dir', dir]);
     expect(r.code, r.stderr).toBe(0);
     const file = JSON.parse(readFileSync(out, 'utf8')) as OtlpRequest;
     const tape = await loadTape(dir, 'run');
