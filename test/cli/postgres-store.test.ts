@@ -2,7 +2,9 @@
  * The PostgreSQL store end to end, through real tapedeck processes and the official openai SDK, on a throwaway
  * cluster (test/global-setup.ts): record into the store, replay from it with the upstream gone, every reading
  * command with --store, push / pull round trips, several recorders at once, one writer per tape across processes,
- * kill -9 of a recorder under load, and a database that goes away mid-record.
+ * kill -9 of a recorder under load, and a database that goes away mid-record. The reading commands after the first
+ * of each kind (a list, a push, the one that finds the database gone) run in-process (test/helpers/cli-in-process.ts:
+ * the same dispatch, flags and error lines), the first through the real process (it exits: no store left open).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import { createDirStore } from '../../src/tape/dir-store.js';
 import { createPgStore } from '../../src/tape/postgres/pg-store.js';
 import { askChat } from '../helpers/ask-chat.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startPgCluster } from '../helpers/postgres.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
@@ -90,28 +93,28 @@ d('tapes in PostgreSQL, through the CLI', () => {
     const rows = JSON.parse(list.stdout) as { name: string; exchanges: number; replayOf?: { tape: string }; matches?: { exact: number } }[];
     expect(rows.map((r) => r.name)).toEqual(['checkout', 'checkout-replay']);
     expect(rows[1]).toMatchObject({ exchanges: 2, replayOf: { tape: 'checkout' }, matches: { exact: 2 } });
-    expect(JSON.parse((await runCli(['list', '--store', store(), '--mode', 'replay', '--json'])).stdout)).toHaveLength(1);
+    expect(JSON.parse((await runCliInProcess(['list', '--store', store(), '--mode', 'replay', '--json'])).stdout)).toHaveLength(1);
     expect(
-      JSON.parse((await runCli(['list', '--store', store(), '--model', 'gpt-4o-mini', '--since', '1h', '--json'])).stdout),
+      JSON.parse((await runCliInProcess(['list', '--store', store(), '--model', 'gpt-4o-mini', '--since', '1h', '--json'])).stdout),
     ).toHaveLength(2);
-    expect(JSON.parse((await runCli(['list', '--store', store(), '--model', 'nope', '--json'])).stdout)).toHaveLength(0);
+    expect(JSON.parse((await runCliInProcess(['list', '--store', store(), '--model', 'nope', '--json'])).stdout)).toHaveLength(0);
 
-    const show = await runCli(['show', 'latest', '--store', store(), '--json']);
+    const show = await runCliInProcess(['show', 'latest', '--store', store(), '--json']);
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ name: 'checkout', steps: [{}, {}] });
-    const diff = await runCli(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on-divergence']);
+    const diff = await runCliInProcess(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on-divergence']);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
-    const cost = await runCli(['cost', 'checkout', '--store', store(), '--json']);
+    const cost = await runCliInProcess(['cost', 'checkout', '--store', store(), '--json']);
     expect(cost.code, cost.stderr).toBe(0);
-    const har = await runCli(['export', 'checkout', '--format', 'har', '--store', store()]);
+    const har = await runCliInProcess(['export', 'checkout', '--format', 'har', '--store', store()]);
     expect(JSON.parse(har.stdout).log.entries).toHaveLength(2);
-    const scan = await runCli(['scan', '--store', store()]);
+    const scan = await runCliInProcess(['scan', '--store', store()]);
     expect(scan.code, scan.stdout).toBe(0);
     expect(scan.stdout).toContain('no credentials found in 2 tape(s)');
 
-    const rm = await runCli(['rm', 'checkout-replay', '--store', store()]);
+    const rm = await runCliInProcess(['rm', 'checkout-replay', '--store', store()]);
     expect(rm.code, rm.stderr).toBe(0);
-    const prune = await runCli(['prune', '--older-than', '0s', '--store', store(), '--dry-run']);
+    const prune = await runCliInProcess(['prune', '--older-than', '0s', '--store', store(), '--dry-run']);
     expect(prune.stdout).toContain('would remove checkout');
   }, 120_000);
 
@@ -125,14 +128,14 @@ d('tapes in PostgreSQL, through the CLI', () => {
     const push = await runCli(['push', 'local', '--to', store(), '--dir', dir]);
     expect(push.code, push.stderr).toBe(0);
     expect(push.stdout).toMatch(/^pushed local \(2 exchange\(s\)\) to postgres:/);
-    const again = await runCli(['push', 'local', '--to', store(), '--dir', dir]);
+    const again = await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace them/);
-    expect((await runCli(['push', 'local', '--to', store(), '--dir', dir, '--overwrite'])).code).toBe(0);
+    expect((await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir, '--overwrite'])).code).toBe(0);
 
     const back = mkdtempSync(path.join(tmpdir(), 'tapedeck-pull-'));
     try {
-      const pull = await runCli(['pull', 'local', '--from', store(), '--dir', back]);
+      const pull = await runCliInProcess(['pull', 'local', '--from', store(), '--dir', back]);
       expect(pull.code, pull.stderr).toBe(0);
       const original = await createDirStore(dir).load('local');
       const copy = await createDirStore(back).load('local');
@@ -140,7 +143,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
       expect(copy.exchanges).toEqual(original.exchanges);
       // Byte for byte: the store keeps each record's text as the folder wrote it.
       expect(readFileSync(path.join(back, 'local.jsonl'), 'utf8')).toBe(readFileSync(path.join(dir, 'local.jsonl'), 'utf8'));
-      const diff = await runCli(['diff', path.join(dir, 'local.jsonl'), path.join(back, 'local.jsonl'), '--fail-on-divergence']);
+      const diff = await runCliInProcess(['diff', path.join(dir, 'local.jsonl'), path.join(back, 'local.jsonl'), '--fail-on-divergence']);
       expect(diff.code, diff.stdout).toBe(0);
       expect(diff.stdout).toContain('identical');
     } finally {

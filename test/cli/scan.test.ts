@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const GHP = 'ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';
 const JWT =
@@ -71,7 +71,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('tapedeck scan', () => {
   it('lists every credential left on a tape, side files included, without printing one, and exits 1', async () => {
-    const r = await runCli(['scan', '--dir', dir]);
+    const r = await runCliInProcess(['scan', '--dir', dir]);
     expect(r.code).toBe(1);
     for (const secret of ['plain-query-key', 'live-header-key', 'hunter2', GHP, JWT, 'AKIAQ3ZLMXB4RT7W2KJN'])
       expect(r.stdout).not.toContain(secret);
@@ -89,16 +89,16 @@ describe('tapedeck scan', () => {
   });
 
   it('exits 0 for a clean tape, takes paths (pre-commit) and names, prints JSON, and exits 2 for a missing tape', async () => {
-    const clean = await runCli(['scan', 'new', '--dir', dir]);
+    const clean = await runCliInProcess(['scan', 'new', '--dir', dir]);
     expect(clean.code).toBe(0);
     expect(clean.stdout).toContain('no credentials found in 1 tape(s)');
-    const json = await runCli(['scan', path.join(dir, 'old.jsonl'), '--json']);
+    const json = await runCliInProcess(['scan', path.join(dir, 'old.jsonl'), '--json']);
     expect(json.code).toBe(1);
     const findings = JSON.parse(json.stdout) as { rule: string; line: number; exchange?: string }[];
     expect(findings.map((f) => f.rule).sort()).toEqual(
       ['aws-access-token', 'field', 'github-pat', 'jwt', 'secret-header', 'secret-query'].sort(),
     );
-    const missing = await runCli(['scan', 'nope', '--dir', dir]);
+    const missing = await runCliInProcess(['scan', 'nope', '--dir', dir]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no tape "nope" in');
   });

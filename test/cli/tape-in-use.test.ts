@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import { createLogger } from '../../src/log.js';
 import { startViewer } from '../../src/view/viewer.js';
-import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 let dir: string;
@@ -57,13 +58,13 @@ describe('a tape being recorded', () => {
     try {
       const url = await waitForListening(child);
       for (let i = 0; i < 3; i++) expect(await ask(url, `before ${i}`)).toBe(200);
-      const rm = await runCli(['rm', 'busy', '--dir', dir]);
+      const rm = await runCliInProcess(['rm', 'busy', '--dir', dir]);
       expect(rm.code).toBe(1);
       expect(rm.stderr.trim()).toBe(
         `tapedeck rm: cannot delete tape "busy": it is being written by pid ${child.pid} on ${(await import('node:os')).hostname()}. ` +
           `Stop that tapedeck first; if none is running, delete ${path.join(dir, 'busy.jsonl.lock')}`,
       );
-      const prune = await runCli(['prune', '--older-than', '0s', '--dir', dir]);
+      const prune = await runCliInProcess(['prune', '--older-than', '0s', '--dir', dir]);
       expect(prune.code).toBe(0);
       expect(prune.stderr).toContain(`skipped busy: cannot delete tape "busy": it is being written by pid ${child.pid}`);
       expect(existsSync(path.join(dir, 'busy.jsonl'))).toBe(true);
@@ -75,7 +76,7 @@ describe('a tape being recorded', () => {
     expect(stderr).toContain('6 exchange(s) on tape "busy"');
     expect((await createDirStore(dir).load('busy')).exchanges).toHaveLength(6);
     // Once the recorder is gone, the tape can go.
-    const rm = await runCli(['rm', 'busy', '--dir', dir]);
+    const rm = await runCliInProcess(['rm', 'busy', '--dir', dir]);
     expect(rm.code, rm.stderr).toBe(0);
   });
 
@@ -85,7 +86,7 @@ describe('a tape being recorded', () => {
       path.join(dir, 'stale.jsonl.lock'),
       JSON.stringify({ pid: 2 ** 22 - 3, host: (await import('node:os')).hostname(), since: 'x' }),
     );
-    const rm = await runCli(['rm', 'stale', '--dir', dir]);
+    const rm = await runCliInProcess(['rm', 'stale', '--dir', dir]);
     expect(rm.code, rm.stderr).toBe(0);
     expect(existsSync(path.join(dir, 'stale.jsonl'))).toBe(false);
     expect(existsSync(path.join(dir, 'stale.jsonl.lock'))).toBe(false);
@@ -103,14 +104,14 @@ describe('links below the tape folder', () => {
       mkdirSync(path.join(linked, 'real'));
       writeFileSync(path.join(linked, 'real', 'kept.jsonl'), header('real/kept'));
 
-      const list = await runCli(['list', '--dir', linked, '--json']);
+      const list = await runCliInProcess(['list', '--dir', linked, '--json']);
       expect(JSON.parse(list.stdout).map((t: { name: string }) => t.name)).toEqual(['real/kept']);
       for (const args of [
         ['rm', 'sub/x'],
         ['rm', 'alias'],
         ['show', 'sub/x'],
       ]) {
-        const r = await runCli([...args, '--dir', linked]);
+        const r = await runCliInProcess([...args, '--dir', linked]);
         expect(r.code, args.join(' ')).toBe(2);
         expect(r.stderr).toMatch(/is reached through a symbolic link .*never acts outside its tape folder/);
       }

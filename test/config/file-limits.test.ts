@@ -12,6 +12,7 @@ import { nestingOver } from '../../src/config/user-file.js';
 import { loadMocks } from '../../src/replay/mocks.js';
 import { loadSideEffects } from '../../src/replay/side-effects.js';
 import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 let dir: string;
 const file = (name: string, text: string): string => {
@@ -46,7 +47,7 @@ describe('size', () => {
 
   it('the CLI says it in one line', async () => {
     const f = file('big-cli.yaml', big());
-    const r = await runCli(['list', '--config', f, '--dir', dir]);
+    const r = await runCliInProcess(['list', '--config', f, '--dir', dir]);
     expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/is over 1 MiB: refused/);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPrices } from '../../src/config/prices.js';
 import { costReport } from '../../src/inspect/cost-report.js';
 import type { LoadedTape } from '../../src/tape/tape-reader.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { exchange } from './exchanges.js';
 
 const exchanges = [
@@ -53,12 +53,12 @@ describe('cost --as', () => {
   });
 
   it('through the CLI: a table, and --json', async () => {
-    const text = await runCli(['cost', 'run', '--as', 'gpt-4.1', '--as', 'unknown-model', '--dir', dir]);
+    const text = await runCliInProcess(['cost', 'run', '--as', 'gpt-4.1', '--as', 'unknown-model', '--dir', dir]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^ {2}0 {3}gpt-4o-mini-2024-07-18 +1000→100 +\$0\.000195 +\$0\.002500 +-$/m);
     expect(text.stdout).toMatch(/^ {2}total +3000→600 +\$0\.000795 +\$0\.0105 +-$/m);
     expect(text.stdout).toContain('no price for unknown-model: shown as "-" (unknown, not 0)');
-    const json = await runCli(['cost', 'run', '--as', 'gpt-4.1', '--dir', dir, '--json']);
+    const json = await runCliInProcess(['cost', 'run', '--as', 'gpt-4.1', '--dir', dir, '--json']);
     const r = JSON.parse(json.stdout) as { total: { recorded: number; as: Record<string, number> } };
     expect(r.total.recorded).toBeCloseTo(0.000795, 9);
     expect(r.total.as['gpt-4.1']).toBeCloseTo(0.0105, 9);

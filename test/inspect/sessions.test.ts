@@ -20,7 +20,7 @@ import { createLogger } from '../../src/log.js';
 import { conversationOf } from '../../src/providers/describe.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { weatherAgent } from '../helpers/realtime-agent.js';
 import { geminiLiveScript, realtimeScript, startWsUpstream } from '../helpers/ws-upstream.js';
 
@@ -140,15 +140,15 @@ describe('Realtime and Live sessions as steps', () => {
   });
 
   it('show, show --debrief and cost through the CLI', async () => {
-    const show = await runCli(['show', 'rt', '--dir', dir, '--wide']);
+    const show = await runCliInProcess(['show', 'rt', '--dir', dir, '--wide']);
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/LLM\s+\/openai gpt-realtime/);
     expect(show.stdout).toContain('It is sunny in Paris.');
     expect(show.stdout).toContain('get_weather');
-    const debrief = await runCli(['show', 'rt', '--dir', dir, '--debrief']);
+    const debrief = await runCliInProcess(['show', 'rt', '--dir', dir, '--debrief']);
     expect(debrief.code, debrief.stderr).toBe(0);
     expect(debrief.stdout).toContain('get_weather');
-    const cost = await runCli(['cost', 'rt', '--dir', dir]);
+    const cost = await runCliInProcess(['cost', 'rt', '--dir', dir]);
     expect(cost.code, cost.stderr).toBe(0);
     expect(cost.stdout).toMatch(/gpt-realtime/);
     expect(cost.stdout).toMatch(/gemini-live-2\.5-flash/);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
 import type { ResolveOptions } from '../../src/tape/store.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 let dir: string;
 let outside: string;
@@ -87,7 +87,7 @@ describe('tape references', () => {
       ['scan', 'serch'],
       ['side-effects', 'init', '--tape', 'serch', '--out', '-'],
     ]) {
-      const r = await runCli([...args, '--dir', dir]);
+      const r = await runCliInProcess([...args, '--dir', dir]);
       expect(r.code, args.join(' ')).toBe(2);
       messages.add(r.stderr.replace(/^tapedeck [\w-]+: /, '').trim());
     }
@@ -95,21 +95,21 @@ describe('tape references', () => {
   });
 
   it('show and rm take references; rm --with-replays deletes the replays too', async () => {
-    const show = await runCli(['show', 'latest', '--dir', dir, '--json']);
+    const show = await runCliInProcess(['show', 'latest', '--dir', dir, '--json']);
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout).name).toBe('checkout-ok');
-    const timeline = await runCli(['show', 'latest', '--dir', dir]);
+    const timeline = await runCliInProcess(['show', 'latest', '--dir', dir]);
     expect(timeline.stdout.split('\n')[0]).toMatch(/^checkout-ok · record/);
-    const init = await runCli(['side-effects', 'init', '--tape', 'sea', '--dir', dir, '--out', '-']);
+    const init = await runCliInProcess(['side-effects', 'init', '--tape', 'sea', '--dir', dir, '--out', '-']);
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toContain('search');
-    const rm = await runCli(['rm', 'checkout-ok', '--with-replays', '--dir', dir]);
+    const rm = await runCliInProcess(['rm', 'checkout-ok', '--with-replays', '--dir', dir]);
     expect(rm.code, rm.stderr).toBe(0);
     expect(rm.stdout.trim().split('\n')).toHaveLength(3);
     expect(existsSync(path.join(dir, 'checkout-ok.jsonl'))).toBe(false);
     expect(existsSync(path.join(dir, 'ci/checkout-ok-41.jsonl'))).toBe(false);
     expect(existsSync(path.join(dir, 'checkout-bug.jsonl'))).toBe(true);
-    const ambiguous = await runCli(['rm', 'zzz', 'checkout-bug', '--dir', dir]);
+    const ambiguous = await runCliInProcess(['rm', 'zzz', 'checkout-bug', '--dir', dir]);
     expect(ambiguous.code).toBe(2);
     expect(existsSync(path.join(dir, 'checkout-bug.jsonl'))).toBe(true); // one bad reference deletes nothing
   });

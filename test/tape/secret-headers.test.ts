@@ -7,7 +7,7 @@ import { startProxy } from '../../src/proxy/server.js';
 import { createRedactor, REDACTED } from '../../src/tape/redact.js';
 import { isSecretHeaderName } from '../../src/tape/secret-headers.js';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { openaiChat, startScriptedUpstream, type Reply, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 /** Real header names from providers, gateways and platforms that carry a credential. */
@@ -194,7 +194,7 @@ describe('recorded and scanned', () => {
       path.join(dir, 'old.jsonl'),
       `${header}\n${line({ 'x-portkey-api-key': 'pk-plain-gateway-key-0001' }, { 'x-ratelimit-remaining-tokens': '9000', 'x-csrf-token': 'abcdef' })}\n`,
     );
-    const r = await runCli(['scan', 'old', '--dir', dir, '--json']);
+    const r = await runCliInProcess(['scan', 'old', '--dir', dir, '--json']);
     expect(r.code, r.stderr).toBe(1);
     const findings = JSON.parse(r.stdout) as { path: string; rule: string }[];
     expect(findings.map((f) => [f.path, f.rule])).toEqual([
