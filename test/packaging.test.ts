@@ -1,12 +1,14 @@
 /**
- * The package as a user gets it: `npm pack` (which builds `dist/` through `prepare`), install the tarball into an
- * empty project, run the `tapedeck` bin and import the library there.
+ * The package as a user gets it: `npm pack` of a fresh copy of the clone whose `dist/` its `prepare` built (the copy
+ * the README walkthroughs run in, built once per run: test/readme/walkthrough-clone.ts; packing it runs no second
+ * build), install the tarball into an empty project, run the `tapedeck` bin and import the library there.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { expect, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
+import { walkthroughClone } from './readme/walkthrough-clone.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -17,10 +19,14 @@ function run(cmd: string, args: string[], cwd: string): SpawnSyncReturns<string>
   return res;
 }
 
-it('npm pack makes a package that installs into another project and runs there', { timeout: 300_000 }, () => {
+it('npm pack makes a package that installs into another project and runs there', { timeout: 300_000 }, async () => {
+  // Packing and publishing build first: `prepare` (which the clone's first npx ran) is the build.
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  expect(manifest.scripts.prepare).toBe('npm run build');
+  const clone = await walkthroughClone(inject('walkthroughClone'));
   const tmp = mkdtempSync(path.join(tmpdir(), 'tapedeck-pack-'));
   try {
-    run(NPM, ['pack', '--silent', '--pack-destination', tmp], ROOT);
+    run(NPM, ['pack', '--silent', '--ignore-scripts', '--pack-destination', tmp], clone);
     const tarball = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
     expect(tarball).toBeDefined();
 

@@ -133,6 +133,7 @@ describe.each([
     dirs.push(dir);
     const { store, stored } = counting(kind === 'folder' ? createDirStore(dir) : createMemoryStore());
     const body = payload(content);
+    const digest = sha(body);
     const contentType = content === 'text' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
     const echo = await startEcho();
     const routes = [{ prefix: '/up', upstream: echo.url }];
@@ -151,21 +152,21 @@ describe.each([
       } finally {
         await rec.close();
       }
-      expect(answer).toMatchObject({ status: 200, bytes: body.byteLength, sha256: sha(body) });
-      expect(echo.seen).toEqual([sha(body)]);
+      expect(answer).toMatchObject({ status: 200, bytes: body.byteLength, sha256: digest });
+      expect(echo.seen).toEqual([digest]);
 
       // On the tape: both bodies stored apart, by their sha256, exactly as they came.
       const tape = await store.load('upload', { resolveFiles: false });
       const [ex] = tape.exchanges;
       const encoding = content === 'text' ? 'text' : 'base64';
-      expect(ex?.request.body).toMatchObject({ kind: 'file', encoding, bytes: body.byteLength, sha256: sha(body) });
-      expect(ex?.response?.body).toMatchObject({ kind: 'file', encoding, bytes: body.byteLength, sha256: sha(body) });
+      expect(ex?.request.body).toMatchObject({ kind: 'file', encoding, bytes: body.byteLength, sha256: digest });
+      expect(ex?.response?.body).toMatchObject({ kind: 'file', encoding, bytes: body.byteLength, sha256: digest });
 
       // Replayed: matched by the upload's hash, answered byte for byte, the upstream not asked again.
       const play = await startProxy({ mode: 'replay', tape: 'upload', store, port: 0, routes, onMiss: 'strict' });
       try {
         const again = await upload(play.url, body, contentType, () => Promise.resolve());
-        expect(again).toMatchObject({ status: 200, sha256: sha(body) });
+        expect(again).toMatchObject({ status: 200, sha256: digest });
         expect(again.match).not.toBe('miss');
         expect(echo.seen).toHaveLength(1);
         // A different upload of the same size is a miss, not the recorded answer.
@@ -180,13 +181,13 @@ describe.each([
       const replayTape = await store.load(play.writer.name, { resolveFiles: false });
       expect(replayTape.exchanges.map((e) => e.match?.kind).sort()).toEqual(['exact', 'miss']);
       const served = replayTape.exchanges.find((e) => e.match?.kind === 'exact');
-      expect(served?.request.body).toMatchObject({ kind: 'file', sha256: sha(body) });
+      expect(served?.request.body).toMatchObject({ kind: 'file', sha256: digest });
       const copy = served?.response?.body;
-      expect(copy).toMatchObject({ kind: 'file', sha256: sha(body), file: expect.stringContaining(play.writer.name) as string });
+      expect(copy).toMatchObject({ kind: 'file', sha256: digest, file: expect.stringContaining(play.writer.name) as string });
       if (copy?.kind !== 'file') throw new Error('not stored apart');
       const hash = createHash('sha256');
       for await (const chunk of store.openBlob(play.writer.name, copy)) hash.update(chunk as Buffer);
-      expect(hash.digest('hex')).toBe(sha(body));
+      expect(hash.digest('hex')).toBe(digest);
     } finally {
       echo.release();
       await echo.close();
