@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { toSteps } from '../../src/inspect/steps.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
 
@@ -203,11 +204,11 @@ describe('replay --llm live', () => {
 
 describe('diff of the replays against the recording', () => {
   it('an exact offline replay is identical; the --llm live --model run shows the model change, deltas and the first divergence', async () => {
-    const exact = await runCli(['diff', 'run', 'run-exact', '--dir', dir, '--json', '--fail-on-divergence']);
+    const exact = await runCliInProcess(['diff', 'run', 'run-exact', '--dir', dir, '--json', '--fail-on-divergence']);
     expect(exact.code, exact.stderr).toBe(0);
     expect(JSON.parse(exact.stdout)).toMatchObject({ identical: true, toolSequenceDiff: [], firstDivergence: null, score: 1 });
 
-    const live = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--json']);
+    const live = await runCliInProcess(['diff', 'run', 'run-live', '--dir', dir, '--json']);
     expect(live.code, live.stderr).toBe(0);
     const d = JSON.parse(live.stdout) as {
       identical: boolean;
@@ -233,7 +234,7 @@ describe('diff of the replays against the recording', () => {
     });
     expect(d.score).toBeLessThan(1);
 
-    const gate = await runCli(['diff', 'run', 'run-live', '--dir', dir, '--fail-on-divergence']);
+    const gate = await runCliInProcess(['diff', 'run', 'run-live', '--dir', dir, '--fail-on-divergence']);
     expect(gate.code).toBe(1);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 let dir: string;
@@ -107,7 +108,7 @@ describe('tapedeck record / replay processes', () => {
   });
 
   it('takes a negative number as the value of a flag (--step -1)', async () => {
-    const res = await runCli(['show', 'term', '--dir', dir, '--step', '-1']);
+    const res = await runCliInProcess(['show', 'term', '--dir', dir, '--step', '-1']);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^step 0 of 1/);
