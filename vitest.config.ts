@@ -1,5 +1,19 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The README walkthroughs first (test/readme/walkthroughs-*.test.ts): the longest files (~25 s each), though small,
+ * so vitest would run them last where it has no timings yet (a fresh clone: largest files first), and the run would
+ * end on one worker. The rest in vitest's order (failed first, then longest).
+ */
+class WalkthroughsFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const walkthrough = (f: TestSpecification): boolean => /[/\\]test[/\\]readme[/\\]walkthroughs-[^/\\]+$/.test(f.moduleId);
+    return [...sorted.filter(walkthrough), ...sorted.filter((f) => !walkthrough(f))];
+  }
+}
 
 export default defineConfig({
   test: {
@@ -16,5 +30,6 @@ export default defineConfig({
     // cores (vitest's default there is one, which left a core idle and the suite twice as long).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     globalSetup: ['test/global-setup.ts'],
+    sequence: { sequencer: WalkthroughsFirst },
   },
 });
