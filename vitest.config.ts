@@ -4,14 +4,20 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The README walkthroughs first (test/readme/walkthroughs-*.test.ts): the longest files (~25 s each), though small,
- * so vitest would run them last where it has no timings yet (a fresh clone: largest files first), and the run would
- * end on one worker. The rest in vitest's order (failed first, then longest).
+ * so vitest would run them last where it has no timings yet (a fresh clone: largest first), and the run would end on
+ * one worker. The first of them builds the copy of the clone they share (~15 s; test/readme/walkthrough-clone.ts):
+ * meanwhile the other worker runs a few other files rather than wait for it. Then the other walkthroughs, the
+ * packaging test (it packs that copy), and the rest in vitest's order (failed first, then longest).
  */
 class WalkthroughsFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const walkthrough = (f: TestSpecification): boolean => /[/\\]test[/\\]readme[/\\]walkthroughs-[^/\\]+$/.test(f.moduleId);
-    return [...sorted.filter(walkthrough), ...sorted.filter((f) => !walkthrough(f))];
+    const packaging = (f: TestSpecification): boolean => /[/\\]test[/\\]packaging\.test\.ts$/.test(f.moduleId);
+    const [first, ...walkthroughs] = sorted.filter(walkthrough);
+    const others = sorted.filter((f) => !walkthrough(f) && !packaging(f));
+    if (first === undefined) return sorted;
+    return [first, ...others.slice(0, 3), ...walkthroughs, ...sorted.filter(packaging), ...others.slice(3)];
   }
 }
 
