@@ -106,6 +106,8 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
 export { openTapeSession, defaultReplayName, type SessionOptions, type TapeSession, type ReplaySettings } from './proxy/tape-session.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
+export type { ResponseSink } from './proxy/sink.js';
+export { sendBody, sendJson, openSse, type PacedStream } from './proxy/sink-send.js';
 export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
 export { agentEnv, writeCaBundle, type AgentEnvOptions } from './proxy/agent-env.js';
 export { loadOrCreateCa, defaultCaDir, type CertificateAuthority } from './proxy/ca.js';
