@@ -7,7 +7,7 @@ import { incomingRecord } from '../replay-record.js';
 import type { ProxyRequest, Timing } from '../types.js';
 import { round } from '../../tape/sse.js';
 import type { ResponseSink } from '../sink.js';
-import { openSse, sendJson, sseEvent } from '../sink-send.js';
+import { openSse, sendBody, sendJson, SSE_HEADERS, sseEvent } from '../sink-send.js';
 import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { Message } from '../../providers/mcp.js';
@@ -26,18 +26,17 @@ export interface Reply {
  */
 export async function sendReply(sink: ResponseSink, reply: Reply, timing: Timing): Promise<void> {
   if (!reply.sse) return sendJson(sink, reply.status, reply.messages.at(-1)?.message, reply.headers);
-  const stream = openSse(sink, reply.status, reply.headers);
   const event = (m: { message: Message }): string => sseEvent('message', JSON.stringify(m.message));
-  if (timing.mode === 'instant') {
-    if (!(await stream.write(reply.messages.map(event).join('')))) return;
-  } else {
-    let last = 0;
-    for (const m of reply.messages) {
-      const wait = scaledDelay(m.offsetMs - last, timing);
-      last = m.offsetMs;
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (!(await stream.write(event(m)))) return;
-    }
+  // Instant: the whole stream in one write (already in memory; nothing follows it to hold back).
+  if (timing.mode === 'instant')
+    return sendBody(sink, reply.status, { ...SSE_HEADERS, ...reply.headers }, reply.messages.map(event).join(''));
+  const stream = openSse(sink, reply.status, reply.headers);
+  let last = 0;
+  for (const m of reply.messages) {
+    const wait = scaledDelay(m.offsetMs - last, timing);
+    last = m.offsetMs;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (!(await stream.write(event(m)))) return;
   }
   stream.end();
 }
