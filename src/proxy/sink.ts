@@ -13,6 +13,11 @@ export interface ResponseSink {
   write(chunk: Uint8Array): boolean;
   onDrain(cb: () => void): void;
   end(): void;
+  /**
+   * The answer is about to end (`end` or `cut` follows shortly): what is written from now, and what this turn wrote
+   * and the transport has not sent yet, goes out with the end in one write. Optional: a sink without it writes as usual.
+   */
+  hold?(): void;
   /** Cut the connection once everything written so far has been flushed (to pass an upstream reset on). */
   cut(): void;
   /** Called once if the client goes away before `end`. */
@@ -31,6 +36,7 @@ export function nodeHeaders(headers: HeaderMap): Record<string, string | string[
 
 export function nodeSink(res: ServerResponse): ResponseSink {
   let written = false;
+  let holding = false;
   return {
     head(status, headers) {
       res.writeHead(status, nodeHeaders(headers));
@@ -47,8 +53,19 @@ export function nodeSink(res: ServerResponse): ResponseSink {
       return res.write(chunk);
     },
     onDrain: (cb) => void res.once('drain', cb),
+    hold() {
+      if (holding || res.destroyed) return;
+      holding = true;
+      // node corks the socket for the rest of the turn on every write: corking it once more keeps it so until
+      // `end()`, which uncorks it fully.
+      res.cork();
+    },
     end: () => void res.end(),
     cut() {
+      if (holding) {
+        holding = false;
+        res.uncork();
+      }
       // An empty write's callback runs once everything before it has reached the socket.
       if (res.destroyed) return;
       if (!res.headersSent) res.flushHeaders();

@@ -3,8 +3,9 @@
  * loopback server, what a buffer sink keeps, and how a cut and a client that left are passed on.
  */
 import { once } from 'node:events';
+import { createConnection } from 'node:net';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BufferSink, nodeHeaders, nodeSink, sendError, type ResponseSink } from '../../src/proxy/sink.js';
 
 const enc = new TextEncoder();
@@ -81,6 +82,47 @@ describe('nodeSink', () => {
       sink.head(200, { 'content-type': 'text/plain' });
       sink.write(enc.encode('partial'));
       sink.cut();
+    });
+    const res = await get(url);
+    let got = '';
+    res.on('data', (d: Buffer) => (got += d.toString()));
+    const [err] = (await once(res, 'error')) as [NodeJS.ErrnoException];
+    expect(err.code).toBe('ECONNRESET');
+    expect(got).toBe('partial');
+  });
+
+  it('hold: what this turn wrote waits for the end, and goes out with it (one write, not two)', async () => {
+    let sink!: ResponseSink;
+    const received: string[] = [];
+    const url = new URL(
+      await serve((res) => {
+        sink = nodeSink(res);
+        sink.head(200, { 'content-type': 'text/plain' });
+        sink.write(enc.encode('whole answer'));
+        sink.hold?.();
+      }),
+    );
+    const socket = createConnection(Number(url.port), url.hostname);
+    socket.on('data', (d: Buffer) => received.push(d.toString('latin1')));
+    socket.write(`GET / HTTP/1.1\r\nhost: ${url.host}\r\n\r\n`);
+    onTestFinished(() => void socket.destroy());
+    // Without the hold, the head and the chunk would be on the client by now (node sends them at the end of the turn).
+    while (sink === undefined) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toEqual([]);
+    sink.end();
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nc\r\nwhole answer\r\n0\r\n\r\n$/);
+  });
+
+  it('hold, then cut: what was written still reaches the client before the cut', async () => {
+    const url = await serve((res) => {
+      const sink = nodeSink(res);
+      sink.head(200, { 'content-type': 'text/plain' });
+      sink.write(enc.encode('partial'));
+      sink.hold?.();
+      setImmediate(() => sink.cut());
     });
     const res = await get(url);
     let got = '';
