@@ -11,6 +11,7 @@ import type { ResponseSink } from './sink.js';
 /** A whole answer at once; no body when `body` is undefined or empty. */
 export function sendBody(sink: ResponseSink, status: number, headers: HeaderMap, body?: string | Uint8Array): void {
   sink.head(status, headers);
+  sink.hold?.(); // head, body and end in one write
   if (body !== undefined && body.length > 0) sink.write(typeof body === 'string' ? Buffer.from(body) : body);
   sink.end();
 }
