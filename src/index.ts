@@ -116,6 +116,8 @@ export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, 
 export type { Timeouts, ForwardProxySettings } from './proxy/server.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
 export { createMcpResponder, type McpResponderOptions } from './proxy/mcp/responder.js';
+export type { ResponseSink } from './proxy/sink.js';
+export { sendBody, sendJson, openSse, type PacedStream } from './proxy/sink-send.js';
 export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
 export { agentEnv, type AgentEnvOptions } from './proxy/agent-env.js';
 export { sandboxLaunch, sandboxSupport } from './proxy/sandbox.js';

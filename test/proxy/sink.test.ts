@@ -1,12 +1,12 @@
 /**
  * Response sinks (src/proxy/sink.ts) by their public behaviour: what a client receives through a node sink on a real
- * loopback server, what a web sink's `Response` holds, and how each passes on a cut and a client that left.
+ * loopback server, what a buffer sink keeps, and how a cut and a client that left are passed on.
  */
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { nodeHeaders, nodeSink, sendError, sendWebResponse, webSink, type ResponseSink } from '../../src/proxy/sink.js';
+import { BufferSink, nodeHeaders, nodeSink, sendError, type ResponseSink } from '../../src/proxy/sink.js';
 
 const enc = new TextEncoder();
 let server: Server | undefined;
@@ -155,76 +155,27 @@ describe('nodeSink', () => {
   });
 });
 
-describe('webSink', () => {
-  it('resolves to a Response once the head is written, streaming what is written after', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, { 'content-type': 'text/plain', 'set-cookie': 'a=1\nb=2' });
-    const res = await response;
-    expect(res.status).toBe(200);
-    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
-    sink.write(enc.encode('one '));
-    sink.write(enc.encode('two'));
+describe('BufferSink', () => {
+  it('keeps the head and every chunk, and says whether the answer was cut', () => {
+    const sink = new BufferSink();
+    sink.head(200, { 'content-type': 'text/event-stream' });
+    expect(sink.write(enc.encode('data: 1\n\n'))).toBe(true);
+    sink.write(enc.encode('data: 2\n\n'));
     sink.end();
-    expect(await res.text()).toBe('one two');
-  });
-
-  it('has no body for 204 and 304', async () => {
-    for (const status of [204, 304]) {
-      const { sink, response } = webSink();
-      sink.head(status, {});
-      sink.end();
-      expect((await response).body).toBeNull();
-    }
-  });
-
-  it('tells a writer to wait when the reader is not keeping up, and calls onDrain when it reads', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, {});
-    let writes = 0;
-    while (writes < 1000 && sink.write(enc.encode('x'))) writes++;
-    expect(writes).toBeLessThan(64);
-    const drained = new Promise<void>((resolve) => sink.onDrain(resolve));
-    const reader = (await response).body!.getReader();
-    for (let i = 0; i <= writes; i++) await reader.read();
-    await drained;
-    await reader.cancel();
-  });
-
-  it('cut: the reader gets what was written, then an error', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, {});
-    sink.write(enc.encode('partial'));
-    sink.cut();
-    const reader = (await response).body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('partial');
-    await expect(reader.read()).rejects.toThrow(/upstream connection was cut/);
-  });
-
-  it('onClose: called when the reader cancels before the end', async () => {
-    const { sink, response } = webSink();
-    let closed = 0;
-    sink.onClose(() => closed++);
-    sink.head(200, {});
-    sink.write(enc.encode('x'));
-    await (await response).body!.cancel();
-    expect(closed).toBe(1);
+    expect([sink.status, sink.headers, sink.text(), sink.wasCut]).toEqual([
+      200,
+      { 'content-type': 'text/event-stream' },
+      'data: 1\n\ndata: 2\n\n',
+      false,
+    ]);
+    const cut = new BufferSink();
+    cut.head(200, {});
+    cut.cut();
+    expect(cut.wasCut).toBe(true);
   });
 });
 
-describe('sendWebResponse and sendError', () => {
-  it('write a web Response to a node response, set-cookie values kept apart', async () => {
-    const url = await serve((res) => {
-      const headers = new Headers({ 'content-type': 'text/plain' });
-      headers.append('set-cookie', 'a=1');
-      headers.append('set-cookie', 'b=2');
-      void sendWebResponse(res, new Response('from a responder', { status: 202, headers }));
-    });
-    const res = await get(url);
-    expect(res.statusCode).toBe(202);
-    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
-    expect(await bodyOf(res)).toBe('from a responder');
-  });
-
+describe('sendError', () => {
   it('sendError answers with the rendered error, or cuts an answer already begun', async () => {
     const url = await serve((res) => {
       if (res.req.url === '/begun') res.writeHead(200).write('started');
