@@ -115,6 +115,7 @@ export { buildOverridePlan, type OverridePlan, type OverrideRule, type OverrideI
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
 export type { Timeouts, ForwardProxySettings } from './proxy/server.js';
 export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
+export type { ExchangeLog } from './proxy/exchange-log.js';
 export { createMcpResponder, type McpResponderOptions } from './proxy/mcp/responder.js';
 export type { ResponseSink } from './proxy/sink.js';
 export { sendBody, sendJson, openSse, type PacedStream } from './proxy/sink-send.js';

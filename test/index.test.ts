@@ -256,6 +256,7 @@ const TYPES: string[] = [
   'ErrorCode',
   'Exchange',
   'ExchangeError',
+  'ExchangeLog',
   'ExperimentAxes',
   'ExperimentConfig',
   'ExperimentOptions',
