@@ -4,7 +4,8 @@
  * `{error:{code,type,message}}` for everything else (the viewer, a route that is no LLM API), over MCP as a JSON-RPC
  * error or, for a tool call the agent should read and carry on from, as a tool result with `isError`. Callers pick
  * the shape; the status, headers and body come from here, and reach the client through {@link errorResponse} (fetch),
- * `sendError` (a node response, `proxy/sink.ts`) or `refuseRaw` (a raw socket, `proxy/raw-answer.ts`).
+ * `sendError` (a node response, `proxy/sink.ts`), `sendErrorAnswer` (a response sink, `proxy/sink-send.ts`) or
+ * `refuseRaw` (a raw socket, `proxy/raw-answer.ts`).
  */
 import type { TapedeckError } from '../errors.js';
 import { rpcError, type Message, type RequestId } from './mcp.js';
@@ -53,7 +54,7 @@ export function errorText(answer: ErrorAnswer): string {
   return JSON.stringify(answer.body);
 }
 
-/** The answer as a fetch `Response` (hono's `HTTPException.getResponse()`): what hono apps and replay responders return. */
+/** The answer as a fetch `Response` (hono's `HTTPException.getResponse()`): what the viewer's hono app returns. */
 export function errorResponse(answer: ErrorAnswer): Response {
   return new Response(errorText(answer), { status: answer.status, headers: answer.headers });
 }

@@ -210,6 +210,9 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
         send(chunk);
       },
       end: () => {
+        // The answer ends once it is on the tape (a turn or so from now): what was written in this turn waits for
+        // the end, and head, body and last chunk go out in one write (a small answer comes in one read).
+        if (opts.commit) sink.hold?.();
         if (inflate === undefined || inflated === undefined) return settle(true);
         if (!inflate.destroyed) inflate.end();
         void inflated.then(() => settle(true));

@@ -5,14 +5,15 @@
 import { findHttpMock, type Mocks } from '../replay/mocks.js';
 import { round } from '../tape/sse.js';
 import { incomingRecord } from './replay-record.js';
+import { sendBody } from './sink-send.js';
 import type { ReplayResponder } from './types.js';
 
 export function createHttpMockResponder(mocks: Mocks): ReplayResponder {
   return {
     name: 'http-mock',
-    async handle(req, ctx) {
+    async handle(req, ctx, sink) {
       const mock = findHttpMock(mocks, req.route.prefix, req.method, req.path);
-      if (mock === undefined) return undefined;
+      if (mock === undefined) return false;
       const json = mock.body !== undefined && typeof mock.body !== 'string';
       const headers: Record<string, string> = {
         ...(mock.body === undefined ? {} : { 'content-type': json ? 'application/json' : 'text/plain' }),
@@ -31,7 +32,8 @@ export function createHttpMockResponder(mocks: Mocks): ReplayResponder {
         timing: { durationMs: round(performance.now() - req.t0) },
         match: { kind: 'mock', reason },
       });
-      return new Response(text === '' ? null : text, { status: mock.status, headers });
+      sendBody(sink, mock.status, headers, text);
+      return true;
     },
   };
 }

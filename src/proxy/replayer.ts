@@ -18,7 +18,7 @@ import { copyBlob, type ReplayBlobs } from './body-spill.js';
 import { incomingRecord } from './replay-record.js';
 import { requestMeaning } from './request-meaning.js';
 import { serveRecorded } from './serve-recorded.js';
-import { nodeSink, sendError, sendWebResponse, webSink } from './sink.js';
+import { nodeSink, sendError } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
 
 export interface ReplayerOptions {
@@ -58,11 +58,10 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
   const { out } = opts;
   const write = (ex: NewExchange): void => out.write(ex);
 
-  const forwardLive: ReplayContext['forwardLive'] = async (req, live = {}) => {
-    const { sink, response } = webSink();
+  const forwardLive: ReplayContext['forwardLive'] = async (req, sink, live = {}) => {
     const exchange = forwardAndCapture(req, sink, {
       dispatcher: opts.dispatcher,
-      headers: { 'x-tapedeck-match': 'live' },
+      headers: live.headers ? { 'x-tapedeck-match': 'live', ...live.headers } : { 'x-tapedeck-match': 'live' },
       ...(live.body ? { body: live.body } : {}),
       ...(opts.stopping ? { stopping: opts.stopping } : {}),
       ...(opts.blobs ? { spill: opts.blobs.spill } : {}),
@@ -76,7 +75,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
       // A body replaced before it went (modified replay) means something else than the request did.
       live.body === undefined ? { known: { llm: requestMeaning(req).llm } } : {},
     );
-    return response;
+    await exchange;
   };
 
   const ctxBase = {
@@ -93,10 +92,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     async handle(req, res) {
       if (opts.matchHeaders === false) withoutTapedeckHeaders(res);
       const ctx: ReplayContext = ctxBase;
-      for (const responder of opts.responders ?? []) {
-        const answered = await responder.handle(req, ctx);
-        if (answered !== undefined) return sendWebResponse(res, answered);
-      }
+      const sink = nodeSink(res);
+      for (const responder of opts.responders ?? []) if (await responder.handle(req, ctx, sink)) return;
       const incoming = toIncoming(req);
       // The request side as computed once for this request: describing the replay tape's record reads only the answer.
       const known = { llm: incoming.llm };
@@ -115,7 +112,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           score: round(outcome.score),
           reason: outcome.explanation + reshaped,
         };
-        await serveRecorded(answer, nodeSink(res), { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
+        await serveRecorded(answer, sink, { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
         const served = servedExchange(req, incoming, answer, match);
         if (outcome.kind === 'exact') {
           // Same request, same answer: the recorded meaning holds; no need to parse it again.
@@ -149,7 +146,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
             };
       if (opts.onMiss === 'live') {
         if (verdict.allowed) {
-          const live = forwardAndCapture(req, nodeSink(res), {
+          const live = forwardAndCapture(req, sink, {
             dispatcher: opts.dispatcher,
             headers: { 'x-tapedeck-match': 'live' },
             ...(opts.stopping ? { stopping: opts.stopping } : {}),

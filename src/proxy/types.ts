@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from './exchange-log.js';
 import type { LargeBody } from './body-spill.js';
+import type { ResponseSink } from './sink.js';
 
 /** What a request means, computed once (`request-meaning.ts`) and carried on it. */
 export interface RequestMeaning {
@@ -56,17 +57,29 @@ export interface ReplayContext {
   timing: Timing;
   log: Logger;
   /**
-   * Forward the request to the real upstream and record the exchange into the replay tape with
-   * `match: {kind: 'live', reason}` (used by `--on-miss live` and `--llm live`). `body` replaces the request body sent
-   * upstream; `notes` go onto the replay tape's exchange.
+   * Forward the request to the real upstream, its answer streaming to `sink` as it comes, and record the exchange into
+   * the replay tape with `match: {kind: 'live', reason}` (used by `--on-miss live` and `--llm live`). `body` replaces
+   * the request body sent upstream; `headers` are set on the client's answer (not on the tape); `notes` go onto the
+   * replay tape's exchange. Resolves once the answer has ended (or failed, or its client left); never rejects.
    */
-  forwardLive(req: ProxyRequest, opts?: { body?: Buffer; notes?: Record<string, unknown>; reason?: string }): Promise<Response>;
+  forwardLive(
+    req: ProxyRequest,
+    sink: ResponseSink,
+    opts?: { body?: Buffer; headers?: HeaderMap; notes?: Record<string, unknown>; reason?: string },
+  ): Promise<void>;
 }
 
-/** Answers a replayed request itself, or returns undefined to pass it on (finally to the generic HTTP replayer). */
+/**
+ * Answers a replayed request itself, or passes it on (finally to the generic HTTP replayer). Asked in order; the
+ * first to answer wins.
+ */
 export interface ReplayResponder {
   readonly name: string;
-  handle(req: ProxyRequest, ctx: ReplayContext): Promise<Response | undefined>;
+  /**
+   * Answer `req` by writing to `sink` (`sink-send.ts` has helpers) and resolve true once it is answered (a long-lived
+   * stream may stay open after); or resolve false, having written nothing, to pass it on.
+   */
+  handle(req: ProxyRequest, ctx: ReplayContext, sink: ResponseSink): Promise<boolean>;
   /** On shutdown, after connections are closed: resolves once everything the responder started is on the tape (long-lived streams). */
   drain?(): Promise<void>;
 }

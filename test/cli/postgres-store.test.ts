@@ -224,6 +224,9 @@ d('a database that goes away mid-record', () => {
       await admin.connect();
       await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'tapedeck writer%'`);
       await admin.end();
+      // The recorder hears of it from its connection (a request already on its way then is cut, never answered whole
+      // without being on the tape); from then on every request is a 503.
+      while (!stderr.includes('nothing more will reach the tape')) await new Promise((r) => setTimeout(r, 20));
       const after: number[] = [];
       for (let i = 0; i < 3; i++) {
         const res = await fetch(`${proxy}/openai/v1/chat/completions`, {

@@ -8,6 +8,7 @@ import { registerProvider, type ProviderAdapter } from '../../src/index.js';
 import { createLlmLiveResponder } from '../../src/proxy/llm-live.js';
 import { requestMeaning } from '../../src/proxy/request-meaning.js';
 import { toIncoming } from '../../src/proxy/replayer.js';
+import { BufferSink } from '../../src/proxy/sink.js';
 import type { ProxyRequest, ReplayContext } from '../../src/proxy/types.js';
 import { parrot } from '../providers/parrot-provider.js';
 
@@ -46,7 +47,7 @@ describe('request meaning, once per request', () => {
     detections = 0;
     // The first call is answered from the tape (--live-after 1): the responder passes it on to the replayer.
     const responder = createLlmLiveResponder({ model: 'gpt-4.1' }, { fromTapeFirst: 1 });
-    expect(await responder.handle(req, {} as ReplayContext)).toBeUndefined();
+    expect(await responder.handle(req, {} as ReplayContext, new BufferSink())).toBe(false);
     const incoming = toIncoming(req);
     expect(detections).toBe(1);
     expect(incoming.llm).toMatchObject({ provider: 'openai', api: 'chat.completions', model: 'gpt-4o-mini', params: { temperature: 0 } });

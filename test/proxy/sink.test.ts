@@ -1,11 +1,12 @@
 /**
  * Response sinks (src/proxy/sink.ts) by their public behaviour: what a client receives through a node sink on a real
- * loopback server, what a web sink's `Response` holds, and how each passes on a cut and a client that left.
+ * loopback server, what a buffer sink keeps, and how a cut and a client that left are passed on.
  */
 import { once } from 'node:events';
+import { createConnection } from 'node:net';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import { nodeHeaders, nodeSink, sendError, sendWebResponse, webSink, type ResponseSink } from '../../src/proxy/sink.js';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { BufferSink, nodeHeaders, nodeSink, sendError, type ResponseSink } from '../../src/proxy/sink.js';
 
 const enc = new TextEncoder();
 let server: Server | undefined;
@@ -90,6 +91,47 @@ describe('nodeSink', () => {
     expect(got).toBe('partial');
   });
 
+  it('hold: what this turn wrote waits for the end, and goes out with it (one write, not two)', async () => {
+    let sink!: ResponseSink;
+    const received: string[] = [];
+    const url = new URL(
+      await serve((res) => {
+        sink = nodeSink(res);
+        sink.head(200, { 'content-type': 'text/plain' });
+        sink.write(enc.encode('whole answer'));
+        sink.hold?.();
+      }),
+    );
+    const socket = createConnection(Number(url.port), url.hostname);
+    socket.on('data', (d: Buffer) => received.push(d.toString('latin1')));
+    socket.write(`GET / HTTP/1.1\r\nhost: ${url.host}\r\n\r\n`);
+    onTestFinished(() => void socket.destroy());
+    // Without the hold, the head and the chunk would be on the client by now (node sends them at the end of the turn).
+    while (sink === undefined) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toEqual([]);
+    sink.end();
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nc\r\nwhole answer\r\n0\r\n\r\n$/);
+  });
+
+  it('hold, then cut: what was written still reaches the client before the cut', async () => {
+    const url = await serve((res) => {
+      const sink = nodeSink(res);
+      sink.head(200, { 'content-type': 'text/plain' });
+      sink.write(enc.encode('partial'));
+      sink.hold?.();
+      setImmediate(() => sink.cut());
+    });
+    const res = await get(url);
+    let got = '';
+    res.on('data', (d: Buffer) => (got += d.toString()));
+    const [err] = (await once(res, 'error')) as [NodeJS.ErrnoException];
+    expect(err.code).toBe('ECONNRESET');
+    expect(got).toBe('partial');
+  });
+
   it('onClose: called when the client leaves before the end, not after a normal end', async () => {
     const closed: string[] = [];
     let left!: () => void;
@@ -113,76 +155,27 @@ describe('nodeSink', () => {
   });
 });
 
-describe('webSink', () => {
-  it('resolves to a Response once the head is written, streaming what is written after', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, { 'content-type': 'text/plain', 'set-cookie': 'a=1\nb=2' });
-    const res = await response;
-    expect(res.status).toBe(200);
-    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
-    sink.write(enc.encode('one '));
-    sink.write(enc.encode('two'));
+describe('BufferSink', () => {
+  it('keeps the head and every chunk, and says whether the answer was cut', () => {
+    const sink = new BufferSink();
+    sink.head(200, { 'content-type': 'text/event-stream' });
+    expect(sink.write(enc.encode('data: 1\n\n'))).toBe(true);
+    sink.write(enc.encode('data: 2\n\n'));
     sink.end();
-    expect(await res.text()).toBe('one two');
-  });
-
-  it('has no body for 204 and 304', async () => {
-    for (const status of [204, 304]) {
-      const { sink, response } = webSink();
-      sink.head(status, {});
-      sink.end();
-      expect((await response).body).toBeNull();
-    }
-  });
-
-  it('tells a writer to wait when the reader is not keeping up, and calls onDrain when it reads', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, {});
-    let writes = 0;
-    while (writes < 1000 && sink.write(enc.encode('x'))) writes++;
-    expect(writes).toBeLessThan(64);
-    const drained = new Promise<void>((resolve) => sink.onDrain(resolve));
-    const reader = (await response).body!.getReader();
-    for (let i = 0; i <= writes; i++) await reader.read();
-    await drained;
-    await reader.cancel();
-  });
-
-  it('cut: the reader gets what was written, then an error', async () => {
-    const { sink, response } = webSink();
-    sink.head(200, {});
-    sink.write(enc.encode('partial'));
-    sink.cut();
-    const reader = (await response).body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('partial');
-    await expect(reader.read()).rejects.toThrow(/upstream connection was cut/);
-  });
-
-  it('onClose: called when the reader cancels before the end', async () => {
-    const { sink, response } = webSink();
-    let closed = 0;
-    sink.onClose(() => closed++);
-    sink.head(200, {});
-    sink.write(enc.encode('x'));
-    await (await response).body!.cancel();
-    expect(closed).toBe(1);
+    expect([sink.status, sink.headers, sink.text(), sink.wasCut]).toEqual([
+      200,
+      { 'content-type': 'text/event-stream' },
+      'data: 1\n\ndata: 2\n\n',
+      false,
+    ]);
+    const cut = new BufferSink();
+    cut.head(200, {});
+    cut.cut();
+    expect(cut.wasCut).toBe(true);
   });
 });
 
-describe('sendWebResponse and sendError', () => {
-  it('write a web Response to a node response, set-cookie values kept apart', async () => {
-    const url = await serve((res) => {
-      const headers = new Headers({ 'content-type': 'text/plain' });
-      headers.append('set-cookie', 'a=1');
-      headers.append('set-cookie', 'b=2');
-      void sendWebResponse(res, new Response('from a responder', { status: 202, headers }));
-    });
-    const res = await get(url);
-    expect(res.statusCode).toBe(202);
-    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
-    expect(await bodyOf(res)).toBe('from a responder');
-  });
-
+describe('sendError', () => {
   it('sendError answers with the rendered error, or cuts an answer already begun', async () => {
     const url = await serve((res) => {
       if (res.req.url === '/begun') res.writeHead(200).write('started');

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalBody, exactKey, queryKey, stripFields, withoutSecrets, type KeyedRequest } from '../../src/replay/exact-key.js';
+import { indexKey } from '../../src/proxy/tape-session.js';
 import { STREAMED_BODY_BYTES } from '../../src/tape/large-body.js';
 import type { Body } from '../../src/tape/schema.js';
 
@@ -81,6 +82,16 @@ describe('exactKey', () => {
     // In the path and in text bodies too.
     expect(exactKey(req({ kind: 'text', text: `key=${KEY}` }, { path: `/v1/${KEY}` }))).toBe(
       exactKey(req({ kind: 'text', text: 'key=[REDACTED:1]' }, { path: '/v1/[REDACTED:2]' })),
+    );
+  });
+});
+
+describe('indexKey (the exact_key column of a database store)', () => {
+  it('is the sha256, in hex, of the exact key: what a query can compute for a request', () => {
+    const r = req(json({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(exactKey(r)).toBe('POST /openai/v1/chat/completions?\n{"messages":[{"content":"hi","role":"user"}],"model":"gpt-4o"}');
+    expect(indexKey({ ...r, seq: 0 } as unknown as Parameters<typeof indexKey>[0])).toBe(
+      createHash('sha256').update(exactKey(r)).digest('hex'),
     );
   });
 });

@@ -8,7 +8,9 @@ import { rpcErrorMessage } from '../../providers/errors.js';
 import type { Message, RequestId, TimedMessage } from '../../providers/mcp.js';
 import { SseSplitter } from '../../tape/sse.js';
 import type { HeaderMap } from '../../tape/schema.js';
-import { jsonResponse, toResponse, type Reply } from './http-reply.js';
+import { sendReply, type Reply } from './http-reply.js';
+import type { BufferSink, ResponseSink } from '../sink.js';
+import { sendBody, sendJson } from '../sink-send.js';
 import type { Timing } from '../types.js';
 import { parseJson } from '../../tape/json-depth.js';
 
@@ -24,10 +26,18 @@ export function batchSse(parts: readonly BatchPart[], acceptsSse: boolean): bool
   return acceptsSse && parts.some((p) => p.sse || p.messages.length > 1);
 }
 
-export function batchResponse(parts: readonly BatchPart[], sse: boolean, headers: HeaderMap, timing: Timing): Response {
-  if (parts.length === 0) return new Response(null, { status: 202, headers });
+/** Send the batch's answer; resolves once it is sent (or the client has gone). */
+export async function sendBatch(
+  sink: ResponseSink,
+  parts: readonly BatchPart[],
+  sse: boolean,
+  headers: HeaderMap,
+  timing: Timing,
+): Promise<void> {
+  if (parts.length === 0) return sendBody(sink, 202, headers);
   if (!sse)
-    return jsonResponse(
+    return sendJson(
+      sink,
       200,
       parts.map((p) => p.messages.at(-1)?.message),
       headers,
@@ -40,15 +50,15 @@ export function batchResponse(parts: readonly BatchPart[], sse: boolean, headers
     base += p.messages.at(-1)?.offsetMs ?? 0;
   }
   const reply: Reply = { status: 200, headers, messages, sse: true };
-  return toResponse(reply, timing);
+  return sendReply(sink, reply, timing);
 }
 
 /**
  * The messages a live answer carried (a JSON body or an SSE stream), read whole so the batch can be answered in one
  * piece. Without an answer to the request among them, a JSON-RPC error saying what came back instead.
  */
-export async function liveMessages(res: Response, id: RequestId): Promise<TimedMessage[]> {
-  const text = await res.text();
+export function liveMessages(res: BufferSink, id: RequestId): TimedMessage[] {
+  const text = res.text();
   const found: Message[] = [];
   const take = (value: unknown): void => {
     for (const m of Array.isArray(value) ? (value as unknown[]) : [value])
@@ -61,7 +71,7 @@ export async function liveMessages(res: Response, id: RequestId): Promise<TimedM
       return undefined;
     }
   };
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+  if ((res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
     const splitter = new SseSplitter();
     for (const block of [...splitter.push(text), ...splitter.push('\n\n')]) if (block.data !== '') take(parse(block.data));
   } else take(parse(text));

@@ -29,8 +29,8 @@ export interface Forwarded {
   recorded: boolean;
   /** The answer came as an SSE stream (HTTP). */
   sse?: boolean;
-  /** The live answer as it came, for a transport that passes it through unread (one HTTP message). */
-  response?: Response;
+  /** The live answer already went to the client as it came, unread (one HTTP message): nothing is left to send. */
+  sent?: boolean;
 }
 
 /** Where the engine works for one transport: how to decide, where to record, and how to go live. */
@@ -52,7 +52,7 @@ export interface McpContext {
 export interface Decision {
   kind: 'accepted' | 'answered' | 'forwarded';
   message: Message;
-  /** What to send back: notifications first, the answer last (none when accepted; none when `forwarded.response`). */
+  /** What to send back: notifications first, the answer last (none when accepted; none when `forwarded.sent`). */
   messages: TimedMessage[];
   match: MatchInfo;
   /** The recorded exchange the answer came from. */

@@ -5,7 +5,9 @@
 import { scaledDelay } from '../../replay/modes.js';
 import { incomingRecord } from '../replay-record.js';
 import type { ProxyRequest, Timing } from '../types.js';
-import { round, serializeSseFields } from '../../tape/sse.js';
+import { round } from '../../tape/sse.js';
+import type { ResponseSink } from '../sink.js';
+import { openSse, sendBody, sendJson, SSE_HEADERS, sseEvent } from '../sink-send.js';
 import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { Message } from '../../providers/mcp.js';
@@ -18,43 +20,25 @@ export interface Reply {
   sse: boolean;
 }
 
-/** A JSON answer with no streaming: errors the transport itself gives (400, 404, 405) and plain results. */
-export function jsonResponse(status: number, body: unknown, headers: HeaderMap = {}): Response {
-  return new Response(body === undefined ? null : JSON.stringify(body), {
-    status,
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-  });
-}
-
-export function toResponse(reply: Reply, timing: Timing): Response {
-  if (!reply.sse) {
-    const last = reply.messages.at(-1)?.message;
-    return jsonResponse(reply.status, last, reply.headers);
+/**
+ * Send a reply: the last message as a JSON body, or every message as an SSE event with the recorded gaps under the
+ * timing mode (all in one write when instant), at the client's pace. Resolves once it is sent, or the client has gone.
+ */
+export async function sendReply(sink: ResponseSink, reply: Reply, timing: Timing): Promise<void> {
+  if (!reply.sse) return sendJson(sink, reply.status, reply.messages.at(-1)?.message, reply.headers);
+  const event = (m: { message: Message }): string => sseEvent('message', JSON.stringify(m.message));
+  // Instant: the whole stream in one write (already in memory; nothing follows it to hold back).
+  if (timing.mode === 'instant')
+    return sendBody(sink, reply.status, { ...SSE_HEADERS, ...reply.headers }, reply.messages.map(event).join(''));
+  const stream = openSse(sink, reply.status, reply.headers);
+  let last = 0;
+  for (const m of reply.messages) {
+    const wait = scaledDelay(m.offsetMs - last, timing);
+    last = m.offsetMs;
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (!(await stream.write(event(m)))) return;
   }
-  const enc = new TextEncoder();
-  const messages = reply.messages;
-  const stream = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      if (timing.mode === 'instant') {
-        controller.enqueue(
-          enc.encode(messages.map((m) => serializeSseFields({ event: 'message', data: JSON.stringify(m.message) })).join('')),
-        );
-      } else {
-        let last = 0;
-        for (const m of messages) {
-          const wait = scaledDelay(m.offsetMs - last, timing);
-          last = m.offsetMs;
-          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          controller.enqueue(enc.encode(serializeSseFields({ event: 'message', data: JSON.stringify(m.message) })));
-        }
-      }
-      controller.close();
-    },
-  });
-  return new Response(stream, {
-    status: reply.status,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...reply.headers },
-  });
+  stream.end();
 }
 
 /** The replay tape's record of an answer tapedeck gave itself. */

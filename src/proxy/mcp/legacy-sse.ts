@@ -4,12 +4,14 @@
  * each POST is answered 202 and its answer travels on the stream, as the real server did.
  */
 import { TapedeckError } from '../../errors.js';
-import { errorResponse, rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
+import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { scaledDelay } from '../../replay/modes.js';
 import { toIncoming } from '../replayer.js';
 import type { ProxyRequest, ReplayContext } from '../types.js';
 import type { SideEffectPolicy } from '../../replay/side-effects.js';
-import { round, serializeSseFields } from '../../tape/sse.js';
+import { round } from '../../tape/sse.js';
+import type { ResponseSink } from '../sink.js';
+import { openSse, sendBody, sendErrorAnswer, sseEvent } from '../sink-send.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { commit, decideAll, type McpContext } from './engine.js';
@@ -25,63 +27,52 @@ export async function handleLegacy(
   legacy: LegacyRoute,
   sessions: SessionStore,
   policy: SideEffectPolicy,
-): Promise<Response | undefined> {
+  sink: ResponseSink,
+): Promise<boolean> {
   const write = (ex: NewExchange): void => ctx.out.write(ex);
 
   if (req.method === 'GET' && req.path === legacy.ssePath) {
     const session = sessions.create(req.route.prefix);
-    const enc = new TextEncoder();
     const events: SseEvent[] = [];
-    let controller!: ReadableStreamDefaultController<Uint8Array>;
     let ended!: () => void;
     ctx.out.track(new Promise<void>((r) => (ended = r)));
-    const push = (event: string, data: string): void => {
+    // The stream stays open until the client leaves (or tapedeck stops): then the session ends and the tape gets it.
+    const stream = openSse(sink, 200, { 'x-tapedeck-match': 'exact' }, () => {
+      sessions.delete(session.id);
+      write({
+        ...servedExchange(
+          req,
+          { status: 200, headers: { 'content-type': 'text/event-stream' } },
+          { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' },
+        ),
+        response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events },
+      });
+      ended();
+    });
+    session.push = (event, data) => {
+      if (stream.gone) return Promise.resolve(false);
       events.push({ offsetMs: round(performance.now() - req.t0), event, data });
-      try {
-        controller.enqueue(enc.encode(serializeSseFields({ event, data })));
-      } catch {
-        // the client is gone; the session ends with the stream
-      }
+      return stream.write(sseEvent(event, data));
     };
-    const stream = new ReadableStream<Uint8Array>({
-      start(c) {
-        controller = c;
-      },
-      cancel() {
-        sessions.delete(session.id);
-        write({
-          ...servedExchange(
-            req,
-            { status: 200, headers: { 'content-type': 'text/event-stream' } },
-            { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' },
-          ),
-          response: { status: 200, headers: { 'content-type': 'text/event-stream' }, events },
-        });
-        ended();
-      },
-    });
-    session.push = push;
-    push('endpoint', `${req.route.prefix}${legacy.postPath}?sessionId=${session.id}`);
-    return new Response(stream, {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-tapedeck-match': 'exact' },
-    });
+    void session.push('endpoint', `${req.route.prefix}${legacy.postPath}?sessionId=${session.id}`);
+    return true;
   }
 
-  if (req.method !== 'POST' || req.path !== legacy.postPath) return undefined;
+  if (req.method !== 'POST' || req.path !== legacy.postPath) return false;
   const sid = req.query.find(([k]) => k === 'sessionId')?.[1];
   const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
-  const refuse = (err: TapedeckError, reason = err.message): Response => {
+  const refuse = (err: TapedeckError, reason = err.message): true => {
     const answer = rpcHttpError(err);
     write(servedExchange(req, answer, { kind: 'miss', reason }));
-    return errorResponse(answer);
+    sendErrorAnswer(sink, answer);
+    return true;
   };
   if (session?.push === undefined)
     return refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown legacy SSE session ${sid ?? '(none)'}`);
   const parsed = parseRpcBody(req.body.toString('utf8'));
   if (!parsed.ok) {
     // The legacy transport answers on the stream too.
-    session.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
+    void session.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
     return refuse(parsed.error);
   }
   // Each message, alone or in a batch, gets the decision a single message gets; answers travel on the stream.
@@ -119,8 +110,12 @@ export async function handleLegacy(
       const wait = scaledDelay(m.offsetMs - last, ctx.timing);
       last = m.offsetMs;
       await new Promise((r) => (wait > 0 ? setTimeout(r, wait) : setImmediate(r)));
-      push('message', JSON.stringify(m.message));
+      // At the client's pace: a client not reading holds the answers back here, not in a buffer.
+      if (!(await push('message', JSON.stringify(m.message)))) return;
     }
   });
-  return new Response('Accepted', { status: 202, headers: kinds.length === 1 ? { 'x-tapedeck-match': kinds[0] as string } : {} });
+  const headers: Record<string, string> = { 'content-type': 'text/plain;charset=UTF-8' };
+  if (kinds.length === 1) headers['x-tapedeck-match'] = kinds[0] as string;
+  sendBody(sink, 202, headers, 'Accepted');
+  return true;
 }

@@ -6,7 +6,7 @@
  * cannot answer when misses go live; an unrecorded side effect is blocked whatever the miss policy says.
  */
 import { TapedeckError } from '../../errors.js';
-import { errorResponse, rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
+import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { toIncoming } from '../replayer.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
@@ -15,11 +15,13 @@ import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
-import { servedExchange, toResponse, type Reply } from './http-reply.js';
+import { sendReply, servedExchange, type Reply } from './http-reply.js';
+import { BufferSink, type ResponseSink } from '../sink.js';
+import { sendBody, sendErrorAnswer } from '../sink-send.js';
 import { looksLikeRpc, requestId, requestSideMcp, STREAM_METHOD, type Message, type RequestId } from '../../providers/mcp.js';
 import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import type { Exchange, MatchInfo } from '../../tape/schema.js';
-import { batchResponse, batchSse, liveMessages, type BatchPart } from './batch-reply.js';
+import { batchSse, liveMessages, sendBatch, type BatchPart } from './batch-reply.js';
 import { commit, decideAll, type Decision, type McpContext } from './engine.js';
 import { handleLegacy } from './legacy-sse.js';
 import { mcpRoutes } from './route-index.js';
@@ -54,10 +56,10 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
 
   return {
     name: 'mcp',
-    async handle(req, ctx) {
+    async handle(req, ctx, sink) {
       const route = mcpRoutes(ctx.tape).get(req.route.prefix);
       // The hot path for LLM traffic: a route the tape never saw MCP on, with no JSON-RPC marker, is not ours.
-      if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return undefined;
+      if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return false;
       const text = req.body.byteLength > 0 ? req.body.toString('utf8') : '';
       let json: unknown;
       let tooDeep = false;
@@ -70,22 +72,20 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       // MCP is decided per request: a JSON-RPC body, or any request on a path the tape saw MCP on (GET, DELETE, a
       // malformed message); a route may carry an LLM API on its other paths. A JSON-RPC body too deep to read is
       // refused here, never passed on (it could be a tool call no policy has looked at).
-      if (!looksLikeRpc(json) && !tooDeep && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return undefined;
-      if (route?.legacy) {
-        const legacy = await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape));
-        if (legacy !== undefined) return legacy;
-      }
+      if (!looksLikeRpc(json) && !tooDeep && !(route?.paths.has(req.path) ?? false) && route?.legacy === undefined) return false;
+      if (route?.legacy && (await handleLegacy(req, ctx, route.legacy, sessions, policyOf(ctx.tape), sink))) return true;
       const write = (ex: NewExchange): void => ctx.out.write(ex);
       // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
-      const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): Response => {
+      const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): true => {
         const answer = rpcHttpError(err);
         write({ ...servedExchange(req, answer, { kind: 'miss', reason }), ...extra });
-        return errorResponse(answer);
+        sendErrorAnswer(sink, answer);
+        return true;
       };
       const sessionful = route?.sessionful ?? false;
       const sid = req.headers[SESSION_HEADER];
       const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
-      const checkSession = (): Response | undefined => {
+      const checkSession = (): true | undefined => {
         if (!sessionful) return undefined;
         if (sid === undefined)
           return refuse(new TapedeckError('SESSION_REQUIRED', 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
@@ -117,7 +117,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         if (bad) return bad;
         if (sid !== undefined) sessions.delete(sid);
         write(servedExchange(req, { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
-        return new Response(null, { status: 200 });
+        sendBody(sink, 200, {});
+        return true;
       }
       if (req.method !== 'POST') {
         const refused = new TapedeckError('METHOD_NOT_ALLOWED', `Method not allowed: ${req.method}`, {
@@ -160,10 +161,15 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         incoming: (msg) => ({ ...toIncoming(one(msg)), mcp: requestSideMcp(msg, 'streamable-http') }),
         // The live answer is recorded as the server sent it; one message gets it streamed through unread.
         live: async (msg) => {
-          const res = await forwardLive(one(msg), ctx, current, msg);
-          if (!parsed.batch) return { messages: [], recorded: true, response: res };
-          const sse = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
-          return { messages: await liveMessages(res, msg.id as RequestId), recorded: true, sse };
+          if (!parsed.batch) {
+            await forwardLive(one(msg), ctx, current, msg, sink);
+            return { messages: [], recorded: true, sent: true };
+          }
+          // A message of a batch: its live answer is read whole, to go into the batch's one answer.
+          const res = new BufferSink();
+          await forwardLive(one(msg), ctx, current, msg, res);
+          const sse = (res.headers['content-type'] ?? '').startsWith('text/event-stream');
+          return { messages: liveMessages(res, msg.id as RequestId), recorded: true, sse };
         },
       };
       const decisions = await decideAll(messages, mcp);
@@ -178,16 +184,18 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
           const reply: Reply = { status: 200, headers: sessionHeaders, messages: d.messages, sse };
           commit(d, d.kind === 'accepted' ? accepted(d) : servedExchange(one(d.message), reply, d.match), mcp);
         }
-        return batchResponse(parts, sse, sessionHeaders, ctx.timing);
+        await sendBatch(sink, parts, sse, sessionHeaders, ctx.timing);
+        return true;
       }
 
       const d = decisions[0] as Decision;
       if (d.kind === 'accepted') {
         commit(d, accepted(d), mcp);
-        return new Response(null, { status: 202, headers: sessionHeaders });
+        sendBody(sink, 202, sessionHeaders);
+        return true;
       }
-      // Live: the server's answer streams through as it comes (the live forward recorded it).
-      if (d.forwarded?.response) return d.forwarded.response;
+      // Live: the server's answer streamed through as it came (the live forward recorded it).
+      if (d.forwarded?.sent === true) return true;
       // The recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own answers are 200.
       const recordedStatus = d.source?.response?.status;
       const status = recordedStatus !== undefined && recordedStatus !== 202 && d.messages.length > 0 ? recordedStatus : 200;
@@ -198,7 +206,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         sse: acceptsSse && (recordedAsSse(d.source) || d.messages.length > 1),
       };
       commit(d, servedExchange(req, reply, d.match), mcp);
-      return toResponse(reply, ctx.timing);
+      await sendReply(sink, reply, ctx.timing);
+      return true;
     },
   };
 }
@@ -212,7 +221,13 @@ function recordedAsSse(source: Exchange | undefined): boolean {
  * On-miss live, for a safe request: forward it to the real server. A session-dialect server needs its own
  * session, opened once per replay session with the client's own initialize; its session id never reaches the client.
  */
-async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: ReplaySession | undefined, msg: Message): Promise<Response> {
+async function forwardLive(
+  req: ProxyRequest,
+  ctx: ReplayContext,
+  session: ReplaySession | undefined,
+  msg: Message,
+  sink: ResponseSink,
+): Promise<void> {
   let headers = req.headers;
   if (session !== undefined) {
     session.liveSessionId ??= openLiveSession(req, session.initialize);
@@ -231,17 +246,15 @@ async function forwardLive(req: ProxyRequest, ctx: ReplayContext, session: Repla
         sse: false,
       };
       ctx.out.write(servedExchange(req, reply, match));
-      return toResponse(reply, ctx.timing);
+      return sendReply(sink, reply, ctx.timing);
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };
   }
-  const res = await ctx.forwardLive(
-    { ...req, headers },
-    { notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' } },
-  );
-  const out = new Headers(res.headers);
-  if (session !== undefined) out.set(SESSION_HEADER, session.id);
-  return new Response(res.body, { status: res.status, headers: out });
+  // The client keeps its replay session id, whatever the real server's is.
+  await ctx.forwardLive({ ...req, headers }, sink, {
+    notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' },
+    ...(session !== undefined ? { headers: { [SESSION_HEADER]: session.id } } : {}),
+  });
 }
 
 async function openLiveSession(req: ProxyRequest, initialize: Message | undefined): Promise<string | undefined> {

@@ -11,8 +11,8 @@ export interface ReplaySession {
   initialize?: Record<string, unknown>;
   /** The real server's session id, once a miss going live opened one. */
   liveSessionId?: Promise<string | undefined>;
-  /** Legacy HTTP+SSE: the open GET stream answers are written to. */
-  push?: (event: string, data: string) => void;
+  /** Legacy HTTP+SSE: write an event to the open GET stream; resolves once the client can take more, false once it has gone. */
+  push?: (event: string, data: string) => Promise<boolean>;
   /** Legacy HTTP+SSE: answers still being written to the stream, in order. */
   sending?: Promise<void>;
 }
