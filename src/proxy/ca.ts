@@ -9,8 +9,16 @@ import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
 import { TapedeckError } from '../errors.js';
+
+/**
+ * node-forge, loaded on first use: only a run that intercepts HTTPS makes certificates, and loading it costs every
+ * start ~35 ms of CPU (record, replay and each wrapped run).
+ */
+let forgeLib: typeof Forge | undefined;
+const forge = (): typeof Forge => (forgeLib ??= createRequire(import.meta.url)('node-forge') as typeof Forge);
 
 export const CA_CERT_FILE = 'ca.pem';
 export const CA_KEY_FILE = 'ca-key.pem';
@@ -48,22 +56,22 @@ export function loadOrCreateCa(dir: string, opts: { regenerate?: boolean } = {})
     created = true;
   }
   let certPem: string;
-  let caCert: forge.pki.Certificate;
-  let caKey: forge.pki.rsa.PrivateKey;
+  let caCert: Forge.pki.Certificate;
+  let caKey: Forge.pki.rsa.PrivateKey;
   try {
     certPem = readFileSync(certPath, 'utf8');
-    caCert = forge.pki.certificateFromPem(certPem);
-    caKey = forge.pki.privateKeyFromPem(readFileSync(keyPath, 'utf8'));
+    caCert = forge().pki.certificateFromPem(certPem);
+    caKey = forge().pki.privateKeyFromPem(readFileSync(keyPath, 'utf8'));
   } catch (err) {
     throw new TapedeckError('BAD_CONFIG', `the tapedeck CA in ${dir} cannot be read (${(err as Error).message}); regenerate it`, {
       cause: err,
     });
   }
   // One key for every host certificate of this process: only signing happens per host.
-  let leaf: { privateKey: string; publicKey: forge.pki.PublicKey } | undefined;
+  let leaf: { privateKey: string; publicKey: Forge.pki.PublicKey } | undefined;
   const contexts = new Map<string, SecureContext>();
-  const der = forge.asn1.toDer(forge.pki.certificateToAsn1(caCert)).getBytes();
-  const fingerprint = (forge.md.sha256.create().update(der).digest().toHex().match(/../g) ?? []).join(':').toUpperCase();
+  const der = forge().asn1.toDer(forge().pki.certificateToAsn1(caCert)).getBytes();
+  const fingerprint = (forge().md.sha256.create().update(der).digest().toHex().match(/../g) ?? []).join(':').toUpperCase();
   return {
     certPem,
     certPath,
@@ -76,10 +84,10 @@ export function loadOrCreateCa(dir: string, opts: { regenerate?: boolean } = {})
       if (ctx === undefined) {
         if (leaf === undefined) {
           const keys = rsaKeys();
-          leaf = { privateKey: keys.privateKey, publicKey: forge.pki.publicKeyFromPem(keys.publicKey) };
+          leaf = { privateKey: keys.privateKey, publicKey: forge().pki.publicKeyFromPem(keys.publicKey) };
         }
         const cert = hostCertificate(name, leaf.publicKey, caCert, caKey);
-        ctx = createSecureContext({ key: leaf.privateKey, cert: forge.pki.certificateToPem(cert) + certPem });
+        ctx = createSecureContext({ key: leaf.privateKey, cert: forge().pki.certificateToPem(cert) + certPem });
         if (contexts.size < 4096) contexts.set(name, ctx);
       }
       return ctx;
@@ -105,9 +113,9 @@ function serial(): string {
 function createCa(dir: string, certPath: string, keyPath: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const keys = rsaKeys();
-  const publicKey = forge.pki.publicKeyFromPem(keys.publicKey);
-  const privateKey = forge.pki.privateKeyFromPem(keys.privateKey);
-  const cert = forge.pki.createCertificate();
+  const publicKey = forge().pki.publicKeyFromPem(keys.publicKey);
+  const privateKey = forge().pki.privateKeyFromPem(keys.privateKey);
+  const cert = forge().pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = serial();
   cert.validity.notBefore = new Date(Date.now() - 24 * 3600_000);
@@ -123,24 +131,24 @@ function createCa(dir: string, certPath: string, keyPath: string): void {
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(privateKey, forge.md.sha256.create());
+  cert.sign(privateKey, forge().md.sha256.create());
   // The key first, readable by the user only, each file written whole and then renamed into place.
   const tmpKey = `${keyPath}.${process.pid}.tmp`;
   writeFileSync(tmpKey, keys.privateKey, { mode: 0o600 });
   chmodSync(tmpKey, 0o600);
   renameSync(tmpKey, keyPath);
   const tmpCert = `${certPath}.${process.pid}.tmp`;
-  writeFileSync(tmpCert, forge.pki.certificateToPem(cert), { mode: 0o644 });
+  writeFileSync(tmpCert, forge().pki.certificateToPem(cert), { mode: 0o644 });
   renameSync(tmpCert, certPath);
 }
 
 function hostCertificate(
   host: string,
-  publicKey: forge.pki.PublicKey,
-  caCert: forge.pki.Certificate,
-  caKey: forge.pki.rsa.PrivateKey,
-): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
+  publicKey: Forge.pki.PublicKey,
+  caCert: Forge.pki.Certificate,
+  caKey: Forge.pki.rsa.PrivateKey,
+): Forge.pki.Certificate {
+  const cert = forge().pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = serial();
   // Within the 398 days clients accept for a server certificate.
@@ -157,6 +165,6 @@ function hostCertificate(
     { name: 'subjectKeyIdentifier' },
     { name: 'authorityKeyIdentifier', keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(caKey, forge.md.sha256.create());
+  cert.sign(caKey, forge().md.sha256.create());
   return cert;
 }
