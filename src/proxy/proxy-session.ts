@@ -17,8 +17,7 @@ import { createRecorder } from './recorder.js';
 import { createReplayer } from './replayer.js';
 import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
 import { openTapeSession } from './tape-session.js';
-import { createSessionPlayer } from './ws/player.js';
-import { createSessionRecorder } from './ws/recorder.js';
+import { lazySessions } from './ws/lazy.js';
 import type { SessionHandler } from './ws/types.js';
 
 /** What every session of one server shares. */
@@ -74,7 +73,17 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       spill,
       ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
     });
-    const sessions = createSessionRecorder({ out, log, handshakeMs: timeouts.responseMs, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
+    const sessions = lazySessions(
+      async () =>
+        (await import('./ws/recorder.js')).createSessionRecorder({
+          out,
+          log,
+          handshakeMs: timeouts.responseMs,
+          onTapeFailure: opts.whenTapeFails ?? 'refuse',
+        }),
+      log,
+      out.track,
+    );
     return { writer, routes, handle, sessions, drain: out.drain, spill };
   }
   const session = await openTapeSession({
@@ -120,15 +129,20 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     // The name it was loaded by (a tape file copied under another name keeps its header's name).
     blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
   });
-  const sessions = createSessionPlayer({
-    tape,
-    out,
+  const sessions = lazySessions(
+    async () =>
+      (await import('./ws/player.js')).createSessionPlayer({
+        tape,
+        out,
+        log,
+        onMiss: opts.onMiss ?? 'strict',
+        timing: opts.timing ?? { mode: 'instant' },
+        ...(opts.redact ? { redact: opts.redact } : {}),
+        handshakeMs: timeouts.responseMs,
+        ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
+      }),
     log,
-    onMiss: opts.onMiss ?? 'strict',
-    timing: opts.timing ?? { mode: 'instant' },
-    ...(opts.redact ? { redact: opts.redact } : {}),
-    handshakeMs: timeouts.responseMs,
-    ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
-  });
+    out.track,
+  );
   return { writer, source: tape, routes: session.routes, handle: replayer.handle, sessions, drain: replayer.drain, spill };
 }
