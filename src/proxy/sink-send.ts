@@ -8,10 +8,9 @@ import { serializeSseFields } from '../tape/sse.js';
 import type { HeaderMap } from '../tape/schema.js';
 import type { ResponseSink } from './sink.js';
 
-/** A whole answer at once; no body when `body` is undefined or empty. */
+/** A whole answer at once (in one turn, so node sends head, body and end in one write); no body when `body` is undefined or empty. */
 export function sendBody(sink: ResponseSink, status: number, headers: HeaderMap, body?: string | Uint8Array): void {
   sink.head(status, headers);
-  sink.hold?.(); // head, body and end in one write
   if (body !== undefined && body.length > 0) sink.write(typeof body === 'string' ? Buffer.from(body) : body);
   sink.end();
 }
