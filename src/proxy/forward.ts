@@ -7,7 +7,7 @@ import { TapedeckError } from '../errors.js';
 import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
 import { encodeBody } from '../tape/body.js';
-import { SseSplitter, toSseEvent, round } from '../tape/sse.js';
+import { SseSplitter, toSseEvent, round, type SseBlock } from '../tape/sse.js';
 import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import { headerMapOf, isEventStream, tapeHeaders, tapeResponseHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
@@ -140,13 +140,16 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   let spilling: Spilling | undefined;
   const events: SseEvent[] = [];
   const splitter = stream ? new SseSplitter() : undefined;
-  const decoder = splitter ? new TextDecoder() : undefined;
   const body = upstream.body;
   let ttfbMs: number | undefined;
   let failure: ExchangeError | undefined;
-  const split = (bytes: Buffer): void => {
-    for (const block of splitter?.push(decoder?.decode(bytes, { stream: true }) ?? '') ?? []) events.push(toSseEvent(block, elapsed()));
+  // The events one chunk completes arrived together: one offset for all of them.
+  const capture = (blocks: SseBlock[]): void => {
+    if (blocks.length === 0) return;
+    const at = elapsed();
+    for (const block of blocks) events.push(toSseEvent(block, at));
   };
+  const split = (bytes: Buffer): void => capture(splitter?.write(bytes) ?? []);
   // A server may compress its stream whatever accept-encoding said: events are split from the decoded bytes, while
   // the client gets the bytes as they came.
   const inflate = splitter ? decompressor(headers['content-encoding']) : undefined;
@@ -171,13 +174,30 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   // at its last byte, so its latest chunk is held back.
   const holdLast = opts.commit !== undefined && out['content-length'] !== undefined;
   let held: Buffer | undefined;
-  const send = (chunk: Buffer): void => {
-    const previous = held;
-    held = holdLast ? chunk : undefined;
-    const now = holdLast ? previous : chunk;
-    if (now !== undefined && !sink.write(now)) {
+  // What arrives in one turn goes to the client in one write, at the end of the turn (a microtask: no later than it
+  // would have gone). One read from the upstream often holds many chunks (an SSE stream's events, each in its own
+  // HTTP chunk), and every write to the client costs its own chunk framing and a pass through node's streams.
+  let arrived: Buffer[] = [];
+  let flushQueued = false;
+  const flush = (): void => {
+    flushQueued = false;
+    if (arrived.length === 0) return;
+    const chunks = arrived;
+    arrived = [];
+    if (holdLast) {
+      if (held !== undefined) chunks.unshift(held);
+      held = chunks.pop();
+    }
+    if (chunks.length > 0 && !sink.write(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))) {
       body.pause();
       sink.onDrain(() => body.resume());
+    }
+  };
+  const send = (chunk: Buffer): void => {
+    arrived.push(chunk);
+    if (!flushQueued) {
+      flushQueued = true;
+      queueMicrotask(flush);
     }
   };
   const ended = await new Promise<boolean>((resolve) => {
@@ -189,6 +209,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     };
     onClientGone = () => {
       failure ??= { code: 'CLIENT_CLOSED', message: 'client went away before the response ended', phase: 'stream' };
+      arrived = [];
       body.destroy();
       settle(false);
     };
@@ -210,6 +231,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
         send(chunk);
       },
       end: () => {
+        flush();
         // The answer ends once it is on the tape (a turn or so from now): what was written in this turn waits for
         // the end, and head, body and last chunk go out in one write (a small answer comes in one read).
         if (opts.commit) sink.hold?.();
@@ -221,6 +243,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
         if (done) return;
         failure ??= toExchangeError(err, 'stream');
         // Pass the reset on once the client has every byte that arrived before it.
+        flush();
         if (held !== undefined) sink.write(held);
         held = undefined;
         sink.cut();
@@ -231,7 +254,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
 
   const response: NonNullable<NewExchange['response']> = { status: upstream.statusCode, headers: tapeResponseHeaders(headers) };
   if (splitter) {
-    for (const block of splitter.push(decoder?.decode() ?? '')) events.push(toSseEvent(block, elapsed()));
+    capture(splitter.end());
     response.events = events;
     const rest = splitter.rest();
     if (rest !== '') response.tail = rest;

@@ -14,7 +14,6 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
   if (req.method !== 'GET') return sink;
   let state: 'pass' | 'first' = 'pass';
   const splitter = new SseSplitter();
-  const decoder = new TextDecoder();
   let held: Uint8Array[] = [];
 
   const flushHeld = (): void => {
@@ -31,7 +30,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
     write(chunk) {
       if (state === 'pass') return sink.write(chunk);
       held.push(chunk);
-      const blocks = splitter.push(decoder.decode(chunk, { stream: true }));
+      const blocks = splitter.write(chunk);
       if (blocks.length === 0) return true;
       state = 'pass';
       const first = blocks[0];
@@ -47,7 +46,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
       // Everything held after the first event goes out unchanged, byte for byte.
       const all = Buffer.concat(held);
       held = [];
-      const rest = all.subarray(Buffer.byteLength(first.raw));
+      const rest = all.subarray((splitter.bom ? 3 : 0) + Buffer.byteLength(first.raw));
       const rewritten = serializeSseFields({
         event: 'endpoint',
         data: `${req.route.prefix}${below.path}${below.search}`,

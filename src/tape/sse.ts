@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import type { SseEvent } from './schema.js';
 
 /** One event block as it arrived: parsed fields plus the exact text, terminator included. */
@@ -17,8 +18,8 @@ const BLOCK_END = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 const CARRY = 3;
 
 /**
- * Incremental splitter for `text/event-stream` bodies. Feed it decoded text as it arrives; it returns each
- * complete event block with its raw text, so a replay can write the stream back byte for byte.
+ * Incremental splitter for `text/event-stream` bodies. Feed it the bytes (`write`) or decoded text (`push`) as they
+ * arrive; it returns each complete event block with its raw text, so a replay can write the stream back byte for byte.
  * (eventsource-parser parses fields well but does not expose block boundaries or raw bytes, which replay needs.)
  *
  * Linear in the stream's length: each chunk is searched once, together with the last few characters held from
@@ -31,6 +32,35 @@ export class SseSplitter {
   private pending: string[] = [];
   /** The last (up to) {@link CARRY} characters of the unfinished event. */
   private carry = '';
+  /** UTF-8 across chunk boundaries, for {@link write}: node's decoder, several times cheaper per chunk than a streaming `TextDecoder`. */
+  private decoder: StringDecoder | undefined;
+  /** Whether {@link write} has seen the stream's first character. */
+  private begun = false;
+  /** Whether the stream began with a byte order mark (dropped, as `EventSource` drops it). */
+  bom = false;
+
+  /**
+   * The stream's bytes as they arrive, decoded as UTF-8 (a character split across chunks is joined; invalid bytes
+   * become U+FFFD) with a leading byte order mark dropped. Returns the events they complete.
+   */
+  write(bytes: Uint8Array): SseBlock[] {
+    let text = (this.decoder ??= new StringDecoder('utf8')).write(bytes);
+    if (text === '') return [];
+    if (!this.begun) {
+      this.begun = true;
+      if (text.charCodeAt(0) === 0xfeff) {
+        this.bom = true;
+        text = text.slice(1);
+      }
+    }
+    return this.push(text);
+  }
+
+  /** The end of the bytes given to {@link write}: a character cut short becomes U+FFFD. */
+  end(): SseBlock[] {
+    const text = this.decoder?.end() ?? '';
+    return text === '' ? [] : this.push(text);
+  }
 
   push(text: string): SseBlock[] {
     const window = this.carry + text;
@@ -86,6 +116,9 @@ export class SseSplitter {
 const RANK: Record<string, number> = { event: 0, id: 1, retry: 2, data: 3 };
 
 function parseBlock(raw: string, bodyEnd: number): SseBlock {
+  // Most events are one `data: ` line ended by a blank line: read at once, canonical by construction.
+  if (bodyEnd === raw.length - 2 && raw.startsWith('data: ') && raw.indexOf('\n') === bodyEnd && !raw.includes('\r'))
+    return { data: raw.slice(6, bodyEnd), raw, canonical: true };
   const block: SseBlock = { data: '', raw };
   const dataLines: string[] = [];
   const body = raw.slice(0, bodyEnd);

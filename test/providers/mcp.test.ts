@@ -150,6 +150,14 @@ describe('rewriteLegacyEndpoint', () => {
     expect(out.join('')).toBe('event: endpoint\ndata: /legacy/message?sessionId=42\n\nevent: message\r\ndata: {"x":1}\r\n\r\n: ping\n\n');
   });
 
+  it('passes what follows the endpoint whole when the stream begins with a byte order mark', () => {
+    const out: string[] = [];
+    const sink = rewriteLegacyEndpoint(req('GET'), sinkInto(out));
+    sink.head(200, { 'content-type': 'text/event-stream' });
+    sink.write(Buffer.from('\uFEFFevent: endpoint\ndata: /message?sessionId=1\n\ndata: {"x":1}\n\n'));
+    expect(out.join('')).toBe('event: endpoint\ndata: /legacy/message?sessionId=1\n\ndata: {"x":1}\n\n');
+  });
+
   it('leaves a POST, a non-stream answer, and a first event that is not endpoint untouched', () => {
     for (const [method, type, text] of [
       ['POST', 'text/event-stream', 'event: endpoint\ndata: /message\n\n'],

@@ -32,6 +32,24 @@ describe('SseSplitter', () => {
     expect(sseEventText(b)).toBe('data:{}\r\n\r\n');
   });
 
+  it('decodes bytes split inside a character, and drops a leading byte order mark', () => {
+    const wire = Buffer.from('\uFEFFdata: {"t":"héllo 😀"}\n\ndata: ünd\n\n');
+    for (const size of [1, 2, 3, 5]) {
+      const s = new SseSplitter();
+      const blocks = [];
+      for (let i = 0; i < wire.length; i += size) blocks.push(...s.write(wire.subarray(i, i + size)));
+      blocks.push(...s.end());
+      expect(blocks.map((b) => b.data)).toEqual(['{"t":"héllo 😀"}', 'ünd']);
+      expect(blocks[0]!.canonical).toBe(true);
+      expect(s.bom).toBe(true);
+    }
+    // A character cut short at the end of the stream is kept as U+FFFD, in what is left over.
+    const cut = new SseSplitter();
+    expect(cut.write(Buffer.from('data: é').subarray(0, 7))).toEqual([]);
+    expect(cut.end()).toEqual([]);
+    expect(cut.rest()).toBe('data: \uFFFD');
+  });
+
   it('waits for the next chunk when a chunk ends in the middle of a CRLF', () => {
     const s = new SseSplitter();
     expect(s.push('data: x\r\n\r')).toEqual([]);
