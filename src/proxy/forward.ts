@@ -143,11 +143,16 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const body = upstream.body;
   let ttfbMs: number | undefined;
   let failure: ExchangeError | undefined;
-  // The events one chunk completes arrived together: one offset for all of them.
+  // The events of one turn arrived together (one read from the upstream, one chunk of a decompressor): one offset
+  // for all of them, read once.
+  let turnAt: number | undefined;
   const capture = (blocks: SseBlock[]): void => {
     if (blocks.length === 0) return;
-    const at = elapsed();
-    for (const block of blocks) events.push(toSseEvent(block, at));
+    if (turnAt === undefined) {
+      turnAt = elapsed();
+      queueMicrotask(() => (turnAt = undefined));
+    }
+    for (const block of blocks) events.push(toSseEvent(block, turnAt));
   };
   const split = (bytes: Buffer): void => capture(splitter?.write(bytes) ?? []);
   // A server may compress its stream whatever accept-encoding said: events are split from the decoded bytes, while

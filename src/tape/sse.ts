@@ -165,6 +165,8 @@ export function serializeSseFields(ev: {
   if (ev.event !== undefined) out += `event: ${ev.event}\n`;
   if (ev.id !== undefined) out += `id: ${ev.id}\n`;
   if (ev.retry !== undefined) out += `retry: ${ev.retry}\n`;
+  // Most data is one line: no array to split it into.
+  if (!ev.data.includes('\n')) return `${out}data: ${ev.data}\n\n`;
   for (const line of ev.data.split('\n')) out += `data: ${line}\n`;
   return out + '\n';
 }
