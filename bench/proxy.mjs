@@ -10,8 +10,8 @@
 //   actually sees through tapedeck.
 // The proxy's CPU time per request is read from /proc (Linux); elsewhere that column shows "-".
 // BENCH_PROFILE=zero or BENCH_PROFILE=model runs one upstream only; BENCH_DURATION_MS sets each throughput run.
-// The zero-work servers are loaded in BENCH_ROUNDS alternated rounds (default 3) and the medians reported: CPU per
-// request is compared to the bare proxy's, and this machine's speed drifts between runs.
+// The zero-work servers are warmed up under load, then loaded in BENCH_ROUNDS alternated rounds (default 5) and the
+// medians reported: CPU per request is compared to the bare proxy's, and this machine's speed drifts between runs.
 // BENCH_BASELINE=DIR adds `record (base)` and `replay (base)` rows from another tapedeck checkout with its dist/ built
 // (e.g. `git worktree add /tmp/base <ref> && cd /tmp/base && npm ci`): before and after, measured side by side in one run.
 import { spawn } from 'node:child_process';
@@ -23,8 +23,8 @@ import { Pool } from 'undici';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE, 'dist/cli/main.js') : undefined;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? (ROUNDS > 1 ? 3000 : 4000));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? (ROUNDS > 1 ? 2000 : 4000));
 const PROMPTS = 50; // distinct requests, cycled: replay answers each from its own recording
 
 const PROFILES = [
@@ -106,12 +106,12 @@ async function latency(profile, url, prefix) {
 }
 
 /** `concurrency` workers for DURATION_MS: requests per second, and the CPU the measured process used per request. */
-export async function throughput(profile, server, prefix) {
+export async function throughput(profile, server, prefix, durationMs = DURATION_MS) {
   const pool = new Pool(server.url, { connections: profile.concurrency });
   let done = 0;
   let i = 0;
   const cpu0 = cpuMs(server.pid);
-  const until = performance.now() + DURATION_MS;
+  const until = performance.now() + durationMs;
   await Promise.all(
     Array.from({ length: profile.concurrency }, async () => {
       while (performance.now() < until) {
@@ -122,12 +122,7 @@ export async function throughput(profile, server, prefix) {
   );
   const cpu1 = cpuMs(server.pid);
   await pool.close();
-  return { rps: (done / DURATION_MS) * 1000, cpuUs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / done };
-}
-
-async function measure(profile, name, server, prefix) {
-  const lat = await latency(profile, server.url, prefix);
-  return { name, lat, ...(await throughput(profile, server, prefix)) };
+  return { rps: (done / durationMs) * 1000, cpuUs: cpu0 === undefined || cpu1 === undefined ? undefined : ((cpu1 - cpu0) * 1000) / done };
 }
 
 /** The median of some numbers. */
@@ -164,6 +159,8 @@ async function workload(profile, cli, dir, upstream, stream) {
     }
     const rows = [];
     for (const s of servers) rows.push({ name: s.name, lat: await latency(profile, s.server.url, s.prefix), runs: [] });
+    // Sequential requests leave the code warm but not in its steady state under load: one short loaded run each first.
+    if (profile.rounds > 1) for (const s of servers) await throughput(profile, s.server, s.prefix, 1000);
     // Throughput and CPU in alternated rounds, each server loaded alone in turn: a machine whose speed drifts by
     // 20-40% between runs (a shared virtual machine) drifts for every server alike, and the median of the rounds holds.
     for (let round = 0; round < profile.rounds; round++)

@@ -179,21 +179,28 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   // at its last byte, so its latest chunk is held back.
   const holdLast = opts.commit !== undefined && out['content-length'] !== undefined;
   let held: Buffer | undefined;
-  // What arrives in one turn goes to the client in one write, at the end of the turn (a microtask: no later than it
-  // would have gone). One read from the upstream often holds many chunks (an SSE stream's events, each in its own
-  // HTTP chunk), and every write to the client costs its own chunk framing and a pass through node's streams.
+  // What arrives in one turn goes to the client in one write at the end of the turn (a microtask: no later than it
+  // would have gone), split into events in one pass. One read from the upstream often holds many chunks (an SSE
+  // stream's events, each in its own HTTP chunk), and every write to the client costs its own chunk framing and a
+  // pass through node's streams.
   let arrived: Buffer[] = [];
   let flushQueued = false;
-  const flush = (): void => {
+  /** This turn's bytes, joined, with an uncompressed stream's events split from them (a compressed one's come from `inflate`). */
+  const take = (): Buffer | undefined => {
     flushQueued = false;
-    if (arrived.length === 0) return;
-    const chunks = arrived;
+    if (arrived.length === 0) return undefined;
+    const bytes = arrived.length === 1 ? (arrived[0] as Buffer) : Buffer.concat(arrived);
     arrived = [];
-    if (holdLast) {
-      if (held !== undefined) chunks.unshift(held);
-      held = chunks.pop();
-    }
-    if (chunks.length > 0 && !sink.write(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))) {
+    if (splitter && !inflate) split(bytes);
+    return bytes;
+  };
+  const flush = (): void => {
+    const bytes = take();
+    if (bytes === undefined) return;
+    // With a length, the latest bytes wait (see holdLast); those before them go now.
+    const now = holdLast ? held : bytes;
+    if (holdLast) held = bytes;
+    if (now !== undefined && !sink.write(now)) {
       body.pause();
       sink.onDrain(() => body.resume());
     }
@@ -214,7 +221,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     };
     onClientGone = () => {
       failure ??= { code: 'CLIENT_CLOSED', message: 'client went away before the response ended', phase: 'stream' };
-      arrived = [];
+      take();
       body.destroy();
       settle(false);
     };
@@ -222,11 +229,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     body.read({
       data: (chunk) => {
         ttfbMs ??= elapsed();
+        // An uncompressed stream is split with the rest of the turn's bytes, by `take`.
         if (inflate) {
           if (!inflate.destroyed) inflate.write(chunk);
-        } else if (splitter) split(chunk);
-        else if (spilling) spilling.write(chunk);
-        else {
+        } else if (spilling) spilling.write(chunk);
+        else if (splitter === undefined) {
           chunks.push(chunk);
           if (spillAt !== undefined && (size += chunk.byteLength) > spillAt && opts.spill) {
             spilling = startSpill(opts.spill, chunks, headers['content-type']);
