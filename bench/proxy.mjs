@@ -142,7 +142,19 @@ async function workload(profile, cli, dir, upstream, stream) {
     started.push(server);
     servers.push({ name, server, prefix: '/llm' });
   };
-  const record = (main, name) => [main, 'record', '--tape', name, '--dir', dir, '--port', '0', '--route', `/llm=${upstream.url}`, '--overwrite'];
+  const record = (main, name) => [
+    main,
+    'record',
+    '--tape',
+    name,
+    '--dir',
+    dir,
+    '--port',
+    '0',
+    '--route',
+    `/llm=${upstream.url}`,
+    '--overwrite',
+  ];
   const replay = (main, name, saveAs) => [main, 'replay', '--tape', name, '--dir', dir, '--port', '0', '--save-as', saveAs];
   try {
     if (profile.floor) await launch('bare proxy', [path.join(ROOT, 'bench/bare-proxy.mjs'), upstream.url, '/llm']);
@@ -178,10 +190,13 @@ async function workload(profile, cli, dir, upstream, stream) {
 function report(profile, stream, rows) {
   const rounds = profile.rounds > 1 ? `, ${profile.rounds} alternated rounds (medians)` : '';
   console.log(`\n${profile.name}, ${stream ? 'streamed (SSE, ~17 events per answer)' : 'non-streamed JSON'} chat completions`);
-  console.log(`${profile.concurrency} connections for ${DURATION_MS} ms${rounds}; ${profile.latencySamples} sequential requests for latency`);
+  console.log(
+    `${profile.concurrency} connections for ${DURATION_MS} ms${rounds}; ${profile.latencySamples} sequential requests for latency`,
+  );
   const row = (n) => rows.find((r) => r.name === n);
   const [straight, rec2, rep2, bare2] = [row('straight'), row('record'), row('replay'), row('bare proxy')];
-  const vsBare = (r) => (bare2?.cpuUs === undefined || r.cpuUs === undefined || r === straight ? '-' : `${(r.cpuUs / bare2.cpuUs).toFixed(2)}x`);
+  const vsBare = (r) =>
+    bare2?.cpuUs === undefined || r.cpuUs === undefined || r === straight ? '-' : `${(r.cpuUs / bare2.cpuUs).toFixed(2)}x`;
   console.log('mode              req/s   vs straight   p50 ms   p99 ms   added p50 ms   proxy CPU us/req   CPU vs bare');
   for (const r of rows) {
     const cpu = r === straight || r.cpuUs === undefined ? '-' : r.cpuUs.toFixed(0);
@@ -192,7 +207,12 @@ function report(profile, stream, rows) {
     );
   }
   if (profile.rounds > 1 && rows.every((r) => r === straight || r.cpuUs !== undefined))
-    console.log(`CPU us/req by round: ${rows.filter((r) => r !== straight).map((r) => `${r.name} ${r.runs.map((x) => x.cpuUs.toFixed(0)).join('/')}`).join('; ')}`);
+    console.log(
+      `CPU us/req by round: ${rows
+        .filter((r) => r !== straight)
+        .map((r) => `${r.name} ${r.runs.map((x) => x.cpuUs.toFixed(0)).join('/')}`)
+        .join('; ')}`,
+    );
   const verdict = (ok) => (ok ? 'met' : 'NOT met');
   const addedOk = rec2.lat.p50 - straight.lat.p50 < 1 && rep2.lat.p50 - straight.lat.p50 < 1;
   console.log(
