@@ -176,7 +176,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   // With `commit`, the answer is not complete for the client until the exchange is on the tape: a client that has the
   // whole answer knows it is recorded, even if tapedeck is killed the next instant. A chunked answer (any stream) is
   // complete only at its last chunk, sent by `end()`, so its events flow at once; an answer with a length is complete
-  // at its last byte, so its latest chunk is held back.
+  // at its last byte, so the latest bytes (those of the last turn) are held back.
   const holdLast = opts.commit !== undefined && out['content-length'] !== undefined;
   let held: Buffer | undefined;
   // What arrives in one turn goes to the client in one write at the end of the turn (a microtask: no later than it

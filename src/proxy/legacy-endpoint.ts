@@ -46,6 +46,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
       // Everything held after the first event goes out unchanged, byte for byte.
       const all = Buffer.concat(held);
       held = [];
+      // The bytes of the first event: a leading byte order mark (three bytes in UTF-8) is not in its text.
       const rest = all.subarray((splitter.bom ? 3 : 0) + Buffer.byteLength(first.raw));
       const rewritten = serializeSseFields({
         event: 'endpoint',
