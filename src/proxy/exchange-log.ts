@@ -24,7 +24,10 @@ export interface ExchangeLog {
    * once for it (describing reads only the answer then).
    */
   write(ex: NewExchange, opts?: WriteOptions): void;
-  /** Describe and append `ex`; resolves true once its line is on the tape, false when it could not be written. */
+  /**
+   * Describe and append `ex`; resolves true once its line is on the tape, false when it could not be written. Unlike
+   * `write`, not tracked: the caller tracks the work it is part of.
+   */
   commit(ex: NewExchange): Promise<boolean>;
   /** Write the exchange `pending` resolves to, once it does; resolves when it is on the tape (or failed to be). */
   writeWhen(pending: Promise<NewExchange>, opts?: WriteOptions): Promise<void>;
@@ -38,28 +41,35 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
   const pending = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>): void => {
     pending.add(work);
-    void work.finally(() => pending.delete(work));
+    const done = (): void => void pending.delete(work);
+    work.then(done, done);
   };
+  // These run for every exchange: plain promise chains rather than async functions, one promise per step.
   // A JSON-RPC batch goes on the tape one message per exchange (each as if sent alone), in one write.
-  const append = async (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
+  const append = (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
     const parts = splitBatchExchange(ex);
     if (parts === undefined) return appendOne(ex, described, known);
-    const done = await Promise.all(parts.map((part) => appendOne(part, false)));
-    return done.every(Boolean);
+    return Promise.all(parts.map((part) => appendOne(part, false))).then((done) => done.every(Boolean));
   };
-  const appendOne = async (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
-    let written: Exchange;
+  const written = (ex: Exchange): boolean => {
+    if (log.isLevelEnabled('debug'))
+      log.debug({ id: ex.id, route: ex.route, path: ex.request.path, status: ex.response?.status }, 'exchange written');
+    return true;
+  };
+  const appendOne = (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
+    let appended: Promise<Exchange>;
     try {
-      written = await writer.append(described ? ex : describeExchange(ex, log, known));
+      appended = writer.append(described ? ex : describeExchange(ex, log, known));
     } catch (err) {
+      appended = Promise.reject(err as Error);
+    }
+    return appended.then(written, (err: unknown) => {
       // A tape that cannot be written any more was reported once, when it failed (TAPE_WRITE_FAILED): not per exchange.
       if (!(isTapedeckError(err) && err.code === 'TAPE_WRITE_FAILED' && err === writer.failure)) {
         log.error({ err: (err as Error).message, tape: writer.name, route: ex.route, path: ex.request.path }, 'could not write exchange');
       }
       return false;
-    }
-    log.debug({ id: written.id, route: written.route, path: written.request.path, status: written.response?.status }, 'exchange written');
-    return true;
+    });
   };
 
   return {
@@ -67,10 +77,9 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     write(ex, opts = {}) {
       track(append(ex, opts.described === true, opts.known));
     },
+    // Not tracked here: the one caller (the recorder) tracks the whole exchange, whose end waits for this.
     commit(ex) {
-      const done = append(ex, false);
-      track(done);
-      return done;
+      return append(ex, false);
     },
     writeWhen(ex, opts = {}) {
       const done = ex.then(

@@ -24,10 +24,11 @@ const HOP_BY_HOP = new Set([
 /** Request headers to send upstream: everything but hop-by-hop; `accept-encoding: identity` so streams arrive uncompressed. */
 export function upstreamRequestHeaders(headers: HeaderMap): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) {
+  // `for...in` rather than Object.entries: these run several times per request, and entries builds an array per header.
+  for (const k in headers) {
     const name = k.toLowerCase();
     if (HOP_BY_HOP.has(name) || name.startsWith('proxy-')) continue;
-    out[name] = v;
+    out[name] = headers[k] as string;
   }
   out['accept-encoding'] = 'identity';
   return out;
@@ -36,8 +37,8 @@ export function upstreamRequestHeaders(headers: HeaderMap): Record<string, strin
 /** Headers as they go on the tape: without hop-by-hop headers, which belong to one connection, not to the exchange. */
 export function tapeHeaders(headers: HeaderMap): HeaderMap {
   const out: HeaderMap = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (!HOP_BY_HOP.has(k) && !k.startsWith('proxy-')) out[k] = v;
+  for (const k in headers) {
+    if (!HOP_BY_HOP.has(k) && !k.startsWith('proxy-')) out[k] = headers[k] as string;
   }
   return out;
 }
@@ -48,8 +49,8 @@ const FRAMING = new Set(['content-length', 'transfer-encoding']);
 /** Response headers as they go on the tape: like `tapeHeaders`, but the framing (`content-length`, `transfer-encoding`) is kept. */
 export function tapeResponseHeaders(headers: HeaderMap): HeaderMap {
   const out: HeaderMap = {};
-  for (const [k, v] of Object.entries(headers)) {
-    if (FRAMING.has(k) || (!HOP_BY_HOP.has(k) && !k.startsWith('proxy-'))) out[k] = v;
+  for (const k in headers) {
+    if (FRAMING.has(k) || (!HOP_BY_HOP.has(k) && !k.startsWith('proxy-'))) out[k] = headers[k] as string;
   }
   return out;
 }
@@ -71,7 +72,8 @@ export function clientHeaderMap(headers: HeaderMap, opts: { decoded?: boolean } 
 /** Node/undici response headers (string | string[]) as a tape header map; multiple set-cookie values are joined by newlines. */
 export function headerMapOf(raw: Record<string, string | string[] | undefined>): HeaderMap {
   const out: HeaderMap = {};
-  for (const [k, v] of Object.entries(raw)) {
+  for (const k in raw) {
+    const v = raw[k];
     if (v === undefined) continue;
     out[k.toLowerCase()] = Array.isArray(v) ? v.join(k.toLowerCase() === 'set-cookie' ? '\n' : ', ') : v;
   }

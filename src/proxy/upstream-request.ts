@@ -111,7 +111,7 @@ export class UpstreamBody {
 export function upstreamRequest(url: string, opts: UpstreamRequestOptions): Promise<UpstreamResponse> {
   const { signal } = opts;
   if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-  const target = new URL(url);
+  const target = dispatchTarget(url);
   return new Promise<UpstreamResponse>((resolve, reject) => {
     let controller: Dispatcher.DispatchController | undefined;
     let body: UpstreamBody | undefined;
@@ -151,7 +151,7 @@ export function upstreamRequest(url: string, opts: UpstreamRequestOptions): Prom
     opts.dispatcher.dispatch(
       {
         origin: target.origin,
-        path: `${target.pathname}${target.search}`,
+        path: target.path,
         method: opts.method as Dispatcher.HttpMethod,
         headers: opts.headers,
         body: opts.body ?? null,
@@ -159,4 +159,20 @@ export function upstreamRequest(url: string, opts: UpstreamRequestOptions): Prom
       handler,
     );
   });
+}
+
+/**
+ * A URL as undici's `dispatch` takes it: origin (without credentials) and the normalised path with its query, as
+ * `new URL` makes them. A proxy sends the same few URLs over and over: each is parsed once (up to a bound).
+ */
+const targets = new Map<string, { origin: string; path: string }>();
+
+function dispatchTarget(url: string): { origin: string; path: string } {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const u = new URL(url);
+    target = { origin: u.origin, path: `${u.pathname}${u.search}` };
+    if (targets.size < 1024) targets.set(url, target);
+  }
+  return target;
 }

@@ -16,11 +16,11 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { sideDir, tapeFile } from './paths.js';
 import { acquireTapeLock, type TapeLock } from './lock.js';
-import { createExchangeEncoder, newTapeHeader, storedBody, type ExchangeEncoder } from './exchange-encoder.js';
+import { createExchangeEncoder, newTapeHeader, storedBody, type EncodedExchange, type ExchangeEncoder } from './exchange-encoder.js';
 import { highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
 import { beginExchange } from './open-exchange.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type TapeHeader } from './schema.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type Exchange, type TapeHeader } from './schema.js';
 import type { TapeWriter, WriterOptions } from './store.js';
 
 export type { NewExchange, TapeWriter } from './store.js';
@@ -146,7 +146,8 @@ function startWriter(
   // promise, thread-pool hand-off and wake-up of an fs/promises write (appends measured 14 µs instead of 17-22 µs).
   let batch: string[] = [];
   // `counts`: an exchange's line (a session's `frames` and `end` lines are not exchanges of their own).
-  let batchWaiters: { resolve: () => void; reject: (err: unknown) => void; counts: boolean }[] = [];
+  // `value`: what the line's promise resolves to once it is on disk (the exchange, for `append`).
+  let batchWaiters: { resolve: (value: unknown) => void; reject: (err: unknown) => void; counts: boolean; value: unknown }[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = (): void => {
     scheduled = undefined;
@@ -159,7 +160,15 @@ function startWriter(
       for (const w of waiters) w.reject(failure);
       return;
     }
-    const bytes = Buffer.from(lines.length === 1 ? (lines[0] as string) : lines.join(''), 'utf8');
+    // Each line and its newline straight into one buffer: no joined string, no line copied to append its newline.
+    const sizes = lines.map((line) => Buffer.byteLength(line, 'utf8') + 1);
+    const bytes = Buffer.allocUnsafe(sizes.reduce((a, b) => a + b, 0));
+    let at = 0;
+    lines.forEach((line, i) => {
+      bytes.write(line, at, 'utf8');
+      at += sizes[i] as number;
+      bytes[at - 1] = 0x0a;
+    });
     let written = 0;
     try {
       written = writeBytes(fd, bytes, fs);
@@ -170,8 +179,7 @@ function startWriter(
       written = (partial.details?.written as number | undefined) ?? 0;
       let whole = 0;
       let end = 0;
-      for (const line of lines) {
-        const n = Buffer.byteLength(line, 'utf8');
+      for (const n of sizes) {
         if (end + n > written) break;
         end += n;
         whole++;
@@ -188,20 +196,36 @@ function startWriter(
       onDisk += waiters.slice(0, whole).filter((w) => w.counts).length;
       const error = fail(partial.cause ?? err);
       if (!truncated) error.message += `; the last line on disk is torn (truncating it failed too)`;
-      waiters.forEach((w, i) => (i < whole ? w.resolve() : w.reject(error)));
+      waiters.forEach((w, i) => (i < whole ? w.resolve(w.value) : w.reject(error)));
       return;
     }
     offset += written;
     for (const w of waiters) if (w.counts) onDisk++;
-    for (const w of waiters) w.resolve();
+    for (const w of waiters) w.resolve(w.value);
   };
   const inFlight = new Set<Promise<unknown>>();
-  const enqueueLine = (line: string, counts = true): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
+  /** Queue one line (without its newline) for the next group write; resolves to `value` once it is on disk. */
+  const enqueueLine = <T>(line: string, value: T, counts = true): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
       batch.push(line);
-      batchWaiters.push({ resolve, reject, counts });
+      batchWaiters.push({ resolve: resolve as (value: unknown) => void, reject, counts, value });
       scheduled ??= setImmediate(flush);
     });
+  /** `append` of an exchange whose large body is being stored apart (close waits for it). */
+  const appendStored = async (storing: Promise<EncodedExchange>): Promise<Exchange> => {
+    inFlight.add(storing);
+    let encoded: EncodedExchange;
+    try {
+      encoded = await storing;
+    } catch (err) {
+      // A large body that could not be stored apart: the tape cannot be written any more.
+      if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
+      throw err;
+    } finally {
+      inFlight.delete(storing);
+    }
+    return enqueueLine(encoded.line, encoded.ex);
+  };
 
   // A tape with a session is format 2 (TAPE_FORMAT_SESSIONS). Its header line starts `{"type":"header","format":1,`
   // (JSON.stringify of the schema's order): that digit changes in place, the line keeps its length, nothing moves.
@@ -233,27 +257,18 @@ function startWriter(
       return failure;
     },
     now: () => performance.now() - perfStart,
-    async append(input) {
-      if (failure !== undefined) throw failure;
-      if (closed) throw new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`);
-      let encoded = encoder.encode(input, seq++);
-      if (encoded instanceof Promise) {
-        // A large body is being stored apart: close waits for it.
-        const storing = encoded;
-        inFlight.add(storing);
-        try {
-          encoded = await storing;
-        } catch (err) {
-          // A large body that could not be stored apart: the tape cannot be written any more.
-          if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
-          throw err;
-        } finally {
-          inFlight.delete(storing);
-        }
+    // Not an async function: the promise it returns is the one its line's write settles, with no layer between.
+    append(input) {
+      if (failure !== undefined) return Promise.reject(failure);
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
+      let encoded: EncodedExchange | Promise<EncodedExchange>;
+      try {
+        encoded = encoder.encode(input, seq++);
+      } catch (err) {
+        return Promise.reject(err as Error);
       }
-      const { ex, line } = encoded;
-      await enqueueLine(line + '\n');
-      return ex;
+      if (encoded instanceof Promise) return appendStored(encoded);
+      return enqueueLine(encoded.line, encoded.ex);
     },
     begin(input) {
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
@@ -261,7 +276,7 @@ function startWriter(
         {
           tape: opts.name,
           encoder,
-          enqueue: (line) => enqueueLine(line + '\n', false),
+          enqueue: (line) => enqueueLine(line, undefined, false),
           failure: () => failure,
           fail,
           markSessions,
