@@ -18,6 +18,7 @@ import { copyBlob, type ReplayBlobs } from './body-spill.js';
 import { incomingRecord } from './replay-record.js';
 import { requestMeaning } from './request-meaning.js';
 import { serveRecorded } from './serve-recorded.js';
+import { reuseResponse } from '../tape/serialize.js';
 import { nodeSink, sendError } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, Timing } from './types.js';
 
@@ -114,6 +115,8 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
         };
         await serveRecorded(answer, sink, { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
         const served = servedExchange(req, incoming, answer, match);
+        // The recorded answer, served as it is: every replay-tape line that serves it carries the same text.
+        if (answer === outcome.exchange && answer.response !== undefined) reuseResponse(answer.response);
         if (outcome.kind === 'exact') {
           // Same request, same answer: the recorded meaning holds; no need to parse it again.
           if (outcome.exchange.llm) served.llm = outcome.exchange.llm;

@@ -10,7 +10,7 @@ import { createRedactor, type RedactOptions } from './redact.js';
 import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader, type WsFrame } from './schema.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
-import { serializeExchange } from './serialize.js';
+import { serializeExchange, serializeWithReused, type SerializedLine } from './serialize.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import type { NewExchange, StoredBody, WriterOptions } from './store.js';
 
@@ -64,6 +64,18 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
     return opts.putBlob(bytes, encoding);
   };
 
+  const { secrets } = redactor;
+  /**
+   * The prefilter over a line. A reused answer's text (a recorded answer replay serves again) was scanned when it was
+   * first written: only the rest of the line is. (No rule's match crosses from one top-level field into the next.)
+   */
+  const mayHold = ({ line, reused }: SerializedLine): boolean => {
+    if (reused === undefined) return secrets.mayHold(line);
+    const kept = reused.text;
+    if (kept.scanned?.by !== secrets) kept.scanned = { by: secrets, hit: secrets.mayHold(kept.text) };
+    return kept.scanned.hit || secrets.mayHold(line.slice(0, reused.start)) || secrets.mayHold(line.slice(reused.end));
+  };
+
   return {
     redactUrl: redactor.url,
     encodeFrames(frames) {
@@ -85,9 +97,10 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
     encode(input, seq) {
       // Object.assign rather than a spread: inputs come in many shapes, and a spread of them is V8's slow path.
       let ex = redactor.exchange(Object.assign({ type: 'exchange', id: exchangeId(seq), seq }, input) as Exchange);
-      let line = serializeExchange(ex);
+      const serialized = serializeWithReused(ex);
+      let line = serialized.line;
       // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
-      if (redactor.secrets.mayHold(line)) {
+      if (mayHold(serialized)) {
         ex = redactor.secrets.redact(ex, markers);
         line = serializeExchange(ex);
       }

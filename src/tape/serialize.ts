@@ -27,13 +27,67 @@ const RANK = Object.fromEntries(Object.entries(ORDER).map(([k, order]) => [k, ne
 const FIELDS = EXCHANGE_KEYS.map((key) => ({ key, prefix: `${JSON.stringify(key)}:`, rank: RANK[key] }));
 
 export function serializeExchange(ex: Exchange): string {
+  return serializeWithReused(ex).line;
+}
+
+/**
+ * Answers written again and again: replay serves a recorded answer to every request it matches, and each serving
+ * goes on the replay tape with that same answer. Their text is made once (and, by {@link SerializedLine}, scanned once
+ * for secrets), not once per serving: for a streamed answer that is most of the line's cost.
+ */
+const reused = new WeakSet<object>();
+const reusedText = new WeakMap<object, ReusedText>();
+/** Answers larger than this are serialised each time, not kept (a tape of large answers would hold them twice). */
+const MAX_REUSED_CHARS = 256 * 1024;
+
+/** The text of a reused answer, and what a secret prefilter said of it (for the last prefilter that asked). */
+export interface ReusedText {
+  readonly text: string;
+  scanned?: { by: unknown; hit: boolean };
+}
+
+/** Mark a response that will be written unchanged many times (a recorded answer replay serves): its text is kept. */
+export function reuseResponse(response: object): void {
+  reused.add(response);
+}
+
+export interface SerializedLine {
+  line: string;
+  /** The reused answer in the line: its text and where it is (`line.slice(start, end)`). */
+  reused?: { start: number; end: number; text: ReusedText };
+}
+
+/** An exchange as its line, with where a reused answer's kept text sits in it (see {@link reuseResponse}). */
+export function serializeWithReused(ex: Exchange): SerializedLine {
   let out = '{';
+  let kept: SerializedLine['reused'];
   for (const { key, prefix, rank } of FIELDS) {
     const value = ex[key];
     if (value === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${prefix}${serializeField(key, value, rank)}`;
+    out += `${out.length === 1 ? '' : ','}${prefix}`;
+    if (key === 'response' && reused.has(value as object)) {
+      const text = keptText(value as object, rank);
+      if (text !== undefined) {
+        kept = { start: out.length, end: out.length + text.text.length, text };
+        out += text.text;
+        continue;
+      }
+    }
+    out += serializeField(key, value, rank);
   }
-  return out + '}';
+  out += '}';
+  return kept === undefined ? { line: out } : { line: out, reused: kept };
+}
+
+function keptText(response: object, rank: ReadonlyMap<string, number> | undefined): ReusedText | undefined {
+  let text = reusedText.get(response);
+  if (text === undefined) {
+    const made = serializeField('response', response, rank);
+    if (made.length > MAX_REUSED_CHARS) return undefined;
+    text = { text: made };
+    reusedText.set(response, text);
+  }
+  return text;
 }
 
 function serializeField(key: keyof Exchange, value: unknown, rank: ReadonlyMap<string, number> | undefined): string {

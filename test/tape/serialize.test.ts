@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeBody, encodeBody } from '../../src/tape/body.js';
 import { createExchangeEncoder } from '../../src/tape/exchange-encoder.js';
 import { ExchangeSchema, type Exchange } from '../../src/tape/schema.js';
-import { serializeExchange } from '../../src/tape/serialize.js';
+import { reuseResponse, serializeExchange, serializeWithReused } from '../../src/tape/serialize.js';
 
 const exchange = (): Exchange => ({
   type: 'exchange',
@@ -110,6 +110,59 @@ describe('serializeExchange writes what JSON.stringify writes for a record in sc
       const reference = JSON.stringify(ordered);
       expect(JSON.parse(serializeExchange(ex))).toEqual(JSON.parse(reference));
       expect(serializeExchange(ex)).toBe(reference);
+    }
+  });
+});
+
+describe('a recorded answer replay serves again and again', () => {
+  const streamed = (): Exchange => ({
+    ...exchange(),
+    response: {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      events: [
+        { offsetMs: 1, data: '{"choices":[{"delta":{"content":"Hel"}}]}' },
+        { offsetMs: 2, data: '{"choices":[{"delta":{"content":"lo \\"there\\""}}]}' },
+        { offsetMs: 3, data: '[DONE]' },
+      ],
+    },
+  });
+
+  it('is written as it would be unmarked, from text made once', () => {
+    const ex = streamed();
+    const plain = serializeExchange(structuredClone(ex));
+    reuseResponse(ex.response as object);
+    const first = serializeWithReused(ex);
+    const second = serializeWithReused({ ...ex, id: '000002', seq: 2 });
+    expect(first.line).toBe(plain);
+    expect(first.reused).toBeDefined();
+    expect(first.line.slice(first.reused?.start, first.reused?.end)).toBe(JSON.stringify(ex.response));
+    // The same kept text, not made again.
+    expect(second.reused?.text).toBe(first.reused?.text);
+    expect(second.line).toBe(plain.replace('"id":"000001","seq":1', '"id":"000002","seq":2'));
+  });
+
+  it('never lets a secret through, in the answer or in the rest of the line, however often it is written', () => {
+    const secret = 'sk-proj-' + 'b'.repeat(40);
+    const encoder = createExchangeEncoder({ putBlob: () => Promise.reject(new Error('no large bodies here')) });
+    const encode = (ex: Exchange, seq: number): string => {
+      const out = encoder.encode(ex, seq);
+      if (out instanceof Promise) throw new Error('unexpected large body');
+      return out.line;
+    };
+    const leaky = streamed();
+    leaky.response?.events?.push({ offsetMs: 4, data: `{"note":"key ${secret}"}` });
+    reuseResponse(leaky.response as object);
+    const clean = streamed();
+    reuseResponse(clean.response as object);
+    const asking = { ...clean.request, body: { kind: 'json' as const, json: { content: `use ${secret}` } } };
+    for (let seq = 1; seq <= 3; seq++) {
+      for (const line of [encode(leaky, seq), encode({ ...clean, request: asking }, seq)]) {
+        expect(line).not.toContain(secret);
+        expect(line).toContain('[REDACTED:');
+      }
+      // A clean answer with a clean request stays as it was.
+      expect(encode(clean, seq)).toContain('lo \\\\\\"there\\\\\\"');
     }
   });
 });
