@@ -90,17 +90,18 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
       if (spilling !== undefined) return spilling.write(c);
       chunks.push(c);
       if (opts.spill !== undefined && (size += c.byteLength) > opts.spill.limit) {
-        spilling = startSpill(opts.spill, chunks, incoming.headers['content-type']);
+        const started = startSpill(opts.spill, chunks, incoming.headers['content-type']);
+        spilling = started;
         chunks.length = 0;
+        // A client that goes away mid-upload leaves nothing half-stored.
+        incoming.on('close', () => {
+          if (!incoming.complete) started.abort();
+        });
       }
     });
     incoming.on('error', () => {
       spilling?.abort();
       res.destroy();
-    });
-    // A client that goes away mid-upload leaves nothing half-stored.
-    incoming.on('close', () => {
-      if (!incoming.complete) spilling?.abort();
     });
     incoming.on('end', () => {
       if (spilling === undefined) return dispatch(undefined);
@@ -113,19 +114,20 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
       });
     });
     const dispatch = (large: LargeBody | undefined): void => {
+      // Optional fields set after, not spread in: this runs for every request.
       const req: ProxyRequest = {
         route: resolved.route,
         method: incoming.method ?? 'GET',
         path: resolved.path,
         query: q === -1 ? [] : [...new URLSearchParams(url.slice(q + 1))],
-        ...(q === -1 ? {} : { rawQuery: url.slice(q + 1) }),
         headers: headerMap(incoming.headers),
         body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-        ...(large ? { large } : {}),
         startedAt,
         offsetMs,
         t0,
       };
+      if (q !== -1) req.rawQuery = url.slice(q + 1);
+      if (large) req.large = large;
       opts.handle(req, res).catch((err: unknown) => {
         if (!isTapedeckError(err)) {
           opts.log.error(

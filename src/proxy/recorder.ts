@@ -5,7 +5,7 @@ import { detectLlmApi } from '../providers/detect.js';
 import { httpError } from '../providers/errors.js';
 import { rewriteLegacyEndpoint } from './legacy-endpoint.js';
 import type { ExchangeLog } from './exchange-log.js';
-import { forwardAndCapture } from './forward.js';
+import { forwardAndCapture, type ForwardOptions } from './forward.js';
 import { nodeSink, sendError } from './sink.js';
 import type { ProxyRequest } from './types.js';
 import type { BodySpill } from './body-spill.js';
@@ -37,6 +37,13 @@ export function createRecorder(opts: RecorderOptions): Recorder {
   const serveUnrecorded = opts.onTapeFailure === 'serve';
   // Serving unrecorded: the client gets its answer whether or not it reached the tape.
   const commit = serveUnrecorded ? (ex: NewExchange): Promise<boolean> => opts.out.commit(ex).then(() => true) : opts.out.commit;
+  // The same for every request: made once.
+  const forwarding: ForwardOptions = {
+    dispatcher: opts.dispatcher,
+    commit,
+    ...(opts.stopping ? { stopping: opts.stopping } : {}),
+    ...(opts.spill ? { spill: opts.spill } : {}),
+  };
   return {
     handle(req, res) {
       const failed = opts.out.writer.failure;
@@ -45,12 +52,7 @@ export function createRecorder(opts: RecorderOptions): Recorder {
         return Promise.resolve();
       }
       // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
-      const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), {
-        dispatcher: opts.dispatcher,
-        commit,
-        ...(opts.stopping ? { stopping: opts.stopping } : {}),
-        ...(opts.spill ? { spill: opts.spill } : {}),
-      });
+      const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, nodeSink(res)), forwarding);
       // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
       opts.out.track(captured);
       return captured as Promise<unknown> as Promise<void>;

@@ -20,7 +20,7 @@ export function isJsonContentType(contentType: string | undefined): boolean {
  */
 export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
   if (bytes.byteLength === 0) return { kind: 'empty' };
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = decodeUtf8(buf);
   if (text === undefined) return { kind: 'base64', base64: buf.toString('base64') };
   const trimmed = text.trimStart();
@@ -155,8 +155,10 @@ export function lineSafeJson(text: string): boolean {
   return true;
 }
 
+/** The bytes as text when they are UTF-8. Decoding turns invalid bytes into U+FFFD: only text that has one is checked. */
 function decodeUtf8(buf: Buffer): string | undefined {
-  return isUtf8(buf) ? buf.toString('utf8') : undefined;
+  const text = buf.toString('utf8');
+  return !text.includes('\uFFFD') || isUtf8(buf) ? text : undefined;
 }
 
 function hasControlChars(text: string): boolean {

@@ -16,6 +16,14 @@ describe('encodeBody / decodeBody', () => {
     expect(encodeBody(Buffer.from(big), 'application/json')).toEqual({ kind: 'text', text: big });
   });
 
+  it('tells text that holds U+FFFD from bytes that are not UTF-8', () => {
+    // Valid UTF-8 spelling U+FFFD itself is text; an invalid byte in otherwise valid text is not.
+    expect(encodeBody(Buffer.from('a \uFFFD b'), 'text/plain')).toEqual({ kind: 'text', text: 'a \uFFFD b' });
+    const invalid = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3]), Buffer.from('"}')]);
+    expect(encodeBody(invalid, 'application/json')).toEqual({ kind: 'base64', base64: invalid.toString('base64') });
+    expect(encodeBody(new Uint8Array(invalid), 'application/json')).toEqual({ kind: 'base64', base64: invalid.toString('base64') });
+  });
+
   it('round-trips every kind', () => {
     // A byte-order mark is content too: text that starts with one comes back with it.
     for (const bytes of [Buffer.from('{"x":"é"}'), Buffer.from('plain é'), Buffer.from([1, 2, 255]), Buffer.from('\uFEFFwith a BOM')]) {
