@@ -65,25 +65,25 @@ export function serializeWithReused(ex: Exchange): SerializedLine {
     const value = ex[key];
     if (value === undefined) continue;
     out += `${out.length === 1 ? '' : ','}${prefix}`;
-    if (key === 'response' && reused.has(value as object)) {
-      const text = keptText(value as object, rank);
-      if (text !== undefined) {
-        kept = { start: out.length, end: out.length + text.text.length, text };
-        out += text.text;
-        continue;
-      }
-    }
-    out += serializeField(key, value, rank);
+    const text = key === 'response' && reused.has(value as object) ? keptText(value as object, rank) : serializeField(key, value, rank);
+    if (typeof text !== 'string') {
+      kept = { start: out.length, end: out.length + text.text.length, text };
+      out += text.text;
+    } else out += text;
   }
   out += '}';
   return kept === undefined ? { line: out } : { line: out, reused: kept };
 }
 
-function keptText(response: object, rank: ReadonlyMap<string, number> | undefined): ReusedText | undefined {
+/** A reused answer's kept text, made on its first writing; an answer too large to keep is written as text each time. */
+function keptText(response: object, rank: ReadonlyMap<string, number> | undefined): ReusedText | string {
   let text = reusedText.get(response);
   if (text === undefined) {
     const made = serializeField('response', response, rank);
-    if (made.length > MAX_REUSED_CHARS) return undefined;
+    if (made.length > MAX_REUSED_CHARS) {
+      reused.delete(response);
+      return made;
+    }
     text = { text: made };
     reusedText.set(response, text);
   }

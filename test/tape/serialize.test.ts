@@ -142,6 +142,18 @@ describe('a recorded answer replay serves again and again', () => {
     expect(second.line).toBe(plain.replace('"id":"000001","seq":1', '"id":"000002","seq":2'));
   });
 
+  it('is written whole each time when it is too large to keep', () => {
+    const ex = streamed();
+    ex.response?.events?.push({ offsetMs: 5, data: 'x'.repeat(300 * 1024) });
+    const plain = serializeExchange(structuredClone(ex));
+    reuseResponse(ex.response as object);
+    for (let i = 0; i < 2; i++) {
+      const out = serializeWithReused(ex);
+      expect(out.line).toBe(plain);
+      expect(out.reused).toBeUndefined();
+    }
+  });
+
   it('never lets a secret through, in the answer or in the rest of the line, however often it is written', () => {
     const secret = 'sk-proj-' + 'b'.repeat(40);
     const encoder = createExchangeEncoder({ putBlob: () => Promise.reject(new Error('no large bodies here')) });
