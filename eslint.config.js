@@ -2,11 +2,11 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * Dependencies point one way: cli -> experiment / drift -> proxy / inspect -> replay -> providers -> tape (config sits beside providers,
+ * Dependencies point one way: cli -> experiment / drift -> proxy / inspect -> engine -> replay -> providers -> tape (config sits beside providers,
  * errors/log/version below everything). A folder may import its own layer and the layers under it, never one above
  * or a peer. `layer(files, forbidden)` fails the lint on an import of a forbidden folder, type imports included.
  */
-const ABOVE_TAPE = ['providers', 'config', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'];
+const ABOVE_TAPE = ['providers', 'config', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'];
 const layer = (files, forbidden) => ({
   files,
   rules: {
@@ -58,9 +58,11 @@ export default tseslint.config(
   { files: ['eslint.config.js', 'vitest.config.ts', 'test/**/vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
   layer(['src/errors.ts', 'src/log.ts', 'src/version.ts', 'src/edit-distance.ts'], ['tape', ...ABOVE_TAPE]),
   layer(['src/tape/**'], ABOVE_TAPE),
-  layer(['src/providers/**'], ['config', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/config/**'], ['providers', 'replay', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/replay/**'], ['proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/providers/**'], ['config', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/config/**'], ['providers', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/replay/**'], ['engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  // The exchange engine: what every transport's calls go through (the call, its answer, the one record builder).
+  layer(['src/engine/**'], ['proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
   layer(['src/proxy/**'], ['inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
   layer(['src/inspect/**'], ['proxy', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
   layer(['src/view/**', 'src/export/**'], ['proxy', 'experiment', 'drift', 'cli', 'demo']),

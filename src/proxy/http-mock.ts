@@ -3,8 +3,9 @@
  * instead of the tape's, recorded on the replay tape with `match.kind: "mock"`.
  */
 import { findHttpMock, type Mocks } from '../replay/mocks.js';
-import { round } from '../tape/sse.js';
-import { incomingRecord } from './replay-record.js';
+import { elapsedSince } from '../engine/call.js';
+import { exchangeRecord } from '../engine/record.js';
+import { httpCall } from './http-call.js';
 import { sendBody } from './sink-send.js';
 import type { ReplayResponder } from './types.js';
 
@@ -22,16 +23,20 @@ export function createHttpMockResponder(mocks: Mocks): ReplayResponder {
       };
       const text = mock.body === undefined ? '' : json ? JSON.stringify(mock.body) : String(mock.body);
       const reason = `answered by a mock of ${mock.method ?? ''}${mock.method ? ' ' : ''}${mock.route}${mock.path ?? ''} from ${mocks.file}`;
-      ctx.out.write({
-        ...incomingRecord(req),
-        response: {
-          status: mock.status,
-          headers,
-          body: mock.body === undefined ? { kind: 'empty' } : json ? { kind: 'json', json: mock.body } : { kind: 'text', text },
-        },
-        timing: { durationMs: round(performance.now() - req.t0) },
-        match: { kind: 'mock', reason },
-      });
+      const call = httpCall(req);
+      const body =
+        mock.body === undefined
+          ? ({ kind: 'empty' } as const)
+          : json
+            ? ({ kind: 'json', json: mock.body } as const)
+            : ({ kind: 'text', text } as const);
+      ctx.out.write(
+        exchangeRecord(
+          call,
+          { response: { status: mock.status, headers, body }, timing: { durationMs: elapsedSince(call) } },
+          { match: { kind: 'mock', reason } },
+        ),
+      );
       sendBody(sink, mock.status, headers, text);
       return true;
     },

@@ -15,7 +15,9 @@ import type { ExchangeLog } from './exchange-log.js';
 import { matchHeaders, withoutTapedeckHeaders } from './headers.js';
 import { forwardAndCapture } from './forward.js';
 import { copyBlob, type ReplayBlobs } from './body-spill.js';
-import { incomingRecord } from './replay-record.js';
+import { httpCall } from './http-call.js';
+import { elapsedSince, type Call } from '../engine/call.js';
+import { exchangeRecord } from '../engine/record.js';
 import { requestMeaning } from './request-meaning.js';
 import { serveRecorded } from './serve-recorded.js';
 import { reuseResponse } from '../tape/serialize.js';
@@ -114,7 +116,7 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
           reason: outcome.explanation + reshaped,
         };
         await serveRecorded(answer, sink, { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
-        const served = servedExchange(req, incoming, answer, match);
+        const served = servedExchange(httpCall(req), answer, match);
         // The recorded answer, served as it is: every replay-tape line that serves it carries the same text.
         if (answer === outcome.exchange && answer.response !== undefined) reuseResponse(answer.response);
         if (outcome.kind === 'exact') {
@@ -193,15 +195,12 @@ function inRequestedShape(incoming: IncomingRequest, source: Exchange): Exchange
 }
 
 /** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
-function servedExchange(req: ProxyRequest, incoming: IncomingRequest, source: Exchange, match: MatchInfo): NewExchange {
-  // Fields set on the fresh record, not spread into a new one (a spread is V8's slow path here).
-  const ex: NewExchange = Object.assign(incomingRecord(req, incoming.request), {
-    timing: { ttfbMs: source.timing.ttfbMs, durationMs: round(performance.now() - req.t0) },
-    match,
-  });
-  if (source.response !== undefined) ex.response = source.response;
-  if (source.error !== undefined) ex.error = source.error;
-  return ex;
+function servedExchange(call: Call, source: Exchange, match: MatchInfo): NewExchange {
+  return exchangeRecord(
+    call,
+    { response: source.response, error: source.error, timing: { ttfbMs: source.timing.ttfbMs, durationMs: elapsedSince(call) } },
+    { match },
+  );
 }
 
 function missResponse(
@@ -229,12 +228,15 @@ function missResponse(
     headers: { 'x-tapedeck-match': 'miss', 'x-should-retry': 'false', ...(lenient ? { 'x-tapedeck-lenient': 'true' } : {}) },
   });
   const answer = httpError(miss, incoming.llm);
-  write({
-    ...incomingRecord(req, incoming.request),
-    response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
-    timing: { durationMs: round(performance.now() - req.t0) },
-    match: { kind: blockedReason ? 'blocked' : 'miss', reason },
-  });
+  const call = httpCall(req);
+  const response = { status: answer.status, headers: answer.headers, body: { kind: 'json' as const, json: answer.body } };
+  write(
+    exchangeRecord(
+      call,
+      { response, timing: { durationMs: elapsedSince(call) } },
+      { match: { kind: blockedReason ? 'blocked' : 'miss', reason } },
+    ),
+  );
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
   sendError(res, answer);
 }

@@ -3,9 +3,10 @@
  * and into the replay tape's record of what was served.
  */
 import { scaledDelay } from '../../replay/modes.js';
-import { incomingRecord } from '../replay-record.js';
-import type { ProxyRequest, Timing } from '../types.js';
+import type { Timing } from '../types.js';
 import { round } from '../../tape/sse.js';
+import { elapsedSince, type Call } from '../../engine/call.js';
+import { exchangeRecord } from '../../engine/record.js';
 import type { ResponseSink } from '../sink.js';
 import { openSse, sendBody, sendJson, SSE_HEADERS, sseEvent } from '../sink-send.js';
 import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
@@ -43,7 +44,7 @@ export async function sendReply(sink: ResponseSink, reply: Reply, timing: Timing
 
 /** The replay tape's record of an answer tapedeck gave itself. */
 export function servedExchange(
-  req: ProxyRequest,
+  call: Call,
   reply: Reply | { status: number; headers: HeaderMap; body?: unknown },
   match: MatchInfo,
   extra: { notes?: Record<string, unknown> } = {},
@@ -62,11 +63,5 @@ export function servedExchange(
   } else {
     response.body = reply.body === undefined ? { kind: 'empty' } : { kind: 'json', json: reply.body };
   }
-  return {
-    ...incomingRecord(req),
-    response,
-    timing: { durationMs: round(performance.now() - req.t0) },
-    match,
-    ...(extra.notes ? { notes: extra.notes } : {}),
-  };
+  return exchangeRecord(call, { response, timing: { durationMs: elapsedSince(call) } }, { match, notes: extra.notes });
 }

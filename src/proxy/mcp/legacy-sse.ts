@@ -15,6 +15,7 @@ import { openSse, sendBody, sendErrorAnswer, sseEvent } from '../sink-send.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { commit, decideAll, type McpContext } from './engine.js';
+import { httpCall, withBody } from '../http-call.js';
 import { servedExchange } from './http-reply.js';
 import { requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
 import { parseRpcBody } from '../../providers/mcp-batch.js';
@@ -41,7 +42,7 @@ export async function handleLegacy(
       sessions.delete(session.id);
       write({
         ...servedExchange(
-          req,
+          httpCall(req),
           { status: 200, headers: { 'content-type': 'text/event-stream' } },
           { kind: 'exact', reason: 'legacy SSE stream served by tapedeck' },
         ),
@@ -63,7 +64,7 @@ export async function handleLegacy(
   const session = sid === undefined ? undefined : sessions.get(sid, req.route.prefix);
   const refuse = (err: TapedeckError, reason = err.message): true => {
     const answer = rpcHttpError(err);
-    write(servedExchange(req, answer, { kind: 'miss', reason }));
+    write(servedExchange(httpCall(req), answer, { kind: 'miss', reason }));
     sendErrorAnswer(sink, answer);
     return true;
   };
@@ -76,7 +77,7 @@ export async function handleLegacy(
     return refuse(parsed.error);
   }
   // Each message, alone or in a batch, gets the decision a single message gets; answers travel on the stream.
-  const one = (msg: Message): ProxyRequest => (parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req);
+  const one = (msg: Message): ProxyRequest => (parsed.batch ? withBody(req, Buffer.from(JSON.stringify(msg))) : req);
   const mcp: McpContext = {
     answer: {
       matcher: legacy.matcher,
@@ -95,7 +96,7 @@ export async function handleLegacy(
   const messages: TimedMessage[] = [];
   const kinds: string[] = [];
   for (const d of decisions) {
-    commit(d, servedExchange(one(d.message), { status: 202, headers: {} }, d.match), mcp);
+    commit(d, servedExchange(httpCall(one(d.message)), { status: 202, headers: {} }, d.match), mcp);
     if (d.kind === 'accepted') continue;
     kinds.push(d.match.kind);
     const base = messages.at(-1)?.offsetMs ?? 0;

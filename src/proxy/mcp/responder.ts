@@ -15,6 +15,7 @@ import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
+import { httpCall, withBody } from '../http-call.js';
 import { sendReply, servedExchange, type Reply } from './http-reply.js';
 import { BufferSink, type ResponseSink } from '../sink.js';
 import { sendBody, sendErrorAnswer } from '../sink-send.js';
@@ -78,7 +79,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       // The transport's own errors (no session, wrong method, not JSON-RPC): a JSON-RPC error with an HTTP status.
       const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): true => {
         const answer = rpcHttpError(err);
-        write({ ...servedExchange(req, answer, { kind: 'miss', reason }), ...extra });
+        write({ ...servedExchange(httpCall(req), answer, { kind: 'miss', reason }), ...extra });
         sendErrorAnswer(sink, answer);
         return true;
       };
@@ -116,7 +117,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         const bad = checkSession();
         if (bad) return bad;
         if (sid !== undefined) sessions.delete(sid);
-        write(servedExchange(req, { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
+        write(servedExchange(httpCall(req), { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
         sendBody(sink, 200, {});
         return true;
       }
@@ -146,7 +147,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       const sessionHeaders: Record<string, string> = current ? { [SESSION_HEADER]: current.id } : {};
       const acceptsSse = (req.headers.accept ?? '').includes('text/event-stream');
       // The request a message of a batch is recorded as: the batch's own, with that message for body.
-      const one = (msg: Message): ProxyRequest => (parsed.batch ? { ...req, body: Buffer.from(JSON.stringify(msg)) } : req);
+      const one = (msg: Message): ProxyRequest => (parsed.batch ? withBody(req, Buffer.from(JSON.stringify(msg))) : req);
       const mcp: McpContext = {
         answer: {
           matcher: ctx.matcher,
@@ -173,7 +174,8 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         },
       };
       const decisions = await decideAll(messages, mcp);
-      const accepted = (d: Decision): NewExchange => servedExchange(one(d.message), { status: 202, headers: sessionHeaders }, d.match);
+      const accepted = (d: Decision): NewExchange =>
+        servedExchange(httpCall(one(d.message)), { status: 202, headers: sessionHeaders }, d.match);
 
       if (parsed.batch) {
         const answered = decisions.filter((d) => d.kind !== 'accepted');
@@ -182,7 +184,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         const sse = batchSse(parts, acceptsSse);
         for (const d of decisions) {
           const reply: Reply = { status: 200, headers: sessionHeaders, messages: d.messages, sse };
-          commit(d, d.kind === 'accepted' ? accepted(d) : servedExchange(one(d.message), reply, d.match), mcp);
+          commit(d, d.kind === 'accepted' ? accepted(d) : servedExchange(httpCall(one(d.message)), reply, d.match), mcp);
         }
         await sendBatch(sink, parts, sse, sessionHeaders, ctx.timing);
         return true;
@@ -205,7 +207,7 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
         messages: d.messages,
         sse: acceptsSse && (recordedAsSse(d.source) || d.messages.length > 1),
       };
-      commit(d, servedExchange(req, reply, d.match), mcp);
+      commit(d, servedExchange(httpCall(req), reply, d.match), mcp);
       await sendReply(sink, reply, ctx.timing);
       return true;
     },
@@ -245,7 +247,7 @@ async function forwardLive(
         messages: [{ offsetMs: 0, message: rpcErrorMessage(err, requestId(msg) ?? null) }],
         sse: false,
       };
-      ctx.out.write(servedExchange(req, reply, match));
+      ctx.out.write(servedExchange(httpCall(req), reply, match));
       return sendReply(sink, reply, ctx.timing);
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };

@@ -1,0 +1,43 @@
+/**
+ * The one place a tape record is made: a call (`call.ts`) and its answer, with how the answer was found on a replay
+ * tape (`match`) and notes. Every path, record and replay, over HTTP, MCP, stdio and WebSocket, writes through this,
+ * so what a tape line carries changes here and nowhere else. What the exchange means (LLM call, MCP message) is added
+ * after, by the exchange log (`exchange-log.ts`).
+ */
+import type { ExchangeError, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
+import type { NewExchange } from '../tape/store.js';
+import type { Call } from './call.js';
+
+/** What came back for a call: the response (status, headers, a body or events), how it failed, how long it took. */
+export interface Answer {
+  response?: ResponseRecord | undefined;
+  error?: ExchangeError | undefined;
+  timing: { ttfbMs?: number | undefined; durationMs: number };
+}
+
+export interface RecordExtras {
+  /** On replay tapes: how the answer was found. */
+  match?: MatchInfo | undefined;
+  notes?: Record<string, unknown> | undefined;
+  /** A WebSocket session's first messages (the rest follow as the session goes). */
+  frames?: WsFrame[] | undefined;
+}
+
+export function exchangeRecord(call: Call, answer: Answer, extras: RecordExtras = {}): NewExchange {
+  // Fields set one by one on a fresh object, never spread: this runs for every exchange.
+  const ex: NewExchange = {
+    startedAt: call.startedAt,
+    offsetMs: call.offsetMs,
+    transport: call.transport,
+    route: call.route,
+    request: call.request,
+    timing: answer.timing.ttfbMs === undefined ? { durationMs: answer.timing.durationMs } : answer.timing,
+  };
+  if (call.upstream !== undefined) ex.upstream = call.upstream;
+  if (answer.response !== undefined) ex.response = answer.response;
+  if (extras.frames !== undefined) ex.websocket = { frames: extras.frames };
+  if (answer.error !== undefined) ex.error = answer.error;
+  if (extras.match !== undefined) ex.match = extras.match;
+  if (extras.notes !== undefined) ex.notes = extras.notes;
+  return ex;
+}
