@@ -10,12 +10,47 @@
  * - A server message with no open request is `GET /` with the message as its only event (a server-to-client stream).
  * - A request the server never answered (it died) carries `error: {code: 'SERVER_EXITED', phase: 'stream'}`.
  */
+import { callOf, type Arrival, type Call } from '../../engine/call.js';
+import type { Answer } from '../../engine/record.js';
+import type { TimedMessage } from '../../providers/mcp.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
-import type { RequestRecord, SseEvent } from '../../tape/schema.js';
+import type { Body, RequestRecord, SseEvent } from '../../tape/schema.js';
 import { round } from '../../tape/sse.js';
 
 export function stdioRequest(message: unknown, method: 'POST' | 'GET' = 'POST'): RequestRecord {
   return { method, path: '/', query: [], headers: {}, body: method === 'GET' ? { kind: 'empty' } : { kind: 'json', json: message } };
+}
+
+/** Where a stdio call came from: the server's name on the tape, and the command line that runs it. */
+export interface StdioRoute {
+  name: string;
+  upstream?: string | undefined;
+}
+
+/**
+ * A client message as a call (`engine/call.ts`): `POST /` with the message as its body. `body` instead: a line that is
+ * not JSON-RPC, as the text it was (or empty). `GET /`: a server-to-client stream of the server's own.
+ */
+export function stdioCall(route: StdioRoute, at: Arrival, message: unknown, opts: { method?: 'POST' | 'GET'; body?: Body } = {}): Call {
+  const request = stdioRequest(message, opts.method);
+  if (opts.body !== undefined) request.body = opts.body;
+  return callOf('stdio', route.name, route.upstream, at, request);
+}
+
+/**
+ * What a message got, as the tape keeps it over stdio: the answer (`final`) as the body, status 200, and what came
+ * before it as events.
+ */
+export function stdioAnswer(before: readonly TimedMessage[], final: TimedMessage | undefined, timing: Answer['timing']): Answer {
+  const response: NonNullable<Answer['response']> = { status: 200, headers: {} };
+  if (final !== undefined) response.body = { kind: 'json', json: final.message };
+  if (before.length > 0) response.events = before.map((m) => stdioEvent(m.message, m.offsetMs));
+  return { response, timing };
+}
+
+/** A notification, or the client's own answer to a server request: 202, nothing back, over stdio as over HTTP. */
+export function acceptedAnswer(): Answer {
+  return { response: { status: 202, headers: {} }, timing: { durationMs: 0 } };
 }
 
 export function stdioEvent(message: unknown, offsetMs: number): SseEvent {

@@ -9,13 +9,14 @@ import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import { createExchangeLog } from '../exchange-log.js';
 import { round } from '../../tape/sse.js';
-import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
+import type { Arrival } from '../../engine/call.js';
+import { exchangeRecord } from '../../engine/record.js';
 import type { Message, RequestId } from '../../providers/mcp.js';
 import { isRequestMessage, parseRpcBody } from '../../providers/mcp-batch.js';
 import { LineReader, lineTooLongMessage } from './line-reader.js';
 import { OpenRequests, type OpenRequest } from './open-requests.js';
-import { stdioEvent, stdioRequest } from './exchange.js';
+import { acceptedAnswer, stdioAnswer, stdioCall, type StdioRoute } from './exchange.js';
 
 export interface StdioRecordOptions {
   command: string;
@@ -36,9 +37,8 @@ export interface StdioRecordOptions {
 const STOP_GRACE_MS = 2000;
 
 interface Open extends OpenRequest {
-  startedAt: Date;
-  /** Offset on the tape. */
-  offsetMs: number;
+  /** When the request came, on the tape's timeline. */
+  at: Arrival;
   notes?: Record<string, unknown>;
 }
 
@@ -49,13 +49,8 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   const open = new OpenRequests<Open>();
   const out = createExchangeLog(writer, log);
   const write = (ex: NewExchange): void => out.write(ex);
-  const base = (startedAt: Date, offsetMs: number): Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'> => ({
-    startedAt: startedAt.toISOString(),
-    offsetMs: round(offsetMs),
-    transport: 'stdio',
-    route: opts.name,
-    upstream,
-  });
+  const route: StdioRoute = { name: opts.name, upstream };
+  const arrival = (): Arrival => ({ startedAt: new Date(), offsetMs: writer.now(), t0: performance.now() });
 
   const child = spawn(opts.command, [...opts.args], { stdio: ['pipe', 'pipe', 'inherit'], env: opts.env ?? process.env });
   const exited = new Promise<number>((resolve) => {
@@ -68,32 +63,20 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
 
   const onClient = (line: string): void => {
     const parsed = parseRpcBody(line);
-    const now = new Date();
-    const offsetMs = writer.now();
+    const at = arrival();
     if (!parsed.ok) {
       // Not ours to judge in record mode: the server sees it and answers; we record what it was.
-      write({
-        ...base(now, offsetMs),
-        request: { ...stdioRequest(undefined), body: { kind: 'text', text: line } },
-        response: { status: 202, headers: {} },
-        timing: { durationMs: 0 },
-      });
+      write(exchangeRecord(stdioCall(route, at, undefined, { body: { kind: 'text', text: line } }), acceptedAnswer()));
       return;
     }
     // A batch is recorded message by message, each as if it had been sent alone (see providers/mcp-batch.ts).
     for (const [index, msg] of (parsed.messages as Message[]).entries()) {
-      const notes = parsed.batch ? { notes: { batch: { index, size: parsed.messages.length } } } : {};
+      const notes = parsed.batch ? { batch: { index, size: parsed.messages.length } } : undefined;
       if (isRequestMessage(msg)) {
-        open.add(msg.id as RequestId, { message: msg, startedAt: now, offsetMs, t0: performance.now(), events: [], ...notes });
+        open.add(msg.id as RequestId, { message: msg, at, t0: performance.now(), events: [], ...(notes ? { notes } : {}) });
         continue;
       }
-      write({
-        ...base(now, offsetMs),
-        request: stdioRequest(msg),
-        response: { status: 202, headers: {} },
-        timing: { durationMs: 0 },
-        ...notes,
-      });
+      write(exchangeRecord(stdioCall(route, at, msg), acceptedAnswer(), { notes }));
     }
   };
 
@@ -113,21 +96,13 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     if ('answered' in routed) {
       const req = routed.answered;
       const elapsed = at - req.t0;
-      write({
-        ...base(req.startedAt, req.offsetMs),
-        request: stdioRequest(req.message),
-        response: { status: 200, headers: {}, body: { kind: 'json', json: msg }, ...eventsOf(req) },
-        timing: { ttfbMs: round(req.firstEventMs ?? elapsed), durationMs: round(elapsed) },
-        ...(req.notes ? { notes: req.notes } : {}),
-      });
+      const timing = { ttfbMs: round(req.firstEventMs ?? elapsed), durationMs: round(elapsed) };
+      const answer = stdioAnswer(req.events, { offsetMs: elapsed, message: msg }, timing);
+      write(exchangeRecord(stdioCall(route, req.at, req.message), answer, { notes: req.notes }));
     } else if ('orphan' in routed) {
       // A server message with no request open: a server-to-client stream of its own.
-      write({
-        ...base(new Date(), writer.now()),
-        request: stdioRequest(undefined, 'GET'),
-        response: { status: 200, headers: {}, events: [stdioEvent(msg, 0)] },
-        timing: { durationMs: 0 },
-      });
+      const answer = stdioAnswer([{ offsetMs: 0, message: msg }], undefined, { durationMs: 0 });
+      write(exchangeRecord(stdioCall(route, arrival(), undefined, { method: 'GET' }), answer));
     }
   };
 
@@ -157,20 +132,10 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   await new Promise<void>((r) => (child.stdout.readableEnded || child.stdout.destroyed ? r() : child.stdout.once('close', r)));
   opts.stdin.unpipe(child.stdin);
   for (const req of open.drain()) {
-    write({
-      ...base(req.startedAt, req.offsetMs),
-      request: stdioRequest(req.message),
-      response: { status: 200, headers: {}, ...eventsOf(req) },
-      error: { code: 'SERVER_EXITED', message: `the server exited (code ${code}) before answering`, phase: 'stream' },
-      timing: { durationMs: round(performance.now() - req.t0) },
-      ...(req.notes ? { notes: req.notes } : {}),
-    });
+    const answer = stdioAnswer(req.events, undefined, { durationMs: round(performance.now() - req.t0) });
+    answer.error = { code: 'SERVER_EXITED', message: `the server exited (code ${code}) before answering`, phase: 'stream' };
+    write(exchangeRecord(stdioCall(route, req.at, req.message), answer, { notes: req.notes }));
   }
   await out.drain();
   return code;
-}
-
-/** The messages a request got before its answer, as the exchange's SSE events. */
-function eventsOf(req: OpenRequest): { events?: SseEvent[] } {
-  return req.events.length > 0 ? { events: req.events.map((e) => stdioEvent(e.message, e.offsetMs)) } : {};
 }

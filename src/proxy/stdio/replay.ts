@@ -23,7 +23,9 @@ import { batchAnswers, commit, decideAll, type Decision, type McpContext } from 
 import type { McpTransport } from '../mcp/transport.js';
 import { LineTransport } from './line-transport.js';
 import type { LiveStdioServer } from './live.js';
-import { stdioEvent, stdioIncoming, stdioRequest } from './exchange.js';
+import { acceptedAnswer, stdioAnswer, stdioCall, stdioIncoming, type StdioRoute } from './exchange.js';
+import type { Arrival } from '../../engine/call.js';
+import { exchangeRecord } from '../../engine/record.js';
 
 export type StdioReplayOptions = StdioReplayBase & ({ stdin: Readable; stdout: Writable } | { transport: McpTransport });
 
@@ -43,8 +45,6 @@ interface StdioReplayBase {
   /** The longest line read from the client, in bytes (default 10 MB, the MCP SDK's). */
   maxLineBytes?: number;
 }
-
-type Base = Pick<NewExchange, 'startedAt' | 'offsetMs' | 'transport' | 'route' | 'upstream'>;
 
 /** Serve until stdin ends; resolves 0 once every answer is written and the replay tape is complete. */
 export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
@@ -77,65 +77,37 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
       : {}),
   };
 
-  const begin = (): { base: Base; t0: number } => ({
-    base: {
-      startedAt: new Date().toISOString(),
-      offsetMs: round(out.now()),
-      transport: 'stdio',
-      route: opts.name,
-      ...(upstream ? { upstream } : {}),
-    },
-    t0: performance.now(),
-  });
+  const route: StdioRoute = { name: opts.name, upstream };
+  const arrival = (): Arrival => ({ startedAt: new Date(), offsetMs: out.now(), t0: performance.now() });
 
   /** The replay tape's record of what one message got. */
-  const exchangeOf = (d: Decision, base: Base, t0: number): NewExchange => {
-    if (d.kind === 'accepted')
-      return {
-        ...base,
-        request: stdioRequest(d.message),
-        response: { status: 202, headers: {} },
-        timing: { durationMs: 0 },
-        match: d.match,
-      };
-    const final = d.messages.at(-1);
-    const events = d.messages.slice(0, -1).map((m) => stdioEvent(m.message, m.offsetMs));
-    return {
-      ...base,
-      request: stdioRequest(d.message),
-      response: {
-        status: 200,
-        headers: {},
-        ...(final ? { body: { kind: 'json', json: final.message } } : {}),
-        ...(events.length > 0 ? { events } : {}),
-      },
-      timing: { durationMs: round(d.at - t0) },
-      match: d.match,
-    };
+  const exchangeOf = (d: Decision, at: Arrival): NewExchange => {
+    const call = stdioCall(route, at, d.message);
+    if (d.kind === 'accepted') return exchangeRecord(call, acceptedAnswer(), { match: d.match });
+    const answer = stdioAnswer(d.messages.slice(0, -1), d.messages.at(-1), { durationMs: round(d.at - at.t0) });
+    return exchangeRecord(call, answer, { match: d.match });
   };
 
   /** A line that cannot be read as JSON-RPC (or was too long to read): a parse error, recorded with what it was. */
   const refuse = async (err: TapedeckError, text: string | undefined): Promise<void> => {
-    const { base } = begin();
+    const call = stdioCall(route, arrival(), undefined, { body: text === undefined ? { kind: 'empty' } : { kind: 'text', text } });
     const answer = rpcErrorMessage(err, null);
     await client.send(answer);
-    tapeLog.write({
-      ...base,
-      request: { ...stdioRequest(undefined), body: text === undefined ? { kind: 'empty' } : { kind: 'text', text } },
-      response: { status: 200, headers: {}, body: { kind: 'json', json: answer } },
-      timing: { durationMs: 0 },
-      match: { kind: 'miss', reason: err.message },
-    });
+    tapeLog.write(
+      exchangeRecord(call, stdioAnswer([], { offsetMs: 0, message: answer }, { durationMs: 0 }), {
+        match: { kind: 'miss', reason: err.message },
+      }),
+    );
   };
 
   client.onmessage = async (value) => {
-    const { base, t0 } = begin();
+    const at = arrival();
     const batch = Array.isArray(value);
     const messages = batch ? value : [value];
     const init = messages.find((m) => m.method === 'initialize' && isRequestMessage(m));
     if (init !== undefined) initialize = init;
     const decisions = await decideAll(messages, ctx, async (d) => {
-      commit(d, exchangeOf(d, base, t0), ctx);
+      commit(d, exchangeOf(d, at), ctx);
       // Notifications go out as they come; a lone message's answer follows them.
       for (const m of d.messages.slice(0, batch ? -1 : undefined)) await client.send(m.message);
     });
