@@ -3,6 +3,7 @@
  * the session opens, `frames` lines as messages are relayed, an `end` line when it ends. The writer side is
  * `TapeWriter.begin`; this is the reader side: the continuation lines merged into their exchange, in file order.
  */
+import { unknownFields, unknownFieldsMessage } from './unknown-fields.js';
 import { EndLineSchema, FramesLineSchema, type Exchange } from './schema.js';
 
 /** What the reader could not use, as `tape-reader.ts` reports it. */
@@ -44,6 +45,11 @@ export function mergeSessionLines(exchanges: readonly Exchange[], parts: readonl
         line: part.line,
         message: `not a valid ${type} line (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped`,
       });
+      continue;
+    }
+    const unknown = unknownFields(part.value, parsed.data);
+    if (unknown.length > 0) {
+      problems.push({ line: part.line, message: unknownFieldsMessage(`the ${type} line`, unknown) });
       continue;
     }
     const id = parsed.data.exchange;

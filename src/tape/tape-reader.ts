@@ -11,6 +11,7 @@ import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
 import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
+import { unknownFields, unknownFieldsMessage } from './unknown-fields.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { verifiedBlobStream } from './large-body.js';
@@ -82,6 +83,11 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
         line,
         message: `not a valid exchange (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); skipped`,
       });
+      continue;
+    }
+    const unknown = unknownFields(value, ex.data);
+    if (unknown.length > 0) {
+      problems.push({ line, message: unknownFieldsMessage('the exchange', unknown) });
       continue;
     }
     exchanges.push(ex.data);
