@@ -28,7 +28,7 @@ export interface ExchangeLog {
    * Describe and append `ex`; resolves true once its line is on the tape, false when it could not be written. Unlike
    * `write`, not tracked: the caller tracks the work it is part of.
    */
-  commit(ex: NewExchange): Promise<boolean>;
+  commit(ex: NewExchange, opts?: WriteOptions): Promise<boolean>;
   /** Write the exchange `pending` resolves to, once it does; resolves when it is on the tape (or failed to be). */
   writeWhen(pending: Promise<NewExchange>, opts?: WriteOptions): Promise<void>;
   /** Work shutdown must wait for that is not a write yet (a stream still open). */
@@ -77,9 +77,9 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     write(ex, opts = {}) {
       track(append(ex, opts.described === true, opts.known));
     },
-    // Not tracked here: the one caller (the recorder) tracks the whole exchange, whose end waits for this.
-    commit(ex) {
-      return append(ex, false);
+    // Not tracked here: the caller (a live answer) tracks the whole exchange, whose end waits for this.
+    commit(ex, opts = {}) {
+      return append(ex, opts.described === true, opts.known);
     },
     writeWhen(ex, opts = {}) {
       const done = ex.then(

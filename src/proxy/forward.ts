@@ -1,4 +1,3 @@
-import { isoTimestamp } from '../tape/timestamp.js';
 import { Cancel } from './cancel.js';
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
@@ -10,8 +9,10 @@ import { encodeBody } from '../tape/body.js';
 import { SseSplitter, toSseEvent, round, type SseBlock } from '../tape/sse.js';
 import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
-import { headerMapOf, isEventStream, tapeHeaders, tapeResponseHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
+import { headerMapOf, isEventStream, tapeResponseHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
 import { upstreamUrl } from '../tape/routes.js';
+import { exchangeRecord, type Answer, type RecordExtras } from '../engine/record.js';
+import { httpCall } from './http-call.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type Spilling } from './body-spill.js';
@@ -33,6 +34,8 @@ export interface ForwardOptions {
   stopping?: Cancel;
   /** Where a response body too large to hold goes as it streams (the tape being written). */
   spill?: BodySpill;
+  /** On a replay tape: how the live answer came to be asked for (`match`), and notes. */
+  record?: RecordExtras;
 }
 
 /** Why an upstream request was cancelled: the reason its exchange carries. */
@@ -60,20 +63,9 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const sent = opts.body ?? req.body;
   // A body too large to hold is in the store already: it goes upstream from there, as a stream.
   const large = opts.body === undefined ? req.large : undefined;
-  const base: Omit<NewExchange, 'timing'> = {
-    startedAt: isoTimestamp(req.startedAt),
-    offsetMs: round(req.offsetMs),
-    transport: 'http',
-    route: req.route.prefix,
-    upstream: req.route.upstream,
-    request: {
-      method: req.method,
-      path: req.path,
-      query: req.query,
-      headers: tapeHeaders(req.headers),
-      body: large ? large.body : encodeBody(sent, req.headers['content-type']),
-    },
-  };
+  // The tape keeps what was sent: a replaced body (modified replay) is the request's body on the tape.
+  const call = httpCall(req, opts.body === undefined ? undefined : encodeBody(opts.body, req.headers['content-type']));
+  const record = (answer: Answer): NewExchange => exchangeRecord(call, answer, opts.record);
   const elapsed = (): number => round(performance.now() - req.t0);
 
   // A client that goes away cancels its upstream request (and so does tapedeck stopping); the exchange says which.
@@ -111,12 +103,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       headers: { 'x-tapedeck-error': error.code },
     });
     const answer = httpError(unreachable, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
-    const ex = exchangeOf(
-      base,
-      { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
-      { durationMs: elapsed() },
-    );
-    ex.error = error;
+    const ex = record({
+      response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
+      error,
+      timing: { durationMs: elapsed() },
+    });
     if (clientGone) {
       // Nobody to answer: the exchange is still written, with why it ended.
       if (opts.commit) await opts.commit(ex);
@@ -280,9 +271,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   } else {
     response.body = encodeBody(decodeContent(Buffer.concat(chunks), headers['content-encoding']), headers['content-type']);
   }
-  // Built whole, not spread from `base`: one object shape for every exchange (spreading cost more than the rest of this function).
-  const ex: NewExchange = exchangeOf(base, response, { ttfbMs, durationMs: elapsed() });
-  if (failure) ex.error = failure;
+  const ex = record({ response, error: failure, timing: { ttfbMs, durationMs: elapsed() } });
   const committed = opts.commit ? await opts.commit(ex) : true;
   if (ended) {
     if (!committed)
@@ -293,19 +282,6 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     }
   }
   return ex;
-}
-
-function exchangeOf(base: Omit<NewExchange, 'timing'>, response: NewExchange['response'], timing: NewExchange['timing']): NewExchange {
-  return {
-    startedAt: base.startedAt,
-    offsetMs: base.offsetMs,
-    transport: base.transport,
-    route: base.route,
-    upstream: base.upstream,
-    request: base.request,
-    response,
-    timing,
-  };
 }
 
 /** A streaming decoder for a compressed event stream, or undefined when it is not compressed (or not in a known way). */

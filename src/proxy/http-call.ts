@@ -6,6 +6,7 @@ import { callOf, type Call } from '../engine/call.js';
 import type { Body } from '../tape/schema.js';
 import { tapeHeaders } from './headers.js';
 import { requestMeaning } from './request-meaning.js';
+import type { IncomingRequest } from '../replay/matcher.js';
 import type { ProxyRequest } from './types.js';
 
 /** `body`: the body that was sent instead of the client's (a modified replay rewrites it before it goes live). */
@@ -27,4 +28,12 @@ export function httpCall(req: ProxyRequest, body?: Body): Call {
 export function withBody(req: ProxyRequest, body: Buffer): ProxyRequest {
   const { meaning: _batch, ...rest } = req;
   return { ...rest, body };
+}
+
+/** The request in tape terms with its meaning, as computed once for this request (`request-meaning.ts`). */
+export function toIncoming(req: ProxyRequest): IncomingRequest {
+  const { record, llm } = requestMeaning(req);
+  const incoming: IncomingRequest = { route: req.route.prefix, request: record, transport: 'http' };
+  if (llm !== undefined) incoming.llm = llm;
+  return incoming;
 }

@@ -10,8 +10,8 @@ import type { Route } from '../tape/schema.js';
 import type { LoadedTape, TapeStore } from '../tape/store.js';
 import type { TapedeckError } from '../errors.js';
 import type { CertificateAuthority } from './ca.js';
-import type { TapeFailurePolicy } from './recorder.js';
-import type { ReplayerOptions } from './replayer.js';
+import type { TapeFailurePolicy } from './http-engine.js';
+import type { TapeAnswers } from './tape-answers.js';
 import type { OnMiss, ReplayResponder, Timing } from './types.js';
 
 export interface CommonOptions {
@@ -56,7 +56,7 @@ export interface ReplayOptions extends CommonOptions {
   matcher?: (tape: LoadedTape) => Matcher;
   /** Responders asked before the generic HTTP replay (MCP, live LLM); may be built from the loaded tape. */
   responders?: readonly ReplayResponder[] | ((tape: LoadedTape) => readonly ReplayResponder[]);
-  allowLive?: ReplayerOptions['allowLive'];
+  allowLive?: TapeAnswers['allowLive'];
   /** Send the `x-tapedeck-*` headers (how each answer matched). Default true; false for agents that snapshot headers. */
   matchHeaders?: boolean;
   /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */

@@ -13,8 +13,7 @@ import type { Cancel } from './cancel.js';
 import { createExchangeLog } from './exchange-log.js';
 import type { ProxyHandler } from './http-app.js';
 import { createBodySpill, type BodySpill } from './body-spill.js';
-import { createRecorder } from './recorder.js';
-import { createReplayer } from './replayer.js';
+import { createHttpEngine } from './http-engine.js';
 import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
 import { openTapeSession } from './tape-session.js';
 import { lazySessions } from './ws/lazy.js';
@@ -66,13 +65,8 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     });
     const out = createExchangeLog(writer, log);
     const spill = createBodySpill(store, writer.name);
-    const { handle } = createRecorder({
-      out,
-      dispatcher,
-      stopping,
-      spill,
-      ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
-    });
+    // Record: the engine with every answer live.
+    const { handle } = createHttpEngine({ out, log, dispatcher, stopping, spill, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
     const sessions = lazySessions(
       async () =>
         (await import('./ws/recorder.js')).createSessionRecorder({
@@ -114,20 +108,30 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
   const spill = createBodySpill(store, writer.name);
-  const replayer = createReplayer({
-    tape,
-    matcher,
+  const onMiss = opts.onMiss ?? 'strict';
+  const timing = opts.timing ?? { mode: 'instant' as const };
+  const engine = createHttpEngine({
     out,
-    onMiss: opts.onMiss ?? 'strict',
-    timing: opts.timing ?? { mode: 'instant' },
-    dispatcher,
     log,
-    responders,
-    allowLive: opts.allowLive,
-    ...(opts.matchHeaders === false ? { matchHeaders: false } : {}),
+    dispatcher,
     stopping,
-    // The name it was loaded by (a tape file copied under another name keeps its header's name).
-    blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
+    spill,
+    // The replay tape failing does not stop replay (the answers come from the tape): they are served unrecorded.
+    onTapeFailure: 'serve',
+    replay: {
+      tape,
+      matcher,
+      out,
+      onMiss,
+      timing,
+      log,
+      responders,
+      context: { tape, matcher, out, onMiss, timing, log },
+      allowLive: opts.allowLive,
+      matchHeaders: opts.matchHeaders,
+      // The name it was loaded by (a tape file copied under another name keeps its header's name).
+      blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
+    },
   });
   const sessions = lazySessions(
     async () =>
@@ -135,8 +139,8 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
         tape,
         out,
         log,
-        onMiss: opts.onMiss ?? 'strict',
-        timing: opts.timing ?? { mode: 'instant' },
+        onMiss,
+        timing,
         ...(opts.redact ? { redact: opts.redact } : {}),
         handshakeMs: timeouts.responseMs,
         ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
@@ -144,5 +148,5 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     log,
     out.track,
   );
-  return { writer, source: tape, routes: session.routes, handle: replayer.handle, sessions, drain: replayer.drain, spill };
+  return { writer, source: tape, routes: session.routes, handle: engine.handle, sessions, drain: engine.drain, spill };
 }

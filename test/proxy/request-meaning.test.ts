@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerProvider, type ProviderAdapter } from '../../src/index.js';
 import { createLlmLiveResponder } from '../../src/proxy/llm-live.js';
 import { requestMeaning } from '../../src/proxy/request-meaning.js';
-import { toIncoming } from '../../src/proxy/replayer.js';
+import { toIncoming } from '../../src/proxy/http-call.js';
 import { BufferSink } from '../../src/proxy/sink.js';
 import type { ProxyRequest, ReplayContext } from '../../src/proxy/types.js';
 import { parrot } from '../providers/parrot-provider.js';

@@ -6,7 +6,6 @@
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { scaledDelay } from '../../replay/modes.js';
-import { toIncoming } from '../replayer.js';
 import type { ProxyRequest, ReplayContext } from '../types.js';
 import type { SideEffectPolicy } from '../../replay/side-effects.js';
 import { round } from '../../tape/sse.js';
@@ -15,7 +14,7 @@ import { openSse, sendBody, sendErrorAnswer, sseEvent } from '../sink-send.js';
 import type { SseEvent } from '../../tape/schema.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import { commit, decideAll, type McpContext } from './engine.js';
-import { httpCall, withBody } from '../http-call.js';
+import { httpCall, toIncoming, withBody } from '../http-call.js';
 import { servedExchange } from './http-reply.js';
 import { requestSideMcp, type Message, type TimedMessage } from '../../providers/mcp.js';
 import { parseRpcBody } from '../../providers/mcp-batch.js';

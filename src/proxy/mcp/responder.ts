@@ -7,7 +7,6 @@
  */
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
-import { toIncoming } from '../replayer.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from '../types.js';
 import { policyForTape, type SideEffectPolicy, type SideEffectsFile } from '../../replay/side-effects.js';
@@ -15,7 +14,7 @@ import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
 import type { Mocks } from '../../replay/mocks.js';
 import { matchHeaders } from '../headers.js';
-import { httpCall, withBody } from '../http-call.js';
+import { httpCall, toIncoming, withBody } from '../http-call.js';
 import { sendReply, servedExchange, type Reply } from './http-reply.js';
 import { BufferSink, type ResponseSink } from '../sink.js';
 import { sendBody, sendErrorAnswer } from '../sink-send.js';

@@ -1,7 +1,7 @@
 /** Record mode for WebSocket sessions: each one relayed to its upstream and put on the tape as it goes. */
 import type { Logger } from '../../log.js';
 import type { ExchangeLog } from '../exchange-log.js';
-import type { TapeFailurePolicy } from '../recorder.js';
+import type { TapeFailurePolicy } from '../http-engine.js';
 import { createClientServer } from './client-server.js';
 import { relaySession } from './relay.js';
 import type { SessionHandler, WsUpgrade } from './types.js';

@@ -1,0 +1,135 @@
+/**
+ * The HTTP path of the exchange engine, in record and replay alike. Every request is decided, answered and written
+ * through here: in record every answer is live; in replay the protocol responders (MCP, `--llm live`, mocks) and the
+ * tape answer first, and a request goes live only when a responder or `--on-miss live` says so. A live answer is one
+ * function for every case (`live`): forwarded with undici, streamed to the client as it comes, and put on the tape
+ * before the client has its last byte, through the one record builder (`engine/record.ts`). Record is replay with
+ * every answer live.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../log.js';
+import { httpError } from '../providers/errors.js';
+import { detectLlmApi } from '../providers/detect.js';
+import type { MatchInfo } from '../tape/schema.js';
+import type { NewExchange } from '../tape/store.js';
+import type { Cancel } from './cancel.js';
+import type { ExchangeLog } from './exchange-log.js';
+import { forwardAndCapture } from './forward.js';
+import { rewriteLegacyEndpoint } from './legacy-endpoint.js';
+import type { BodySpill } from './body-spill.js';
+import { requestMeaning } from './request-meaning.js';
+import { answerFromTape, type TapeAnswers } from './tape-answers.js';
+import { nodeSink, sendError, type ResponseSink } from './sink.js';
+import { withoutTapedeckHeaders } from './headers.js';
+import type { ProxyRequest, ReplayContext, ReplayResponder } from './types.js';
+
+/** What recording does once its tape can no longer be written (disk full): refuse traffic, or serve it unrecorded. */
+export type TapeFailurePolicy = 'refuse' | 'serve';
+
+export interface HttpEngineOptions {
+  /** The tape being written: the recording, or the replay tape. */
+  out: ExchangeLog;
+  log: Logger;
+  dispatcher: Dispatcher;
+  /** Once the tape cannot be written: `refuse` (a 503 saying so) or `serve` (answers that will not be on it). */
+  onTapeFailure: TapeFailurePolicy;
+  /** Aborted when tapedeck stops: live requests still waiting for their upstream end, written with the error. */
+  stopping?: Cancel | undefined;
+  /** Where a body too large to hold goes as it streams (the tape being written). */
+  spill?: BodySpill | undefined;
+  /** Replay: how requests are answered from the tape. Absent: record, every answer live. */
+  replay?: ReplaySide | undefined;
+}
+
+/** Replay's part: the responders asked first, then the tape. */
+export interface ReplaySide extends TapeAnswers {
+  /** Protocol-specific responders (MCP, live LLM, mocks), asked in order before the tape. */
+  responders: readonly ReplayResponder[];
+  /** The context responders get (the tape, its matcher, the replay tape, the live forward). */
+  context: Omit<ReplayContext, 'forwardLive'>;
+  /** Send tapedeck's `x-tapedeck-*` headers (how an answer matched). Default true. */
+  matchHeaders?: boolean | undefined;
+}
+
+/** How a live answer is put on a replay tape, and what the client gets with it. */
+export interface LiveOptions {
+  /** Replaces the request body sent upstream (modified replay); the tape keeps what was sent. */
+  body?: Buffer | undefined;
+  /** Set on the client's answer, not on the tape. */
+  headers?: Record<string, string> | undefined;
+  match?: MatchInfo | undefined;
+  notes?: Record<string, unknown> | undefined;
+}
+
+export interface HttpEngine {
+  handle(req: ProxyRequest, res: ServerResponse): Promise<void>;
+  /** Resolves once everything started so far is on the tape (long-lived streams included). */
+  drain(): Promise<void>;
+}
+
+export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
+  const { out } = opts;
+  const serveUnrecorded = opts.onTapeFailure === 'serve';
+
+  /**
+   * Forward `req` live: its answer streams to `sink` as it comes and is on the tape before the client has its end.
+   * Resolves once the answer has ended (or failed, or its client left); never rejects.
+   */
+  const live = (req: ProxyRequest, sink: ResponseSink, o: LiveOptions = {}): Promise<NewExchange> => {
+    // The request side as computed once for this request: describing reads only the answer (unless the body changed).
+    const known = o.body === undefined ? { llm: requestMeaning(req).llm } : undefined;
+    const commit = (ex: NewExchange): Promise<boolean> => {
+      const written = out.commit(ex, { known });
+      // Serving unrecorded: the client gets its answer whether or not it reached the tape.
+      return serveUnrecorded ? written.then(() => true) : written;
+    };
+    // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
+    const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, sink), {
+      dispatcher: opts.dispatcher,
+      commit,
+      stopping: opts.stopping,
+      spill: opts.spill,
+      body: o.body,
+      headers: o.headers,
+      record: { match: o.match, notes: o.notes },
+    });
+    // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
+    out.track(captured);
+    return captured;
+  };
+
+  const forwardLive: ReplayContext['forwardLive'] = async (req, sink, o = {}) => {
+    await live(req, sink, {
+      body: o.body,
+      headers: { 'x-tapedeck-match': 'live', ...o.headers },
+      match: { kind: 'live', reason: o.reason ?? 'forwarded to the upstream' },
+      notes: o.notes,
+    });
+  };
+
+  const replay = opts.replay;
+  const context: ReplayContext | undefined = replay && { ...replay.context, forwardLive };
+
+  return {
+    async handle(req, res) {
+      const failed = out.writer.failure;
+      if (failed !== undefined && !serveUnrecorded) {
+        sendError(res, httpError(failed, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream)));
+        return;
+      }
+      if (replay === undefined || context === undefined) {
+        await live(req, nodeSink(res));
+        return;
+      }
+      if (replay.matchHeaders === false) withoutTapedeckHeaders(res);
+      const sink = nodeSink(res);
+      for (const responder of replay.responders) if (await responder.handle(req, context, sink)) return;
+      await answerFromTape(req, res, sink, replay, forwardLive);
+    },
+    async drain() {
+      await Promise.all((replay?.responders ?? []).map((r) => r.drain?.()));
+      await out.drain();
+    },
+  };
+}
