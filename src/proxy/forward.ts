@@ -3,7 +3,7 @@ import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { TapedeckError } from '../errors.js';
-import { detectLlmApi } from '../providers/detect.js';
+import { requestMeaning } from './request-meaning.js';
 import { httpError } from '../providers/errors.js';
 import { encodeBody } from '../tape/body.js';
 import { SseSplitter, toSseEvent, round, type SseBlock } from '../tape/sse.js';
@@ -102,7 +102,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       details: { code: error.code },
       headers: { 'x-tapedeck-error': error.code },
     });
-    const answer = httpError(unreachable, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream));
+    const answer = httpError(unreachable, requestMeaning(req).api);
     const ex = record({
       response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
       error,

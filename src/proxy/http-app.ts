@@ -38,9 +38,12 @@ export interface ProxyAppOptions {
 export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const table = createRouteTable(opts.routes);
 
-  /** Answer with an error in the shape of the API the path is for (an SDK shows it as its own), or cut a started answer. */
-  const fail = (res: ServerResponse, err: TapedeckError, method: string, path: string): void => {
-    sendError(res, httpError(err, detectLlmApi('', path, method)));
+  /**
+   * Answer with an error in the shape of the API the request is for (an SDK shows it as its own), or cut a started
+   * answer. Before its route is known, the API is told by the path alone; after, by the route too, as everywhere else.
+   */
+  const fail = (res: ServerResponse, err: TapedeckError, method: string, path: string, route?: Route): void => {
+    sendError(res, httpError(err, detectLlmApi(route?.prefix ?? '', path, method, route?.upstream)));
   };
 
   const serve = (incoming: IncomingMessage, res: ServerResponse): void => {
@@ -110,7 +113,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         const known = isTapedeckError(err)
           ? err
           : new TapedeckError('TAPE_WRITE_FAILED', `could not store a large request body: ${(err as Error).message}`);
-        fail(res, known, incoming.method ?? 'GET', resolved.path);
+        fail(res, known, incoming.method ?? 'GET', resolved.path, resolved.route);
       });
     });
     const dispatch = (large: LargeBody | undefined): void => {
@@ -138,7 +141,7 @@ export function createRequestListener(opts: ProxyAppOptions): (req: IncomingMess
         const known = isTapedeckError(err)
           ? err
           : new TapedeckError('INTERNAL', `tapedeck internal error: ${(err as Error).message}`, { cause: err });
-        fail(res, known, req.method, req.path);
+        fail(res, known, req.method, req.path, req.route);
       });
     };
   };

@@ -10,7 +10,6 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { httpError } from '../providers/errors.js';
-import { detectLlmApi } from '../providers/detect.js';
 import type { MatchInfo } from '../tape/schema.js';
 import type { NewExchange } from '../tape/store.js';
 import type { Cancel } from './cancel.js';
@@ -115,7 +114,7 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
     async handle(req, res) {
       const failed = out.writer.failure;
       if (failed !== undefined && !serveUnrecorded) {
-        sendError(res, httpError(failed, detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream)));
+        sendError(res, httpError(failed, requestMeaning(req).api));
         return;
       }
       if (replay === undefined || context === undefined) {
