@@ -1,0 +1,99 @@
+/**
+ * Contracts in both directions (`--expect`): replay already fails on a call the tape does not have; this is the other
+ * half, the recorded calls a run never made. An agent that silently stops calling `refund_order` replays every call
+ * it still makes without a miss, and would pass. Given the recording and its replay tape, the recorded calls of the
+ * expected kinds that no answer of the replay came from (`match.source`) are the missing ones: the same count `diff`
+ * calls "unused recordings", listed with their step, kind, tool or model, and a short summary of their arguments.
+ */
+import { TapedeckError } from '../errors.js';
+import { STREAM_METHOD, type Exchange } from '../tape/schema.js';
+import { shorten } from './format.js';
+import { toSteps, type StepKind } from './steps.js';
+
+/** Which recorded calls a run must make: every kind, LLM calls, tool calls, or calls to these tools or models. */
+export interface ExpectSpec {
+  llm: boolean;
+  tools: boolean;
+  /** Tool names (MCP `tools/call`) and models (LLM calls), each a call the run must make. */
+  names: ReadonlySet<string>;
+}
+
+/** `all`, `llm`, `tools`, or names (tools or models), comma-separated; `llm,refund_order` mixes them. */
+export function parseExpect(text: string): ExpectSpec {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0) throw new TapedeckError('BAD_ARGS', '--expect needs all, llm, tools, or tool and model names (comma-separated)');
+  const names = new Set(parts.filter((p) => p !== 'all' && p !== 'llm' && p !== 'tools'));
+  const all = parts.includes('all');
+  return { llm: all || parts.includes('llm'), tools: all || parts.includes('tools'), names };
+}
+
+/** A recorded call the run never made. */
+export interface MissingCall {
+  /** Its step on the recording's timeline (as `show` numbers them). */
+  step: number;
+  kind: StepKind;
+  /** The tool (MCP), the model (LLM), or the method and path (HTTP). */
+  target: string;
+  /** Its arguments, shortened to one line. */
+  args: string;
+  exchange: Exchange;
+}
+
+/** What the contract checks: the calls a run makes (not notifications, streams or a session's own handshake). */
+function isCall(ex: Exchange): boolean {
+  if (ex.llm !== undefined || ex.websocket !== undefined) return true;
+  if (ex.mcp !== undefined)
+    return ex.mcp.direction === 'client-to-server' && ex.mcp.method !== STREAM_METHOD && ex.mcp.jsonrpcId !== undefined;
+  return ex.transport === 'http';
+}
+
+function expected(ex: Exchange, spec: ExpectSpec): boolean {
+  if (!isCall(ex)) return false;
+  if (ex.llm !== undefined) return spec.llm || (ex.llm.model !== undefined && spec.names.has(ex.llm.model));
+  // A session (Realtime, Live) is the call its responses came from: the model's, for `llm`.
+  if (ex.websocket !== undefined) return spec.llm;
+  const tool = ex.mcp?.toolName;
+  if (tool !== undefined) return spec.tools || spec.names.has(tool);
+  // A tool the agent calls over plain HTTP counts as a tool; other MCP requests (initialize, tools/list) only under `all`.
+  return ex.mcp === undefined ? spec.tools : spec.llm && spec.tools;
+}
+
+/** The recorded calls of the expected kinds that no answer of `replay` came from, in timeline order. */
+export function missingCalls(recorded: readonly Exchange[], replay: readonly Exchange[], spec: ExpectSpec): MissingCall[] {
+  const used = new Set<string>();
+  for (const ex of replay) if (ex.match?.source !== undefined) used.add(ex.match.source);
+  const out: MissingCall[] = [];
+  for (const step of toSteps(recorded)) {
+    const ex = step.exchange;
+    // A session's responses are steps of their own, read from its messages: the session is the call.
+    if (ex.notes?.session !== undefined || !expected(ex, spec) || used.has(ex.id)) continue;
+    const target = step.kind === 'HTTP' ? `${ex.request.method} ${ex.route}${ex.request.path}` : step.target;
+    out.push({ step: step.index, kind: step.kind, target, args: shorten(step.args, 60), exchange: ex });
+  }
+  return out;
+}
+
+/** Names asked for that the recording never called (a typo in `--expect`, or a tool the recording did not use). */
+export function unknownExpectNames(recorded: readonly Exchange[], spec: ExpectSpec): string[] {
+  const seen = new Set<string>();
+  for (const ex of recorded) {
+    if (ex.llm?.model !== undefined) seen.add(ex.llm.model);
+    if (ex.mcp?.toolName !== undefined) seen.add(ex.mcp.toolName);
+  }
+  return [...spec.names].filter((n) => !seen.has(n));
+}
+
+/** The report, in `diff`'s words: `unused recordings  N of M recorded call(s) never made`, then one line per call. */
+export function renderMissing(missing: readonly MissingCall[], expectedCount: number): string[] {
+  const lines = [`unused recordings  ${missing.length} of ${expectedCount} expected recorded call(s) never made`];
+  for (const m of missing) lines.push(`  step ${m.step}  ${m.kind} ${m.target}${m.args === '' ? '' : `  ${m.args}`}`);
+  return lines;
+}
+
+/** How many recorded calls the spec expects (the report's denominator). */
+export function expectedCount(recorded: readonly Exchange[], spec: ExpectSpec): number {
+  return recorded.filter((ex) => ex.notes?.session === undefined && expected(ex, spec)).length;
+}
