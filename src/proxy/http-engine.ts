@@ -22,6 +22,9 @@ import { answerFromTape, type TapeAnswers } from './tape-answers.js';
 import { nodeSink, sendError, type ResponseSink } from './sink.js';
 import { withoutTapedeckHeaders } from './headers.js';
 import type { ProxyRequest, ReplayContext, ReplayResponder } from './types.js';
+import type { FaultPlan } from '../engine/faults/fault-plan.js';
+import { faultSink } from './fault-sink.js';
+import { faultedLog, httpFaultFacts, injectAnswer } from './http-faults.js';
 
 /** What recording does once its tape can no longer be written (disk full): refuse traffic, or serve it unrecorded. */
 export type TapeFailurePolicy = 'refuse' | 'serve';
@@ -39,6 +42,8 @@ export interface HttpEngineOptions {
   spill?: BodySpill | undefined;
   /** Replay: how requests are answered from the tape. Absent: record, every answer live. */
   replay?: ReplaySide | undefined;
+  /** Faults injected into the run (`--faults`): picked per call, before anything else answers it. */
+  faults?: FaultPlan | undefined;
 }
 
 /** Replay's part: the responders asked first, then the tape. */
@@ -59,6 +64,8 @@ export interface LiveOptions {
   headers?: Record<string, string> | undefined;
   match?: MatchInfo | undefined;
   notes?: Record<string, unknown> | undefined;
+  /** The tape to write it to, when not the engine's own (a faulted answer's, which notes the fault). */
+  out?: ExchangeLog | undefined;
 }
 
 export interface HttpEngine {
@@ -76,10 +83,11 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
    * Resolves once the answer has ended (or failed, or its client left); never rejects.
    */
   const live = (req: ProxyRequest, sink: ResponseSink, o: LiveOptions = {}): Promise<NewExchange> => {
+    const tape = o.out ?? out;
     // The request side as computed once for this request: describing reads only the answer (unless the body changed).
     const known = o.body === undefined ? { llm: requestMeaning(req).llm } : undefined;
     const commit = (ex: NewExchange): Promise<boolean> => {
-      const written = out.commit(ex, { known });
+      const written = tape.commit(ex, { known });
       // Serving unrecorded: the client gets its answer whether or not it reached the tape.
       return serveUnrecorded ? written.then(() => true) : written;
     };
@@ -94,21 +102,36 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
       record: { match: o.match, notes: o.notes },
     });
     // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
-    out.track(captured);
+    tape.track(captured);
     return captured;
   };
 
-  const forwardLive: ReplayContext['forwardLive'] = async (req, sink, o = {}) => {
-    await live(req, sink, {
-      body: o.body,
-      headers: { 'x-tapedeck-match': 'live', ...o.headers },
-      match: { kind: 'live', reason: o.reason ?? 'forwarded to the upstream' },
-      notes: o.notes,
-    });
-  };
+  /** The live forward responders get, writing to `tape`. */
+  const forwardLiveTo =
+    (tape: ExchangeLog): ReplayContext['forwardLive'] =>
+    async (req, sink, o = {}) => {
+      await live(req, sink, {
+        body: o.body,
+        headers: { 'x-tapedeck-match': 'live', ...o.headers },
+        match: { kind: 'live', reason: o.reason ?? 'forwarded to the upstream' },
+        notes: o.notes,
+        out: tape,
+      });
+    };
 
   const replay = opts.replay;
-  const context: ReplayContext | undefined = replay && { ...replay.context, forwardLive };
+  const context: ReplayContext | undefined = replay && { ...replay.context, forwardLive: forwardLiveTo(out) };
+
+  /** Answer a request: live in record; in replay from a responder, the tape, or live when allowed. */
+  const answer = async (req: ProxyRequest, res: ServerResponse, sink: ResponseSink, tape: ExchangeLog): Promise<void> => {
+    if (replay === undefined || context === undefined) {
+      await live(req, sink, { out: tape });
+      return;
+    }
+    const ctx = tape === out ? context : { ...context, out: tape, forwardLive: forwardLiveTo(tape) };
+    for (const responder of replay.responders) if (await responder.handle(req, ctx, sink)) return;
+    await answerFromTape(req, res, sink, tape === out ? replay : { ...replay, out: tape }, ctx.forwardLive);
+  };
 
   return {
     async handle(req, res) {
@@ -117,14 +140,12 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
         sendError(res, httpError(failed, requestMeaning(req).api));
         return;
       }
-      if (replay === undefined || context === undefined) {
-        await live(req, nodeSink(res));
-        return;
-      }
-      if (replay.matchHeaders === false) withoutTapedeckHeaders(res);
-      const sink = nodeSink(res);
-      for (const responder of replay.responders) if (await responder.handle(req, context, sink)) return;
-      await answerFromTape(req, res, sink, replay, forwardLive);
+      if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);
+      const fault = opts.faults?.pick(httpFaultFacts(req));
+      if (fault === undefined) return answer(req, res, nodeSink(res), out);
+      if (injectAnswer(req, res, fault, out)) return;
+      const sink = faultSink(nodeSink(res), fault.then);
+      return answer(req, res, sink, faultedLog(out, fault, sink));
     },
     async drain() {
       await Promise.all((replay?.responders ?? []).map((r) => r.drain?.()));

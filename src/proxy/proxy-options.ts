@@ -9,6 +9,7 @@ import type { RedactOptions } from '../tape/redact.js';
 import type { Route } from '../tape/schema.js';
 import type { LoadedTape, TapeStore } from '../tape/store.js';
 import type { TapedeckError } from '../errors.js';
+import type { FaultPlan } from '../engine/faults/fault-plan.js';
 import type { CertificateAuthority } from './ca.js';
 import type { TapeFailurePolicy } from './http-engine.js';
 import type { TapeAnswers } from './tape-answers.js';
@@ -33,6 +34,8 @@ export interface CommonOptions {
   timeouts?: Partial<Timeouts>;
   /** Called once, when the tape being written fails (disk full, an I/O error): everything after it is not on the tape. */
   onTapeFailure?: (err: TapedeckError) => void;
+  /** Faults injected into the run (`--faults`, `--fault`): which calls get a 429, a cut stream, a reset instead. */
+  faults?: FaultPlan;
 }
 
 export interface RecordOptions extends CommonOptions {

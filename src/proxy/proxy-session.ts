@@ -66,7 +66,15 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     const out = createExchangeLog(writer, log);
     const spill = createBodySpill(store, writer.name);
     // Record: the engine with every answer live.
-    const { handle } = createHttpEngine({ out, log, dispatcher, stopping, spill, onTapeFailure: opts.whenTapeFails ?? 'refuse' });
+    const { handle } = createHttpEngine({
+      out,
+      log,
+      dispatcher,
+      stopping,
+      spill,
+      onTapeFailure: opts.whenTapeFails ?? 'refuse',
+      faults: opts.faults,
+    });
     const sessions = lazySessions(
       async () =>
         (await import('./ws/recorder.js')).createSessionRecorder({
@@ -118,6 +126,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     spill,
     // The replay tape failing does not stop replay (the answers come from the tape): they are served unrecorded.
     onTapeFailure: 'serve',
+    faults: opts.faults,
     replay: {
       tape,
       matcher,

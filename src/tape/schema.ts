@@ -171,7 +171,8 @@ export const McpMeaningSchema = z.object({
 });
 export type McpMeaning = z.infer<typeof McpMeaningSchema>;
 
-export const MatchKindSchema = z.enum(['exact', 'semantic', 'live', 'miss', 'blocked', 'mock']);
+/** `fault`: an answer tapedeck made up on purpose, by a fault rule (`--faults`): a 429, a reset, a cut stream. */
+export const MatchKindSchema = z.enum(['exact', 'semantic', 'live', 'miss', 'blocked', 'mock', 'fault']);
 export type MatchKind = z.infer<typeof MatchKindSchema>;
 
 /** On replay tapes: how the served answer was found. */

@@ -46,7 +46,7 @@ export function emptyStats(): TapeStats {
     usage: {},
     startMs: null,
     endMs: null,
-    matches: { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0, mock: 0 },
+    matches: { exact: 0, semantic: 0, live: 0, blocked: 0, miss: 0, mock: 0, fault: 0 },
     models: [],
     providers: [],
     tools: [],
@@ -59,7 +59,8 @@ export function addToStats(stats: TapeStats, ex: Exchange): TapeStats {
   stats.startMs = stats.startMs === null ? ex.offsetMs : Math.min(stats.startMs, ex.offsetMs);
   const end = ex.offsetMs + ex.timing.durationMs;
   stats.endMs = stats.endMs === null ? end : Math.max(stats.endMs, end);
-  if (ex.match) stats.matches[ex.match.kind]++;
+  // Totals stored by an earlier tapedeck may lack a kind it did not know.
+  if (ex.match) stats.matches[ex.match.kind] = (stats.matches[ex.match.kind] ?? 0) + 1;
   if (exchangeError(ex) !== undefined) stats.errors++;
   if (ex.mcp?.method === 'tools/call') {
     stats.mcpToolCalls++;

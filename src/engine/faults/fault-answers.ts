@@ -1,0 +1,58 @@
+/**
+ * What an injected HTTP status looks like: the provider's own error, status, body and headers, so an official SDK
+ * reads it (and retries it, or not) exactly as it would the real API's. OpenAI's 429 is `rate_limit_exceeded` with
+ * `retry-after`; Anthropic's overload is 529 `overloaded_error`; Gemini's quota is `RESOURCE_EXHAUSTED`. A call that
+ * is no LLM API gets a plain JSON error with the same status.
+ */
+import type { ErrorAnswer } from '../../providers/errors.js';
+import { providerErrorBody } from '../../providers/errors.js';
+import type { ApiId } from '../../providers/types.js';
+import type { FaultThen } from './fault-rules.js';
+
+/** The words each provider uses for a status (type, and OpenAI's code), and its default message. */
+const OPENAI: Record<number, { type: string; code: string | null; message: string }> = {
+  429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests. Please try again later.' },
+  500: { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
+  503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later' },
+};
+const ANTHROPIC: Record<number, { type: string; message: string }> = {
+  429: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' },
+  500: { type: 'api_error', message: 'Internal server error' },
+  529: { type: 'overloaded_error', message: 'Overloaded' },
+};
+const GEMINI: Record<number, string> = {
+  429: 'Resource has been exhausted (e.g. check quota).',
+  500: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+  503: 'The model is overloaded. Please try again later.',
+};
+
+/** The error answer of an injected status for a call to `api` (undefined: not an LLM call). */
+export function faultStatusAnswer(then: FaultThen, api: ApiId | undefined): ErrorAnswer {
+  const status = then.status ?? 500;
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-tapedeck-fault': 'injected' };
+  if (then.retryAfter !== undefined) {
+    headers['retry-after'] = String(then.retryAfter);
+    headers['retry-after-ms'] = String(Math.round(then.retryAfter * 1000));
+  }
+  const provider = api?.provider;
+  if (provider === 'openai' || provider === 'openai-compatible') {
+    const words = OPENAI[status] ?? { type: 'api_error', code: null, message: `HTTP ${status}` };
+    if (status === 429) headers['x-ratelimit-remaining-requests'] = '0';
+    return {
+      status,
+      headers,
+      body: { error: { message: then.message ?? words.message, type: words.type, param: null, code: words.code } },
+    };
+  }
+  if (provider === 'anthropic') {
+    const words = ANTHROPIC[status] ?? { type: status >= 500 ? 'api_error' : 'invalid_request_error', message: `HTTP ${status}` };
+    return { status, headers, body: providerErrorBody(api, status, words.type, then.message ?? words.message) };
+  }
+  if (provider === 'gemini')
+    return { status, headers, body: providerErrorBody(api, status, '', then.message ?? GEMINI[status] ?? `HTTP ${status}`) };
+  return {
+    status,
+    headers,
+    body: { error: { type: 'injected_fault', message: then.message ?? `HTTP ${status} (a fault tapedeck injected)` } },
+  };
+}

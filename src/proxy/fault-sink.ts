@@ -1,0 +1,123 @@
+/**
+ * An answer with a fault on top (`--faults`): whatever the answer is (from the tape, live, a responder's), it reaches
+ * the client through this sink, which holds its first byte back, spaces its SSE events out, or cuts the connection
+ * after N events or N bytes, as the rule says. It counts what it let through, for the replay tape.
+ */
+import type { FaultThen } from '../engine/faults/fault-rules.js';
+import type { ResponseSink } from './sink.js';
+
+export interface FaultSink extends ResponseSink {
+  /** What went through: complete SSE events, body bytes, and whether the connection was cut by the rule. */
+  readonly passed: { events: number; bytes: number; cut: boolean };
+  /** Resolves once the answer has ended, been cut, or its client has gone. */
+  readonly finished: Promise<void>;
+}
+
+type Op =
+  { kind: 'head'; status: number; headers: Record<string, string> } | { kind: 'write'; chunk: Buffer } | { kind: 'end' } | { kind: 'cut' };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const BLANK_LINE = Buffer.from('\n\n');
+
+export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'delay'>): FaultSink {
+  const passed = { events: 0, bytes: 0, cut: false };
+  const queue: Op[] = [];
+  const drains: (() => void)[] = [];
+  let pumping = false;
+  let started = false;
+  let done = false;
+  const firstByteMs = then.delay?.firstByteMs ?? 0;
+  const betweenMs = then.delay?.betweenEventsMs ?? 0;
+  const cutEvents = then.cut?.afterEvents;
+  const cutBytes = then.cut?.afterBytes;
+  const splitEvents = betweenMs > 0 || cutEvents !== undefined;
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  sink.onClose(() => {
+    done = true;
+    queue.length = 0;
+    finish();
+  });
+
+  const cutNow = (): void => {
+    passed.cut = true;
+    done = true;
+    queue.length = 0;
+    sink.cut();
+    finish();
+  };
+
+  /** Pass one piece of the body on: at most up to the byte limit; resolves once the client can take more. */
+  const pass = async (piece: Buffer): Promise<void> => {
+    let out = piece;
+    if (cutBytes !== undefined && passed.bytes + out.byteLength >= cutBytes) out = out.subarray(0, cutBytes - passed.bytes);
+    passed.bytes += out.byteLength;
+    if (out.byteLength > 0 && !sink.write(out)) await new Promise<void>((r) => sink.onDrain(r));
+    if (cutBytes !== undefined && passed.bytes >= cutBytes) cutNow();
+  };
+
+  // The body as SSE events, split at blank lines, when events are spaced out or counted (a partial one waits).
+  let partial: Buffer = Buffer.alloc(0);
+  const write = async (chunk: Buffer): Promise<void> => {
+    if (!splitEvents) return pass(chunk);
+    partial = partial.byteLength === 0 ? chunk : Buffer.concat([partial, chunk]);
+    let at: number;
+    while (!done && (at = partial.indexOf(BLANK_LINE)) !== -1) {
+      const event = partial.subarray(0, at + BLANK_LINE.byteLength);
+      partial = partial.subarray(at + BLANK_LINE.byteLength);
+      if (passed.events > 0 && betweenMs > 0) await sleep(betweenMs);
+      await pass(event);
+      if (done) return;
+      passed.events++;
+      if (cutEvents !== undefined && passed.events >= cutEvents) return cutNow();
+    }
+  };
+
+  const pump = async (): Promise<void> => {
+    if (pumping) return;
+    pumping = true;
+    if (!started) {
+      started = true;
+      if (firstByteMs > 0) await sleep(firstByteMs);
+    }
+    while (queue.length > 0 && !done) {
+      const op = queue.shift() as Op;
+      if (op.kind === 'head') {
+        sink.head(op.status, op.headers);
+        if (cutEvents === 0 || cutBytes === 0) cutNow();
+      } else if (op.kind === 'write') await write(op.chunk);
+      else if (op.kind === 'end') {
+        if (!done && partial.byteLength > 0) await pass(partial);
+        if (!done) sink.end();
+        done = true;
+        finish();
+      } else {
+        done = true;
+        sink.cut();
+        finish();
+      }
+    }
+    pumping = false;
+    if (queue.length === 0) for (const cb of drains.splice(0)) cb();
+  };
+  const push = (op: Op): boolean => {
+    if (done) return true;
+    queue.push(op);
+    void pump();
+    return queue.length === 0 && !pumping;
+  };
+
+  return {
+    passed,
+    finished,
+    head: (status, headers) => void push({ kind: 'head', status, headers }),
+    write: (chunk) => push({ kind: 'write', chunk: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) }),
+    onDrain: (cb) => {
+      if (queue.length === 0 && !pumping) queueMicrotask(cb);
+      else drains.push(cb);
+    },
+    end: () => void push({ kind: 'end' }),
+    cut: () => void push({ kind: 'cut' }),
+    onClose: (cb) => sink.onClose(cb),
+  };
+}
