@@ -23,6 +23,7 @@ const EXPECTED: Record<string, string> = {
   inspect: 'docs/inspect.md',
   export: 'docs/inspect.md',
   'shared-store': 'docs/shared-store.md',
+  websocket: 'docs/websocket.md',
 };
 
 it('finds every walkthrough the documentation is meant to have, on its page', () => {

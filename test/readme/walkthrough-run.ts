@@ -38,7 +38,7 @@ export const WALKTHROUGH_GROUPS = {
   compare: ['compare', 'inspect'],
   ci: ['ci', 'ci-markdown'],
   more: ['drift', 'export'],
-  store: ['shared-store'],
+  store: ['shared-store', 'websocket'],
 } as const satisfies Record<string, readonly string[]>;
 export type WalkthroughGroup = keyof typeof WALKTHROUGH_GROUPS;
 
