@@ -108,6 +108,17 @@ describe('the links of the documentation', () => {
     expect(relativeLinks(readFileSync(path.join(ROOT, 'README.md'), 'utf8')).map((l) => l.target)).toContain('docs/README.md');
   });
 
+  // Contributor notes (issue markers, where the suite tests what, CI remarks) belong in CONTRIBUTING.md and
+  // bench/README.md; docs/architecture.md is the contributors' page.
+  it.each(PAGES.filter((p) => p === 'README.md' || (p.startsWith('docs/') && p !== 'docs/architecture.md')))(
+    '%s: no contributor remarks in user documentation',
+    (page) => {
+      const text = readFileSync(path.join(ROOT, page), 'utf8');
+      const remarks = [/<!-- \/?section\b[^>]*-->/g, /\(issue \d+\)/g, /`test\/[^`]*`/g, /\bour CI\b/g, /\btest suite runs\b/g];
+      expect(remarks.flatMap((re) => [...text.matchAll(re)].map((m) => m[0]))).toEqual([]);
+    },
+  );
+
   it('tells a broken anchor and a missing page from good links', () => {
     expect(slug('The JSON (`--json`)')).toBe('the-json---json');
     expect(slug('Every other HTTP(S) call: the forward proxy')).toBe('every-other-https-call-the-forward-proxy');
