@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The README walkthroughs first (test/readme/walkthroughs-*.test.ts): the longest files (~25 s each), though small,
+ * The documentation walkthroughs first (test/readme/walkthroughs-*.test.ts): the longest files (~25 s each), though small,
  * so vitest would run them last where it has no timings yet (a fresh clone: largest first), and the run would end on
  * one worker. The first of them builds the copy of the clone they share (~15 s; test/readme/walkthrough-clone.ts):
  * meanwhile the other worker runs a few other files rather than wait for it. Then the other walkthroughs, the

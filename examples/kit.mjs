@@ -1,7 +1,8 @@
 /* global AbortSignal */
-// The examples kit's servers in the background, for the README's walkthroughs:
+// The examples kit's servers in the background, for the documentation's walkthroughs:
 //
-//   node examples/kit.mjs start    the LLM on 127.0.0.1:8901 and the MCP server on 127.0.0.1:8902/mcp; returns once
+//   node examples/kit.mjs start    the LLM on 127.0.0.1:8901 (its Realtime API at /v1/realtime, a WebSocket) and the
+//                                  MCP server on 127.0.0.1:8902/mcp; returns once
 //                                  both answer. They stop when the shell that ran this ends (a pasted script leaves
 //                                  nothing running), or with `stop`. Already running: says so, starts nothing.
 //   node examples/kit.mjs stop     stop them

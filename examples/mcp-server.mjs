@@ -1,5 +1,5 @@
 // The examples kit's MCP server, built on the MCP SDK: four tools, read-only and side effects, annotated and not,
-// so every side-effect rule in the README has something to act on.
+// so every side-effect rule of docs/side-effects.md has something to act on.
 //
 //   get_forecast   read-only     annotated readOnlyHint: true
 //   search_notes   read-only     no annotations (tapedeck cannot tell it is safe until a person says so)

@@ -1,9 +1,9 @@
 /**
- * tapedeck's library API: a deliberate surface, exactly what the README's "Library API" section lists (stable within
+ * tapedeck's library API: a deliberate surface, exactly what docs/library.md lists under "Every export" (stable within
  * 0.x minor versions). Everything else, from tape locks and the CA files to the exact key, the secret detector and
  * the helpers the CLI composes, stays inside its module. `test/index.test.ts` pins the exported names and fails on
- * one the README does not document, so a new export is a conscious, documented change. Each area keeps its exports
- * in its own block, in the README's order.
+ * one that page does not document, so a new export is a conscious, documented change. Each area keeps its exports
+ * in its own block, in that page's order.
  */
 
 // --- tape and stores: the format, the store seam, reading tapes

@@ -1,6 +1,6 @@
 /**
  * Once per test run: the source transpiled for the CLI processes tests start (`inject('srcBuild')`,
- * test/helpers/build-src.ts); where the README walkthroughs' copy of the clone goes (`inject('walkthroughClone')`,
+ * test/helpers/build-src.ts); where the documentation walkthroughs' copy of the clone goes (`inject('walkthroughClone')`,
  * built by the first walkthrough file that runs, test/readme/walkthrough-clone.ts; removed at the end); and a throwaway PostgreSQL cluster for the PostgreSQL store's tests (test/helpers/postgres.ts),
  * handed to them as `inject('pgUrl')`, removed at the end. `TAPEDECK_TEST_PG_URL` uses a server of your own instead.
  * Where no server can start, those tests skip with the reason (`inject('pgNote')`); under CI=true they must run.

@@ -1,6 +1,6 @@
 /**
  * The package as a user gets it: `npm pack` of a fresh copy of the clone whose `dist/` its `prepare` built (the copy
- * the README walkthroughs run in, built once per run: test/readme/walkthrough-clone.ts; packing it runs no second
+ * the documentation walkthroughs run in, built once per run: test/readme/walkthrough-clone.ts; packing it runs no second
  * build), install the tarball into an empty project, run the `tapedeck` bin and import the library there.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';

@@ -21,7 +21,7 @@ export const diffCommand: Command = {
     '',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
     '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
-    '                         configChanges, steps, unusedRecordings; see the README)',
+    '                         configChanges, steps, unusedRecordings; see docs/compare-and-ci.md)',
     '  --markdown             print the diff as Markdown for a pull-request comment (verdict, table, details folded)',
     '  --fail-on-divergence   exit 1 when the runs are not identical',
     '  --min-score S          exit 1 when the score (0..1) is below S',

@@ -62,7 +62,7 @@ export const ConfigSchema = z
       .object({
         ignoreFields: z.array(z.string()).default(['jsonrpc:id', 'params._meta', '_meta']),
         whenExhausted: z.enum(['repeat-last', 'miss']).default('repeat-last'),
-        /** Semantic matching settings (see the README's matching rules). */
+        /** Semantic matching settings (see docs/matching.md). */
         semantic: SemanticSchema.prefault({}),
       })
       .strict()

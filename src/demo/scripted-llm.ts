@@ -4,10 +4,12 @@
  * that depend on the model), as JSON or as a stream (`stream: true`, tool calls included, usage with
  * `stream_options.include_usage`), and a 429 on demand: for a model whose name ends in `-rate-limited`, for the
  * models named in `rateLimit`, or for any request carrying `x-example-fail: STATUS`. `GET /` says what it is (and
- * its pid). Loopback only.
+ * its pid). Loopback only. WebSocket upgrades go to the `upgrade` handler when one is given (the examples kit's
+ * scripted Realtime API, on the same port as the chat completions, as the real API has them), else are refused.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { scriptedTurn, type ChatRequest, type ScriptedTurn } from './llm-script.js';
 
 export interface ScriptedLlm {
@@ -25,6 +27,8 @@ export interface ScriptedLlmOptions {
   eventGapMs?: number;
   /** Models whose every request is answered `429 rate_limit_exceeded` (an A/B run with one failing). */
   rateLimit?: readonly string[];
+  /** Takes the WebSocket upgrades (`server.on('upgrade')`): the examples kit's Realtime API (examples/realtime.mjs). */
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 const CREATED = 1_700_000_000;
@@ -103,6 +107,7 @@ export async function startScriptedLlm(opts: ScriptedLlmOptions = {}): Promise<S
       send();
     };
   });
+  if (opts.upgrade) server.on('upgrade', opts.upgrade);
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -173,6 +173,8 @@ export function formatPlan(plan: RunPlan): string[] {
       `this run: ${c.route !== undefined ? `${c.route}: ` : ''}${c.field} ${JSON.stringify(c.original)} -> ${JSON.stringify(c.replay)} (${c.calls} call(s))`,
     );
   for (const t of plan.fromTape) lines.push(`this run: ${t.route}: answered from the tape (${t.calls} call(s))`);
-  lines.push(`determinism: ${plan.determinism.toFixed(2)} (1 = answers replayed from the tape; see the README for the formula)`);
+  lines.push(
+    `determinism: ${plan.determinism.toFixed(2)} (1 = answers replayed from the tape; the formula: docs/modified-replay.md#determinism)`,
+  );
   return lines;
 }

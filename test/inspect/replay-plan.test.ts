@@ -48,7 +48,7 @@ describe('the run plan', () => {
       'recorded: 2 LLM call(s); model gpt-4o; provider openai; temperature 0; seed 7; tools search',
       'this run: llm "tape" -> "live" (2 call(s))',
       'this run: temperature 0 -> 0.5 (2 call(s))',
-      'determinism: 0.75 (1 = answers replayed from the tape; see the README for the formula)',
+      'determinism: 0.75 (1 = answers replayed from the tape; the formula: docs/modified-replay.md#determinism)',
     ]);
   });
 });

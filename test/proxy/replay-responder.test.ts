@@ -1,5 +1,5 @@
 /**
- * A replay responder of one's own, from the library (README "Library: a responder of your own"): it answers by
+ * A replay responder of one's own, from the library (docs/library.md, "A responder of your own"): it answers by
  * writing to the sink it is given (whole, or as a stream at the client's pace), forwards live through the context,
  * or passes the request on to the responders behind it and finally the tape.
  */

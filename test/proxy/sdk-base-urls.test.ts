@@ -1,6 +1,7 @@
 /**
- * The README's base-URL table, checked: each SDK configured by environment variables alone (no code change) reaches
- * tapedeck, and the tape shows the upstream path the API expects (`/v1/chat/completions`, `/v1/messages`).
+ * The base-URL table (docs/running-an-agent.md), checked: each SDK configured by environment variables alone (no
+ * code change) reaches tapedeck, and the tape shows the upstream path the API expects (`/v1/chat/completions`,
+ * `/v1/messages`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The one copy of the clone the README walkthroughs run in, built once per test run however many walkthrough files
+ * The one copy of the clone the documentation walkthroughs run in, built once per test run however many walkthrough files
  * (and workers) ask for it: the files git knows, `node_modules` as installed (hard links), then the first `npx tapedeck`, which installs
  * the clone into npm's npx cache and so runs its `prepare` (the build). Its path comes from the global setup
  * (`inject('walkthroughClone')`, unique to the run); the first file to ask builds it under a lock (an exclusive

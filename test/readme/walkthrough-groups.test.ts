@@ -1,36 +1,40 @@
 /**
- * The README walkthroughs run in groups, one test file each (walkthrough-run.ts): none may fall between them, and
- * none the README is meant to keep may lose its marker (it would silently stop being tested).
+ * The walkthroughs of the documentation (README.md and docs/*.md) run in groups, one test file each
+ * (walkthrough-run.ts): none may fall between them, and none the pages are meant to keep may lose its marker (it
+ * would silently stop being tested).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { readmeWalkthroughs, WALKTHROUGH_GROUPS } from './walkthrough-run.js';
+import { docWalkthroughs, WALKTHROUGH_GROUPS } from './walkthrough-run.js';
 
-/** The walkthroughs the README must keep. */
-const EXPECTED = [
-  'kit',
-  'stdio',
-  'side-effects',
-  'modified-replay',
-  'forks',
-  'experiment',
-  'compare',
-  'ci',
-  'ci-markdown',
-  'drift',
-  'inspect',
-  'export',
-];
+/** The walkthroughs the documentation must keep, and the page each is on. */
+const EXPECTED: Record<string, string> = {
+  kit: 'README.md',
+  stdio: 'docs/mcp.md',
+  'side-effects': 'docs/side-effects.md',
+  'modified-replay': 'docs/modified-replay.md',
+  forks: 'docs/modified-replay.md',
+  experiment: 'docs/modified-replay.md',
+  compare: 'docs/compare-and-ci.md',
+  ci: 'docs/compare-and-ci.md',
+  'ci-markdown': 'docs/compare-and-ci.md',
+  drift: 'docs/drift.md',
+  inspect: 'docs/inspect.md',
+  export: 'docs/inspect.md',
+  'shared-store': 'docs/shared-store.md',
+  websocket: 'docs/websocket.md',
+};
 
-it('finds every walkthrough the README is meant to have', () => {
-  expect(readmeWalkthroughs().map((w) => w.name)).toEqual(expect.arrayContaining(EXPECTED));
+it('finds every walkthrough the documentation is meant to have, on its page', () => {
+  const found = Object.fromEntries(docWalkthroughs().map((w) => [w.name, w.file]));
+  expect(found).toMatchObject(EXPECTED);
 });
 
-it('runs every walkthrough of the README in exactly one group, each group in its own test file', () => {
+it('runs every walkthrough of the documentation in exactly one group, each group in its own test file', () => {
   const grouped: string[] = Object.values(WALKTHROUGH_GROUPS).flat();
   expect([...grouped].sort()).toEqual(
-    readmeWalkthroughs()
+    docWalkthroughs()
       .map((w) => w.name)
       .sort(),
   );

@@ -1,4 +1,4 @@
-/** The README walkthroughs of the `replay` group (test/readme/walkthrough-run.ts). */
+/** The documentation's walkthroughs of the `replay` group (test/readme/walkthrough-run.ts). */
 import { walkthroughTests } from './walkthrough-run.js';
 
 walkthroughTests('replay');

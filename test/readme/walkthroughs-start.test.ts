@@ -1,4 +1,4 @@
-/** The README walkthroughs of the `start` group (test/readme/walkthrough-run.ts). */
+/** The documentation's walkthroughs of the `start` group (test/readme/walkthrough-run.ts). */
 import { walkthroughTests } from './walkthrough-run.js';
 
 walkthroughTests('start');
