@@ -1,6 +1,6 @@
 /** `tapedeck diff` for people: verdict and score, configuration changes, the tool sequences side by side, edits, first divergence, output, deltas. */
 import { divergenceAt, type Run, type RunDiff } from './diff.js';
-import { fit, formatCost, formatMs, oneLine, shorten, type Style } from './format.js';
+import { fit, formatCost, formatMs, oneLine, shorten, wrapText, type Style } from './format.js';
 import type { StepDelta } from './step-deltas.js';
 import { editMarks, type ToolCallEntry } from './tool-sequence.js';
 
@@ -45,7 +45,8 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
     out.push(
       '',
       `${style.bold('first divergence')}  ${divergenceAt(d.firstDivergence, a.tape.name, b.tape.name)}`,
-      fit(`  ${d.firstDivergence.reason}`, width),
+      // Why, whole: wrapped, never cut.
+      ...wrapText(d.firstDivergence.reason, width, '  '),
     );
   out.push(
     '',

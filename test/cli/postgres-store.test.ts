@@ -102,7 +102,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     const show = await runCliInProcess(['show', 'latest', '--store', store(), '--json']);
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ name: 'checkout', steps: [{}, {}] });
-    const diff = await runCliInProcess(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on-divergence']);
+    const diff = await runCliInProcess(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on', 'divergence']);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     const cost = await runCliInProcess(['cost', 'checkout', '--store', store(), '--json']);
     expect(cost.code, cost.stderr).toBe(0);
@@ -129,8 +129,8 @@ d('tapes in PostgreSQL, through the CLI', () => {
     expect(push.code, push.stderr).toBe(0);
     expect(push.stdout).toMatch(/^pushed local \(2 exchange\(s\)\) to postgres:/);
     const again = await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir]);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace them/);
+    expect(again.code).toBe(2); // a refusal, like a bad flag: nothing was copied
+    expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace it\n$/);
     expect((await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir, '--overwrite'])).code).toBe(0);
 
     const back = mkdtempSync(path.join(tmpdir(), 'tapedeck-pull-'));
@@ -143,7 +143,13 @@ d('tapes in PostgreSQL, through the CLI', () => {
       expect(copy.exchanges).toEqual(original.exchanges);
       // Byte for byte: the store keeps each record's text as the folder wrote it.
       expect(readFileSync(path.join(back, 'local.jsonl'), 'utf8')).toBe(readFileSync(path.join(dir, 'local.jsonl'), 'utf8'));
-      const diff = await runCliInProcess(['diff', path.join(dir, 'local.jsonl'), path.join(back, 'local.jsonl'), '--fail-on-divergence']);
+      const diff = await runCliInProcess([
+        'diff',
+        path.join(dir, 'local.jsonl'),
+        path.join(back, 'local.jsonl'),
+        '--fail-on',
+        'divergence',
+      ]);
       expect(diff.code, diff.stdout).toBe(0);
       expect(diff.stdout).toContain('identical');
     } finally {
