@@ -152,6 +152,15 @@ d('tapes in PostgreSQL, through the CLI', () => {
       ]);
       expect(diff.code, diff.stdout).toBe(0);
       expect(diff.stdout).toContain('identical');
+      // A path to a .jsonl is a tape reference whatever the store: the store's tape against the file on disk, a
+      // relative path as a user types it, and --tape / show / cost reading a file with a store configured.
+      const file = `.${path.sep}${path.relative(process.cwd(), path.join(back, 'local.jsonl'))}`;
+      const mixed = await runCliInProcess(['diff', 'local', file, '--store', store(), '--fail-on', 'divergence']);
+      expect(mixed.code, mixed.stdout + mixed.stderr).toBe(0);
+      expect(mixed.stdout).toMatch(/^local → local +identical/);
+      const shown = await runCliInProcess(['show', '--tape', path.join(back, 'local.jsonl'), '--store', store(), '--json']);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ name: 'local', steps: [{}, {}] });
     } finally {
       rmSync(back, { recursive: true, force: true });
     }
