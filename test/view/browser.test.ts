@@ -122,7 +122,8 @@ describe.skipIf(!hasChromium)('the viewer in Chromium', () => {
     // The same step as show numbers it on the command line.
     const show = await runCli(['show', 'run', '--dir', dir, '--step', String(last), '--json']);
     expect(await heading.textContent()).toContain((JSON.parse(show.stdout) as { step: { target: string } }).step.target);
-    await page.evaluate((id) => (location.hash = `#/tape?name=run&step=${id}`), steps[1]!.exchange.id);
+    const hash = `#/tape?name=run&step=${steps[1]!.exchange.id}`;
+    await page.evaluate((h) => ((globalThis as unknown as { location: { hash: string } }).location.hash = h), hash);
     await expect.poll(() => heading.textContent()).toMatch(/^Step 1\b/);
     await expect.poll(() => new URL(page.url()).hash).toMatch(/[?&]step=1$/);
     await page.close();
