@@ -20,7 +20,7 @@ export const costCommand: Command = {
     STORE_USAGE,
     WIDTH_USAGE,
   ].join('\n'),
-  options: { ...TAPE_OPTION, ...STORE_OPTIONS, json: { type: 'boolean' }, as: { type: 'string', multiple: true }, ...WIDTH_OPTIONS },
+  options: { ...STORE_OPTIONS, ...TAPE_OPTION, json: { type: 'boolean' }, as: { type: 'string', multiple: true }, ...WIDTH_OPTIONS },
   allowPositionals: true,
   async run(ctx) {
     const name = requiredTape(ctx, 'tapedeck cost NAME [--as MODEL]... [--json]');

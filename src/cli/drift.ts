@@ -43,8 +43,8 @@ export const driftCommand: Command = {
     'Exit 0: no drift at the --fail-on level; 1: drift at that level (or a failure); 2: bad arguments or a missing key.',
   ].join('\n'),
   options: {
-    ...TAPE_OPTION,
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     route: { type: 'string', multiple: true },
     sample: { type: 'string' },
     'side-effects': { type: 'string' },

@@ -24,8 +24,8 @@ export const exportCommand: Command = {
     STORE_USAGE,
   ].join('\n'),
   options: {
-    ...TAPE_OPTION,
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     format: { type: 'string', short: 'f' },
     out: { type: 'string', short: 'o' },
     'otlp-endpoint': { type: 'string' },

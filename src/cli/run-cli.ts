@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { closestNames } from '../edit-distance.js';
 import { isTapedeckError, type ErrorCode, type TapedeckError } from '../errors.js';
 import { styleFor, type Style } from '../inspect/format.js';
 import { VERSION } from '../version.js';
 import { COMMANDS, loadAllCommands } from './commands.js';
-import { explainFlagError } from './flag-errors.js';
+import { closestName, explainFlagError } from './flag-errors.js';
 import { notice } from './notice.js';
 import type { Writable } from 'node:stream';
 import type { Command, OptionsConfig, ParsedValues } from './command.js';
@@ -98,7 +97,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const entry = COMMANDS.find((c) => c.name === name);
   if (entry === undefined) {
     const names = COMMANDS.map((c) => c.name);
-    const [near] = name.startsWith('-') ? [] : closestNames(name, names, 1);
+    const near = name.startsWith('-') ? undefined : closestName(name, names);
     notice(
       io,
       `unknown ${name.startsWith('-') ? 'flag' : 'command'} "${name}"${near !== undefined ? `: did you mean ${near}?` : ''} (commands: ${names.join(', ')})`,

@@ -25,8 +25,8 @@ export const showCommand: Command = {
     WIDTH_USAGE,
   ].join('\n'),
   options: {
-    ...TAPE_OPTION,
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     json: { type: 'boolean' },
     step: { type: 'string' },
     errors: { type: 'boolean' },

@@ -21,8 +21,8 @@ export const viewCommand: Command = {
     STORE_USAGE,
   ].join('\n'),
   options: {
-    ...TAPE_OPTION,
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     port: { type: 'string', short: 'p' },
     'no-open': { type: 'boolean' },
     verbose: { type: 'boolean' },

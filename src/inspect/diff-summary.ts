@@ -69,14 +69,14 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   );
   if (d.steps.length > 0) out.push(...stepTable(d.steps, width, style));
   const r = d.ars;
-  out.push(
-    '',
-    fit(
-      `${style.bold('ARS')}  ${r.score.toFixed(2)} ${r.band} = 0.7 × output ${r.outputSimilarity.toFixed(2)} + 0.3 × tool accuracy ` +
-        `${r.toolAccuracy.toFixed(2)} (${r.usedTools}/${r.originalTools} tools used, ${r.newTools} new, ${r.unusedTools} unused)`,
-      width,
-    ),
+  const [ars = '', ...how] = wrapText(
+    `${r.score.toFixed(2)} ${r.band} = 0.7 × output ${r.outputSimilarity.toFixed(2)} + 0.3 × tool accuracy ` +
+      `${r.toolAccuracy.toFixed(2)} (${r.usedTools}/${r.originalTools} tools used, ${r.newTools} new, ${r.unusedTools} unused)`,
+    width,
+    'ARS  ',
+    '     ',
   );
+  out.push('', `${style.bold('ARS')}${ars.slice(3)}`, ...how);
   if (d.unusedRecordings !== null)
     out.push(`${style.bold('unused recordings')}  ${d.unusedRecordings} of ${a.exchanges.length} recorded exchange(s) never served`);
   return out;

@@ -12,7 +12,6 @@ import type { ForwardProxy } from './forward-proxy.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type LargeBody, type Spilling } from './body-spill.js';
-import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export type ProxyHandler = (req: ProxyRequest, res: ServerResponse) => Promise<void>;
 
