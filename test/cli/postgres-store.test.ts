@@ -132,6 +132,10 @@ d('tapes in PostgreSQL, through the CLI', () => {
     expect(again.code).toBe(2); // a refusal, like a bad flag: nothing was copied
     expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace it\n$/);
     expect((await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir, '--overwrite'])).code).toBe(0);
+    // --store names the store as in every other command (--to is the transfer's own word for it).
+    const viaStore = await runCliInProcess(['push', 'local', '--store', store(), '--dir', dir, '--overwrite']);
+    expect(viaStore.code, viaStore.stderr).toBe(0);
+    expect(viaStore.stdout).toMatch(/^pushed local \(2 exchange\(s\)\) to postgres:/);
 
     const back = mkdtempSync(path.join(tmpdir(), 'tapedeck-pull-'));
     try {
