@@ -19,5 +19,5 @@ describe('usage text', () => {
   });
 });
 
-/** Flags a usage text mentions as another command's (`tapedeck replay --side-effects FILE`, drift's --fail-on). */
-const OTHER_COMMANDS_FLAGS = new Set(['--side-effects', '--fail-on', '--llm', '--tape']);
+/** Flags a usage text mentions as another command's (side-effects init points at `tapedeck replay --side-effects FILE`). */
+const OTHER_COMMANDS_FLAGS = new Set(['--side-effects']);
