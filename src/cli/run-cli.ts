@@ -40,13 +40,15 @@ async function help(style: Style): Promise<string> {
   ].join('\n');
 }
 
-/** A command's `--help`: its summary, then its usage with each flag (the start of an indented line) picked out. */
+/**
+ * A command's `--help`: its summary, then its usage with each flag or argument that starts an option line (indented
+ * two spaces: `--route PREFIX=URL`, `NAME`, `A B`) picked out.
+ */
 function commandHelp(command: Command, style: Style): string {
+  const term = /^( {2})((?:-[-\w]*|[A-Z][A-Z_]*(?: [A-Z]\b)?)(?:[ ,/]+-[-\w]+)*(?: [A-Z][A-Z_.|=]*)*)(?= {2}|$)/;
   const usage = command.usage
     .split('\n')
-    .map((line) =>
-      line.replace(/^(\s+)(-[-\w]*(?:[ ,/]+-[-\w]+)*(?: [A-Z][A-Z_.|]*)*)/, (_, pad: string, flag: string) => pad + style.cyan(flag)),
-    )
+    .map((line) => line.replace(term, (_, pad: string, flag: string) => pad + style.cyan(flag)))
     .join('\n');
   return `${style.bold(command.summary)}\n\n${usage}`;
 }
