@@ -70,7 +70,8 @@ async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<numb
   if (url === undefined) throw new TapedeckError('BAD_ARGS', `--${flag} URL is required (postgres://USER@HOST:PORT/DB)`);
   if (ctx.positionals.length === 0)
     throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
-  const config = commandConfig(ctx);
+  // The folder's settings (--dir, --config, TAPEDECK_DIR); the store is the one named here, not a configured one.
+  const config = commandConfig({ ...ctx, values: { ...ctx.values, store: undefined } });
   const folder = createDirStore(config.dir);
   const shared = await openStore({ dir: config.dir, store: url, namespace: stringValue(ctx.values, 'namespace') });
   try {
