@@ -1,11 +1,19 @@
-/** Levenshtein distance between two short strings (names, route prefixes): for "did you mean ..." hints. */
+/**
+ * Edit distance between two short strings (names, flags, route prefixes), for "did you mean ..." hints: insertions,
+ * deletions, substitutions and a swap of two neighbouring characters (`tpae` for `tape`, `recrod` for `record`, the
+ * commonest slip at a keyboard) each count 1 (optimal string alignment).
+ */
 export function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      let d = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (before[j - 2] as number) + 1);
+      cur[j] = d;
     }
+    before = prev;
     prev = cur;
   }
   return prev[b.length] as number;

@@ -11,19 +11,21 @@ import { styleFor } from '../inspect/format.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
+import { notice } from './notice.js';
 
 export const diffCommand: Command = {
   name: 'diff',
   summary: 'compare two tapes (a run and its replay): tool-call edits, first divergence, output, deltas, score',
   usage: [
-    'tapedeck diff A B [--dir DIR | --store URL] [--json | --markdown] [--fail-on-divergence] [--min-score S] [--min-ars S]',
+    'tapedeck diff A B [--dir DIR | --store URL] [--json | --markdown] [--fail-on divergence] [--min-score S] [--min-ars S]',
     '                  [--width N | --wide]',
     '',
+    '  A B                    the two tapes (a run and its replay): names, unique prefixes, latest, or paths to .jsonl files',
     '  --json                 print the diff as JSON (identical, iterationsDelta, toolSequenceDiff, firstDivergence,',
     '                         outputDiff, tokensDelta, tokensDeltaDetail, costDelta, durationDeltaMs, score, ars,',
     '                         configChanges, steps, unusedRecordings; see docs/compare-and-ci.md)',
     '  --markdown             print the diff as Markdown for a pull-request comment (verdict, table, details folded)',
-    '  --fail-on-divergence   exit 1 when the runs are not identical',
+    '  --fail-on divergence   exit 1 when the runs are not identical (the CI gate; drift takes --fail-on LEVEL)',
     '  --min-score S          exit 1 when the score (0..1) is below S',
     '  --min-ars S            exit 1 when the Agent Regression Score (0..1) is below S',
     STORE_USAGE,
@@ -32,11 +34,18 @@ export const diffCommand: Command = {
   options: {
     ...STORE_OPTIONS,
     json: { type: 'boolean' },
-    'fail-on-divergence': { type: 'boolean' },
+    'fail-on': { type: 'string' },
     'min-score': { type: 'string' },
     'min-ars': { type: 'string' },
     markdown: { type: 'boolean' },
     ...WIDTH_OPTIONS,
+  },
+  deprecated: {
+    'fail-on-divergence': {
+      option: { type: 'boolean' },
+      instead: '--fail-on divergence',
+      fold: (values) => void (values['fail-on'] = 'divergence'),
+    },
   },
   allowPositionals: true,
   async run(ctx) {
@@ -44,8 +53,11 @@ export const diffCommand: Command = {
     if (nameA === undefined || nameB === undefined || extra.length > 0)
       throw new TapedeckError(
         'BAD_ARGS',
-        'usage: tapedeck diff A B [--json | --markdown] [--fail-on-divergence] [--min-score S] [--min-ars S]',
+        'usage: tapedeck diff A B [--json | --markdown] [--fail-on divergence] [--min-score S] [--min-ars S]',
       );
+    const failOn = stringValue(ctx.values, 'fail-on');
+    if (failOn !== undefined && failOn !== 'divergence')
+      throw new TapedeckError('BAD_ARGS', `--fail-on takes divergence for diff (got "${failOn}"): exit 1 when the runs are not identical`);
     if (ctx.values.json === true && ctx.values.markdown === true) throw new TapedeckError('BAD_ARGS', '--json and --markdown: pick one');
     const minScore = unitFlag(stringValue(ctx.values, 'min-score'), '--min-score');
     const minArs = unitFlag(stringValue(ctx.values, 'min-ars'), '--min-ars');
@@ -60,14 +72,14 @@ export const diffCommand: Command = {
         similarity = await embeddingSimilarity(pairedOutputs(a, b), embeddings);
       } catch (err) {
         if (!isTapedeckError(err) || err.code !== 'EMBEDDINGS_FAILED') throw err;
-        ctx.stderr.write(`tapedeck diff: ${err.message}; output similarity uses the word method\n`);
+        notice(ctx, `${err.message}; output similarity uses the word method`, 'warn', 'tapedeck diff');
       }
     }
     const diff = diffRuns(a, b, { costOf, ...(similarity ? { similarity } : {}) });
 
     // The gates, each failed one as one line (stderr) and in the Markdown verdict.
     const failed: string[] = [];
-    if (ctx.values['fail-on-divergence'] === true && !diff.identical)
+    if (failOn === 'divergence' && !diff.identical)
       failed.push(
         `${nameB} diverges from ${nameA}${diff.firstDivergence ? ` at ${divergenceAt(diff.firstDivergence, nameA, nameB)}: ${diff.firstDivergence.reason}` : ''}`,
       );
@@ -86,9 +98,9 @@ export const diffCommand: Command = {
       [a, nameA],
       [b, nameB],
     ] as const)
-      for (const p of run.tape.problems) ctx.stderr.write(`tapedeck diff: ${name}: line ${p.line}: ${p.message}\n`);
+      for (const p of run.tape.problems) notice(ctx, `${name}: line ${p.line}: ${p.message}`, 'warn', 'tapedeck diff');
 
-    for (const f of failed) ctx.stderr.write(`tapedeck diff: ${f}\n`);
+    notice(ctx, failed, 'error', 'tapedeck diff');
     return failed.length > 0 ? 1 : 0;
   },
 };

@@ -11,16 +11,18 @@ import { loadSideEffects } from '../replay/side-effects.js';
 import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 export const driftCommand: Command = {
   name: 'drift',
   summary: "send a tape's LLM (and safe MCP) calls to the live APIs again and report what changed since it was recorded",
   usage: [
-    'tapedeck drift REF [--sample N] [--route PREFIX=URL]... [--side-effects FILE] [--key ROUTE=VAR]... [--dry-run]',
+    'tapedeck drift NAME [--sample N] [--route PREFIX=URL]... [--side-effects FILE] [--key ROUTE=VAR]... [--dry-run]',
     '               [--json | --markdown] [--fail-on breaking|notable|noise] [--refresh [--save-as NAME [--overwrite]]]',
     '               [--min-similarity S] [--cost-ratio R] [--latency-ratio R] [--dir DIR | --store URL] [--width N | --wide]',
     '',
-    '  REF                 the tape: a name, a unique prefix, latest, or a path to a .jsonl',
+    '  NAME                the tape: a name, a unique prefix, latest, or a path to a .jsonl; --tape NAME says the same',
     '  --sample N          send N of the calls, spread evenly over the tape (MCP session setup added as needed)',
     "  --route PREFIX=URL  send a route's calls to another upstream (repeatable; default: where they were recorded)",
     '  --side-effects FILE a reviewed side-effects file: MCP tools it marks safe are called too (never any other tool)',
@@ -29,6 +31,8 @@ export const driftCommand: Command = {
     '  --json / --markdown the report as JSON / as Markdown for a pull-request comment',
     '  --fail-on LEVEL     exit 1 on drift at least this severe (default breaking)',
     '  --refresh           write the fresh answers as the tape (or as --save-as NAME), the calls not sent as recorded',
+    '  --save-as NAME      with --refresh: write them as NAME, leaving the tape as it is',
+    '  --overwrite         with --refresh --save-as: replace NAME if it exists',
     '  --min-similarity S  an answer less alike than S (0..1, default 0.5) is notable',
     '  --cost-ratio R      a cost beyond ×R either way is notable (default 1.5)',
     '  --latency-ratio R   a first byte R times later (and 500 ms or more) is notable (default 2)',
@@ -40,6 +44,7 @@ export const driftCommand: Command = {
   ].join('\n'),
   options: {
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     route: { type: 'string', multiple: true },
     sample: { type: 'string' },
     'side-effects': { type: 'string' },
@@ -58,9 +63,7 @@ export const driftCommand: Command = {
   },
   allowPositionals: true,
   async run(ctx) {
-    const [ref, ...extra] = ctx.positionals;
-    if (ref === undefined || extra.length > 0)
-      throw new TapedeckError('BAD_ARGS', 'usage: tapedeck drift REF [flags] (tapedeck drift --help)');
+    const ref = requiredTape(ctx, 'tapedeck drift NAME [flags] (tapedeck drift --help)');
     const v = ctx.values;
     if (v.json === true && v.markdown === true) throw new TapedeckError('BAD_ARGS', '--json and --markdown: pick one');
     const failOn = (stringValue(v, 'fail-on') ?? 'breaking') as Severity;
@@ -111,7 +114,7 @@ export const driftCommand: Command = {
         dryRun,
         onPreflight: (plan, tape) => {
           preflight = renderPreflight(plan, tape);
-          if (!dryRun) ctx.stderr.write(preflight.map((l) => `tapedeck ${l}\n`).join(''));
+          if (!dryRun) notice(ctx, preflight);
         },
       }),
     );
@@ -120,7 +123,12 @@ export const driftCommand: Command = {
     else if (v.markdown === true) ctx.stdout.write(renderDriftMarkdown(report, failOn).join('\n') + '\n');
     else ctx.stdout.write(renderDrift(report, width, style).join('\n') + '\n');
     if (dryRun || report.verdict === 'unchanged' || !atLeast(report.verdict, failOn)) return 0;
-    ctx.stderr.write(`tapedeck drift: ${report.verdict} drift in ${report.counts[report.verdict]} call(s) of "${report.tape}"\n`);
+    notice(
+      ctx,
+      `${report.verdict} drift in ${report.counts[report.verdict]} call(s) of "${report.tape}"`,
+      report.verdict === 'breaking' ? 'error' : 'warn',
+      'tapedeck drift',
+    );
     return 1;
   },
 };

@@ -8,32 +8,39 @@ import { loadSideEffects } from '../replay/side-effects.js';
 import { routeSources } from '../config/config.js';
 import { stringList, stringValue, type Command } from './command.js';
 import { parseOverrides } from './replay.js';
-import { commandConfig, STORE_OPTIONS, withStore } from './store-options.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 import { layoutWidth, WIDTH_OPTIONS } from './width-options.js';
 
 export const experimentCommand: Command = {
   name: 'experiment',
   summary: 'A/B a recorded run: replay the agent once per configuration (models, temperatures, prompts), diff each run',
   usage: [
-    'tapedeck experiment --tape NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
+    'tapedeck experiment NAME --model A --model B [--temperature T]... [--system-prompt TEXT|@FILE]...',
     '                    [--max-tokens N]... [--live-route ROUTE]... [--repeat N] [--side-effects FILE] [--json | --markdown]',
-    '                    [--width N | --wide]',
-    '                    [--dir DIR | --store URL] [--config FILE] [--route PREFIX=URL]... -- COMMAND ARGS...',
+    '                    [--width N | --wide] [--dir DIR | --store URL] [--namespace NS] [--config FILE]',
+    '                    [--route PREFIX=URL]... [--verbose] -- COMMAND ARGS...',
     '',
-    '  --tape NAME         the recorded run (a name, a unique prefix, latest, or a path to a .jsonl)',
+    '  NAME                the recorded run (a name, a unique prefix, latest, or a path to a .jsonl); --tape NAME says',
+    '                      the same',
     '  --model M           a model to try (repeatable; [ROUTE=]M as for replay): one configuration per combination',
     '  --temperature T     of all the values given; --system-prompt, --max-tokens likewise',
     '  --live-route ROUTE  only LLM calls on ROUTE go live, as for replay',
     '  --repeat N          run each configuration N times, to tell a real change from run-to-run noise',
+    '  --side-effects FILE a reviewed side-effects file, as for replay',
     '  --json              print the results as JSON (configs, runs with their diffs, variance)',
     '  --markdown          print the results as Markdown for a pull-request comment (verdict, table, details folded)',
     '  --width N / --wide  lay out the table for N columns / cut no line (default: the terminal, else COLUMNS, else 100)',
     '  -- COMMAND ARGS     the agent, run with OPENAI_BASE_URL, ANTHROPIC_BASE_URL, ... pointing at each replay',
+    '  --route PREFIX=URL  where live calls go, as for replay (default: where they were recorded)',
+    '  --verbose           structured logs on stderr',
+    STORE_USAGE,
     '',
     "The agent's own output goes to stderr. Each run is saved as a tape NAME.exp-TIMESTAMP-N beside the original.",
   ].join('\n'),
   options: {
-    tape: { type: 'string', short: 't' },
+    ...TAPE_OPTION,
     ...STORE_OPTIONS,
     route: { type: 'string', multiple: true },
     model: { type: 'string', multiple: true },
@@ -48,14 +55,14 @@ export const experimentCommand: Command = {
     verbose: { type: 'boolean' },
     ...WIDTH_OPTIONS,
   },
+  allowPositionals: true,
   async run(ctx) {
-    const name = stringValue(ctx.values, 'tape');
-    if (name === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    const name = requiredTape(ctx, 'tapedeck experiment NAME --model A --model B ... -- COMMAND ARGS...');
     const width = layoutWidth(ctx);
     if (ctx.values.json === true && ctx.values.markdown === true) throw new TapedeckError('BAD_ARGS', '--json and --markdown: pick one');
     const [command, ...args] = ctx.rest;
     if (command === undefined)
-      throw new TapedeckError('BAD_ARGS', 'the agent to run goes after --: tapedeck experiment --tape NAME ... -- COMMAND ARGS...');
+      throw new TapedeckError('BAD_ARGS', 'the agent to run goes after --: tapedeck experiment NAME ... -- COMMAND ARGS...');
     const repeatText = stringValue(ctx.values, 'repeat') ?? '1';
     if (!/^\d+$/.test(repeatText) || Number(repeatText) < 1 || Number(repeatText) > 100)
       throw new TapedeckError('BAD_ARGS', `--repeat must be a whole number from 1 to 100 (got "${repeatText}")`);
@@ -88,8 +95,10 @@ export const experimentCommand: Command = {
         ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
         log,
         onRun: (run) =>
-          ctx.stderr.write(
-            `tapedeck: run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}\n`,
+          notice(
+            ctx,
+            `run ${run.config}.${run.repeat} (${run.label}): ${run.failed ?? 'done'}${run.tape ? `, saved as "${run.tape}"` : ''}`,
+            run.failed === null ? 'plain' : 'error',
           ),
       });
     });

@@ -5,6 +5,8 @@ import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
 import { redactUrlCredentials } from '../tape/url-credentials.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 export const exportCommand: Command = {
   name: 'export',
@@ -12,6 +14,7 @@ export const exportCommand: Command = {
   usage: [
     'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL] [--no-content] [--dir DIR | --store URL]',
     '',
+    '  NAME                  the tape: a name, a unique prefix, latest, or a path to a .jsonl; --tape NAME says the same',
     '  --format har          HAR 1.2: one entry per exchange, timings, headers and bodies (redacted as on the tape),',
     '                        SSE events in _eventSourceMessages',
     '  --format otlp         one trace per tape, one span per exchange (GenAI and MCP semantic conventions)',
@@ -22,6 +25,7 @@ export const exportCommand: Command = {
   ].join('\n'),
   options: {
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     format: { type: 'string', short: 'f' },
     out: { type: 'string', short: 'o' },
     'otlp-endpoint': { type: 'string' },
@@ -29,9 +33,7 @@ export const exportCommand: Command = {
   },
   allowPositionals: true,
   async run(ctx) {
-    const [name, ...extra] = ctx.positionals;
-    const usage = 'usage: tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL]';
-    if (name === undefined || extra.length > 0) throw new TapedeckError('BAD_ARGS', usage);
+    const name = requiredTape(ctx, 'tapedeck export NAME --format har|otlp [--out FILE] [--otlp-endpoint URL]');
     const format = stringValue(ctx.values, 'format');
     if (format !== 'har' && format !== 'otlp')
       throw new TapedeckError('BAD_ARGS', `--format must be har or otlp (got ${format === undefined ? 'nothing' : `"${format}"`})`);
@@ -48,19 +50,22 @@ export const exportCommand: Command = {
       }
     }
     const tape = await loadTapeRef(commandConfig(ctx), name, { includeReplays: true });
-    for (const p of tape.problems) ctx.stderr.write(`tapedeck export: ${name}: line ${p.line}: ${p.message}\n`);
+    for (const p of tape.problems) notice(ctx, `${name}: line ${p.line}: ${p.message}`, 'warn', 'tapedeck export');
 
     if (format === 'har') {
       const har = toHar(tape);
       await emit(JSON.stringify(har, null, 2) + '\n', out, ctx.stdout);
-      ctx.stderr.write(`tapedeck export: ${har.log.entries.length} HAR entries${out ? ` -> ${out}` : ''}\n`);
+      notice(ctx, `${har.log.entries.length} HAR entries${out ? ` -> ${out}` : ''}`, 'plain', 'tapedeck export');
       return 0;
     }
     const spans = tapeSpans(tape, { content: ctx.values['no-content'] !== true });
     if (out !== undefined || endpoint === undefined) await emit(otlpJson(spans) + '\n', out, ctx.stdout);
     if (endpoint !== undefined) await pushOtlp(spans, endpoint);
-    ctx.stderr.write(
-      `tapedeck export: ${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${redactUrlCredentials(tracesUrl(endpoint))}` : ''}\n`,
+    notice(
+      ctx,
+      `${spans.length} spans (1 trace)${out ? ` -> ${out}` : ''}${endpoint ? ` pushed to ${redactUrlCredentials(tracesUrl(endpoint))}` : ''}`,
+      'plain',
+      'tapedeck export',
     );
     return 0;
   },

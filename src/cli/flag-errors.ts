@@ -15,19 +15,28 @@ export function flagList(command: Command): string[] {
   return [...Object.keys(command.options).map(flagName), '--help'];
 }
 
-/** The command's flag closest to `given` (a typo or a flag of another command), or undefined when none is close. */
-export function closestFlag(command: Command, given: string): string | undefined {
-  const asked = given.replace(/^-+/, '').split('=')[0]!.toLowerCase();
-  if (asked === '') return undefined;
-  let best: { flag: string; cost: number } | undefined;
-  for (const name of Object.keys(command.options)) {
-    const cost = editDistance(asked, name);
+/**
+ * The name among `names` closest to `asked` (a typo: a letter wrong, missing, extra, or two swapped), or undefined
+ * when none is close: for flags and for commands alike.
+ */
+export function closestName(asked: string, names: readonly string[]): string | undefined {
+  const a = asked.toLowerCase();
+  if (a === '') return undefined;
+  let best: { name: string; cost: number } | undefined;
+  for (const name of names) {
+    const cost = editDistance(a, name);
     // A prefix (`--wid` for `--width`) or a word inside (`--models` for `--model`) counts as close too.
-    const near = name.startsWith(asked) || asked.startsWith(name) ? Math.min(cost, 1) : cost;
-    if (best === undefined || near < best.cost) best = { flag: flagName(name), cost: near };
+    const near = name.startsWith(a) || a.startsWith(name) ? Math.min(cost, 1) : cost;
+    if (best === undefined || near < best.cost) best = { name, cost: near };
   }
   if (best === undefined) return undefined;
-  return best.cost <= Math.max(1, Math.floor(asked.length / 3)) ? best.flag : undefined;
+  return best.cost <= Math.max(1, Math.floor(a.length / 3)) ? best.name : undefined;
+}
+
+/** The command's flag closest to `given` (a typo or a flag of another command), or undefined when none is close. */
+export function closestFlag(command: Command, given: string): string | undefined {
+  const near = closestName(given.replace(/^-+/, '').split('=')[0]!, Object.keys(command.options));
+  return near === undefined ? undefined : flagName(near);
 }
 
 /** One line for an error `parseArgs` threw while reading `command`'s flags. */

@@ -8,6 +8,7 @@ import type { TapeQuery } from '../tape/store.js';
 import type { Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
+import { notice } from './notice.js';
 
 export const listCommand: Command = {
   name: 'list',
@@ -46,7 +47,7 @@ export const listCommand: Command = {
       if (ctx.values.json === true) {
         const tapes = page.tapes.map((r) => (r.ok ? r.summary : { name: r.name, error: r.error }));
         ctx.stdout.write(JSON.stringify(tapes, null, 2) + '\n');
-        if (page.next !== undefined) ctx.stderr.write(`tapedeck list: more tapes: add --after ${page.next}\n`);
+        if (page.next !== undefined) notice(ctx, `more tapes: add --after ${page.next}`, 'plain', 'tapedeck list');
         return 0;
       }
       const width = layoutWidth(ctx);
@@ -61,7 +62,8 @@ export const listCommand: Command = {
           ctx.stdout.write(style.red(fit(`${pad}! ${row.name}: unreadable: ${row.error}`, width)) + '\n');
           continue;
         }
-        for (const line of summaryLines(row.summary, width, pad)) ctx.stdout.write(line + '\n');
+        const [head, ...facts] = summaryLines(row.summary, width, pad);
+        ctx.stdout.write(`${style.bold(head as string)}\n${facts.map((l) => `${l}\n`).join('')}`);
         for (const p of row.summary.problems) ctx.stdout.write(style.yellow(fit(`${pad}    ! line ${p.line}: ${p.message}`, width)) + '\n');
       }
       if (page.next !== undefined) ctx.stdout.write(style.dim(`more: add --after ${page.next}`) + '\n');

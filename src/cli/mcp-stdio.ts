@@ -14,15 +14,19 @@ import { stringValue, type Command } from './command.js';
 import { matchingOptions } from './serve-options.js';
 import { parseOnMiss } from './replay.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 export const mcpStdioCommand: Command = {
   name: 'mcp-stdio',
   summary: "record or replay an MCP server that speaks stdio (put this in the agent's MCP config instead of the server)",
   usage: [
-    'tapedeck mcp-stdio --tape NAME [--dir DIR | --store URL] --mode record|replay [--name NAME] [--side-effects FILE]',
+    'tapedeck mcp-stdio NAME --mode record|replay [--dir DIR | --store URL] [--name NAME] [--side-effects FILE]',
     '                   [--on-miss strict|lenient|live] [--save-as NAME] [--overwrite | --append] [--max-line-mb N]',
-    '                   -- COMMAND ARGS...',
+    '                   [--verbose] -- COMMAND ARGS...',
     '',
+    '  NAME              the tape (to record: a name; to replay: a name, a prefix, latest or a path to a .jsonl);',
+    '                    --tape NAME says the same',
     '  --mode record     start COMMAND, relay stdin/stdout byte for byte (stderr passes through), record every message',
     '  --mode replay     answer from the tape; COMMAND is not started unless --on-miss live needs it for a safe tool',
     '  --name NAME       server name on the tape (default: derived from COMMAND, e.g. stdio:@scope/server)',
@@ -34,11 +38,12 @@ export const mcpStdioCommand: Command = {
     "  --max-line-mb N   the longest JSON-RPC line read, in MB (default 10, the MCP SDK's): replay answers a longer",
     '                    line with a -32700 error, record relays it unrecorded; one line on stderr either way',
     '  --overwrite/--append  when recording to a tape that exists',
+    '  --verbose         structured logs on stderr',
     "stdout carries JSON-RPC only; tapedeck's own messages go to stderr.",
     STORE_USAGE,
   ].join('\n'),
   options: {
-    tape: { type: 'string', short: 't' },
+    ...TAPE_OPTION,
     ...STORE_OPTIONS,
     mode: { type: 'string' },
     name: { type: 'string' },
@@ -50,9 +55,9 @@ export const mcpStdioCommand: Command = {
     append: { type: 'boolean' },
     verbose: { type: 'boolean' },
   },
+  allowPositionals: true,
   async run(ctx) {
-    const tape = stringValue(ctx.values, 'tape');
-    if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    const tape = requiredTape(ctx, 'tapedeck mcp-stdio NAME --mode record|replay [flags] -- COMMAND ARGS...');
     const mode = stringValue(ctx.values, 'mode');
     if (mode !== 'record' && mode !== 'replay')
       throw new TapedeckError('BAD_ARGS', `--mode must be record or replay (got ${mode === undefined ? 'nothing' : `"${mode}"`})`);
@@ -60,7 +65,7 @@ export const mcpStdioCommand: Command = {
     if (command === undefined && mode === 'record')
       throw new TapedeckError(
         'BAD_ARGS',
-        'give the server command after --, e.g. tapedeck mcp-stdio --tape t --mode record -- npx -y @modelcontextprotocol/server-filesystem /tmp',
+        'give the server command after --, e.g. tapedeck mcp-stdio t --mode record -- npx -y @modelcontextprotocol/server-filesystem /tmp',
       );
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const maxLineBytes = parseMaxLine(stringValue(ctx.values, 'max-line-mb'));
@@ -85,7 +90,7 @@ export const mcpStdioCommand: Command = {
           redact: config.redact,
           routes: [],
         });
-        ctx.stderr.write(`tapedeck: recording stdio server ${name} to ${writer.path}\n`);
+        notice(ctx, `recording stdio server ${name} to ${writer.path}`);
         const code = await recordStdio({
           command: command as string,
           args,
@@ -108,7 +113,7 @@ export const mcpStdioCommand: Command = {
       const ref = await store.resolve(tape);
       const saveAs = stringValue(ctx.values, 'save-as');
       if (saveAs !== undefined) validateTapeName(saveAs);
-      if (saveAs === ref.name) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+      if (saveAs === ref.name) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
       const session = await openTapeSession({
         mode: 'replay',
         store: ref.store,
@@ -121,17 +126,18 @@ export const mcpStdioCommand: Command = {
       const out = session.writer;
       const loaded = session.source as LoadedTape;
       try {
-        for (const p of loaded.problems) ctx.stderr.write(`tapedeck: ${ref.name} line ${p.line}: ${p.message}\n`);
+        for (const p of loaded.problems) notice(ctx, `${ref.name} line ${p.line}: ${p.message}`, 'warn');
         const name = stdioServerName(loaded, stringValue(ctx.values, 'name'), command, args);
-        ctx.stderr.write(
-          `tapedeck: replaying stdio server ${name} from "${ref.name}" (on-miss ${onMiss}); saving this run as "${out.name}"\n`,
+        notice(ctx, `replaying stdio server ${name} from "${ref.name}" (on-miss ${onMiss}); saving this run as "${out.name}"`);
+        notice(
+          ctx,
+          sideEffectNotes(loaded.exchanges, {
+            tape: ref.name,
+            onMiss,
+            ...(file && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: file } } : {}),
+          }),
+          'warn',
         );
-        for (const line of sideEffectNotes(loaded.exchanges, {
-          tape: ref.name,
-          onMiss,
-          ...(file && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: file } } : {}),
-        }))
-          ctx.stderr.write(`tapedeck: ${line}\n`);
         return await replayStdio({
           tape: loaded,
           name,

@@ -2,6 +2,7 @@ import { TapedeckError } from '../errors.js';
 import { parseAge, pruneTapes } from '../tape/housekeeping.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { notice } from './notice.js';
 
 export const pruneCommand: Command = {
   name: 'prune',
@@ -13,6 +14,7 @@ export const pruneCommand: Command = {
     '  --older-than AGE   e.g. 30d, 12h, 90m, 45s (age from the tape header createdAt)',
     '  --replays          only replay tapes (with --older-than: only those older than AGE)',
     '  --dry-run          list what would be removed, remove nothing',
+    '  --json             print {dryRun, removed, skipped, kept, cutoff} as JSON',
     STORE_USAGE,
   ].join('\n'),
   options: {
@@ -37,7 +39,7 @@ export const pruneCommand: Command = {
       }
       const verb = dryRun ? 'would remove' : 'removed';
       for (const t of r.removed) ctx.stdout.write(`${verb} ${t.name} (created ${t.createdAt})\n`);
-      for (const s of r.skipped) ctx.stderr.write(`tapedeck prune: skipped ${s.name}: ${s.reason}\n`);
+      for (const s of r.skipped) notice(ctx, `skipped ${s.name}: ${s.reason}`, 'warn', 'tapedeck prune');
       const what = `${replaysOnly ? 'replay ' : ''}tape(s)${r.cutoff !== undefined ? ` created before ${r.cutoff}` : ''}`;
       ctx.stdout.write(`${verb} ${r.removed.length} ${what}; kept ${r.kept}\n`);
       return 0;

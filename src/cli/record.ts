@@ -4,19 +4,20 @@ import { runWrapped } from './wrap.js';
 import type { Command } from './command.js';
 import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 import { withStore } from './store-options.js';
+import { notice } from './notice.js';
 
 export const recordCommand: Command = {
   name: 'record',
   summary: 'forward every request to its upstream and write each exchange to a tape',
   usage: [
-    'tapedeck record --tape NAME [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--overwrite | --append] [--verbose] [--connect-timeout S] [--response-timeout S]',
-    '                [--idle-timeout S] [--shutdown-timeout S] [-- COMMAND ARGS...]',
+    'tapedeck record NAME [--dir DIR | --store URL] [--namespace NS] [--port N] [--host H] [--route PREFIX=URL]...',
+    '                [--config FILE] [--overwrite | --append] [--allow-host NAME]... [--verbose] [--connect-timeout S]',
+    '                [--response-timeout S] [--idle-timeout S] [--shutdown-timeout S] [--sandbox] [-- COMMAND ARGS...]',
     '',
+    '  NAME                the tape to write (DIR/NAME.jsonl); --tape NAME (-t) says the same',
     '  -- COMMAND ARGS...  wrapper mode: listen on a free port, run COMMAND with OPENAI_BASE_URL, ANTHROPIC_BASE_URL,',
     '                      GOOGLE_GEMINI_BASE_URL, TAPEDECK_URL (and the proxy variables) set, stop when it exits,',
     '                      exit with its code',
-    '  --tape NAME         tape to write (DIR/NAME.jsonl)',
     '  --dir DIR           where tapes live (default ./tapes, or TAPEDECK_DIR, or the config file)',
     '  --store URL         record into a shared store instead: postgres://USER@HOST:PORT/DB (or TAPEDECK_STORE)',
     '  --namespace NS      keep teams or branches apart in one shared store',
@@ -27,7 +28,9 @@ export const recordCommand: Command = {
     '  --config FILE       YAML or JSON config (see config/default.yaml)',
     '  --overwrite         replace the tape if it exists',
     '  --append            add to the tape if it exists',
-    '  --verbose           log each exchange (structured, stderr)',
+    '  --allow-host NAME   another host name clients may address tapedeck by (repeatable; * turns the check off)',
+    '  --verbose           log each exchange (structured, stderr); in wrapper mode, list the variables set',
+    '  --sandbox           with -- COMMAND (Linux): run it where nothing but tapedeck is reachable',
     '  --connect-timeout S   seconds to connect to an upstream (default 10)',
     '  --response-timeout S  seconds from a request to its response head (default 300)',
     '  --idle-timeout S      seconds a response body may go quiet (default 120)',
@@ -35,8 +38,9 @@ export const recordCommand: Command = {
     '                        waiting for its upstream is cancelled at once and written with the error',
   ].join('\n'),
   options: { ...SERVE_OPTIONS, overwrite: { type: 'boolean' }, append: { type: 'boolean' } },
+  allowPositionals: true,
   async run(ctx) {
-    const settings = serveSettings(ctx);
+    const settings = serveSettings(ctx, { usage: 'tapedeck record NAME [flags] [-- COMMAND ARGS...]' });
     const { log } = settings;
     if (ctx.values.overwrite === true && ctx.values.append === true)
       throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
@@ -49,7 +53,7 @@ export const recordCommand: Command = {
       };
       if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => [`recording to ${p.writer.path}`] });
       const proxy = await startProxy(options);
-      ctx.stderr.write(`tapedeck: recording to ${proxy.writer.path}\n`);
+      notice(ctx, `recording to ${proxy.writer.path}`);
       return serveUntilSignal(proxy, ctx, log);
     });
   },

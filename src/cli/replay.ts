@@ -24,22 +24,25 @@ import { createHttpMockResponder } from '../proxy/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
 import { STREAM_METHOD } from '../providers/mcp.js';
-import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
+import { renamedList, stringList, stringValue, type Command, type ParsedValues } from './command.js';
 import { sideEffectNotes } from './side-effect-notes.js';
+import { noticeLines, warning, type Said } from './notice.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',
   summary: 'answer from a tape with the upstreams gone; save what was served as a new tape',
   usage: [
-    'tapedeck replay --tape NAME [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]... [--config FILE]',
-    '                [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR] [--side-effects FILE]',
-    '                [--threshold S | --exact-only] [--no-match-headers] [--verbose]',
+    'tapedeck replay NAME [--dir DIR | --store URL] [--namespace NS] [--port N] [--host H] [--route PREFIX=URL]...',
+    '                [--config FILE] [--on-miss strict|lenient|live] [--save-as NAME] [--timing instant|recorded|FACTOR]',
+    '                [--side-effects FILE] [--threshold S | --exact-only] [--no-match-headers] [--allow-host NAME]... [--verbose]',
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
     '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]... [--live-after STEP]] [--mock FILE]',
-    '                [-- COMMAND ARGS...]',
+    '                [--connect-timeout S] [--response-timeout S] [--idle-timeout S] [--shutdown-timeout S]',
+    '                [--sandbox] [-- COMMAND ARGS...]',
     '',
-    '  --tape NAME         tape to replay',
+    '  NAME                the tape to replay: a name, a unique prefix, latest, or a path to a .jsonl; --tape NAME says',
+    '                      the same',
     "  --on-miss MODE      strict (default): a request the tape cannot answer gets a 404 error in the provider's shape",
     '                      lenient: the same error, marked lenient (x-tapedeck-lenient), for agents that carry on',
     '                      live: forward it to the real upstream and record it on the replay tape',
@@ -61,13 +64,15 @@ export const replayCommand: Command = {
     '                      (these three apply where --model does, or to every live call without --model;',
     '                      ROUTE=VALUE targets a route)',
     '  --live-route ROUTE  only LLM calls on ROUTE go live (implies --llm live); the others come from the tape;',
-    '                      repeatable; alias --only-route',
+    '                      repeatable',
     '  --live-after STEP   LLM calls through STEP (as tapedeck show numbers steps) come from the tape, the later',
     '                      ones go live (implies --llm live); tool calls still come from the tape or are blocked',
     '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
     '                      asked before the tape; marked match "mock" on the replay tape',
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
-    '  (--dir, --store, --namespace, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
+    '  --sandbox           with -- COMMAND (Linux): run it where nothing but tapedeck is reachable',
+    '  (--dir, --store, --namespace, --port, --host, --route, --config, --allow-host, --verbose, --connect-timeout,',
+    '   --response-timeout, --idle-timeout, --shutdown-timeout as for record)',
   ].join('\n'),
   options: {
     ...SERVE_OPTIONS,
@@ -84,21 +89,28 @@ export const replayCommand: Command = {
     temperature: { type: 'string', multiple: true },
     'max-tokens': { type: 'string', multiple: true },
     'live-route': { type: 'string', multiple: true },
-    'only-route': { type: 'string', multiple: true },
     'live-after': { type: 'string' },
     mock: { type: 'string' },
   },
+  deprecated: {
+    'only-route': {
+      option: { type: 'string', multiple: true },
+      instead: '--live-route ROUTE',
+      fold: renamedList('only-route', 'live-route'),
+    },
+  },
+  allowPositionals: true,
   async run(ctx) {
-    const settings = serveSettings(ctx, { tapeRef: true });
+    const settings = serveSettings(ctx, { usage: 'tapedeck replay NAME [flags] [-- COMMAND ARGS...]', tapeRef: true });
     const { config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
     const saveAs = stringValue(ctx.values, 'save-as');
     if (saveAs !== undefined) validateTapeName(saveAs);
-    if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+    if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
     const exactOnly = ctx.values['exact-only'] === true;
     const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
-    const liveRoutes = [...stringList(ctx.values, 'live-route'), ...stringList(ctx.values, 'only-route')];
+    const liveRoutes = stringList(ctx.values, 'live-route');
     const liveAfterText = stringValue(ctx.values, 'live-after');
     if (liveAfterText !== undefined && !/^\d+$/.test(liveAfterText))
       throw new TapedeckError('BAD_ARGS', `--live-after needs a step number as tapedeck show numbers them (got "${liveAfterText}")`);
@@ -120,7 +132,7 @@ export const replayCommand: Command = {
     return withStore(config, async (store) => {
       const ref = await store.resolve(settings.tape);
       const tape = ref.name;
-      if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than --tape');
+      if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
       const options: ReplayOptions = {
         ...proxyBase({ ...settings, tape }, ref.store),
         // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
@@ -159,7 +171,7 @@ export const replayCommand: Command = {
         ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
         ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
       };
-      const started = (proxy: RunningProxy): string[] => [
+      const started = (proxy: RunningProxy): (string | Said)[] => [
         ...formatPlan(
           planRun(proxy.source?.exchanges ?? [], {
             llm,
@@ -177,14 +189,14 @@ export const replayCommand: Command = {
           tape,
           onMiss,
           ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
-        }),
-        ...cutWhileRecording(proxy.source?.exchanges ?? []),
-        ...(proxy.source?.problems ?? []).map((p) => `${tape} line ${p.line}: ${p.message}`),
+        }).map(warning),
+        ...cutWhileRecording(proxy.source?.exchanges ?? []).map(warning),
+        ...(proxy.source?.problems ?? []).map((p) => warning(`${tape} line ${p.line}: ${p.message}`)),
         `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
       ];
       if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
       const proxy = await startProxy(options);
-      for (const line of started(proxy)) ctx.stderr.write(`tapedeck: ${line}\n`);
+      noticeLines(ctx, started(proxy));
       return serveUntilSignal(proxy, ctx, log);
     });
   },

@@ -3,13 +3,15 @@ import { scanTape, type SecretFinding } from '../tape/scan.js';
 import { createSecretDetector } from '../tape/secrets.js';
 import type { ResolvedTape } from '../tape/store.js';
 import type { Command } from './command.js';
+import { styleFor } from '../inspect/format.js';
+import { notice } from './notice.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 
 export const scanCommand: Command = {
   name: 'scan',
   summary: 'report credential-looking values left on tapes (exit 1 when any): for CI and pre-commit',
   usage: [
-    'tapedeck scan [TAPE...] [--dir DIR | --store URL] [--json] [--config FILE]',
+    'tapedeck scan [TAPE...] [--dir DIR | --store URL] [--namespace NS] [--json] [--config FILE]',
     '',
     '  TAPE     a tape name (or latest, a prefix) or a path to a .jsonl file; none: every tape in the store',
     '  --json   print an array of findings {file, line, exchange, path, rule, preview}',
@@ -32,20 +34,21 @@ export const scanCommand: Command = {
       for (const ref of refs) {
         const result = await scanTape(ref.store, ref.name, { ...config.redact, secrets });
         findings.push(...result.findings);
-        for (const p of result.problems) ctx.stderr.write(`tapedeck scan: ${p}\n`);
+        for (const p of result.problems) notice(ctx, p, 'warn', 'tapedeck scan');
       }
       if (ctx.values.json === true) {
         ctx.stdout.write(JSON.stringify(findings, null, 2) + '\n');
       } else {
+        const style = styleFor(ctx.stdout, ctx.env);
         for (const f of findings) {
           const where = `${path.relative(process.cwd(), f.file) || f.file}:${f.line}${f.exchange !== undefined ? ` exchange ${f.exchange}` : ''}`;
-          ctx.stdout.write(`${where}  ${f.path}  ${f.rule}  ${f.preview}\n`);
+          ctx.stdout.write(`${style.bold(where)}  ${f.path}  ${style.red(f.rule)}  ${f.preview}\n`);
         }
         const tapes = new Set(findings.map((f) => f.file)).size;
         ctx.stdout.write(
           findings.length === 0
-            ? `no credentials found in ${refs.length} tape(s)\n`
-            : `${findings.length} credential-looking value(s) in ${tapes} of ${refs.length} tape(s)\n`,
+            ? `${style.green(`no credentials found in ${refs.length} tape(s)`)}\n`
+            : `${style.red(`${findings.length} credential-looking value(s) in ${tapes} of ${refs.length} tape(s)`)}\n`,
         );
       }
       return findings.length > 0 ? 1 : 0;

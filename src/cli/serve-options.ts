@@ -9,10 +9,12 @@ import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
 import { STORE_OPTIONS } from './store-options.js';
 import { untilStopped } from './until-stopped.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 /** Flags shared by `record` and `replay`. */
 export const SERVE_OPTIONS: OptionsConfig = {
-  tape: { type: 'string', short: 't' },
+  ...TAPE_OPTION,
   ...STORE_OPTIONS,
   port: { type: 'string', short: 'p' },
   host: { type: 'string' },
@@ -50,10 +52,12 @@ export interface ServeSettings {
   onTapeFailure: (err: TapedeckError) => void;
 }
 
-/** `opts.tapeRef`: `--tape` is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later. */
-export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } = {}): ServeSettings {
-  const tape = stringValue(ctx.values, 'tape');
-  if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+/**
+ * `opts.usage`: the command's short usage, said when the tape is missing or two are named. `opts.tapeRef`: the tape
+ * is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later.
+ */
+export function serveSettings(ctx: CommandContext, opts: { usage: string; tapeRef?: boolean }): ServeSettings {
+  const tape = requiredTape(ctx, opts.usage);
   if (ctx.values.sandbox === true && ctx.rest.length === 0)
     throw new TapedeckError('BAD_ARGS', '--sandbox runs a command in a sandbox: add -- COMMAND ARGS...');
   if (opts.tapeRef !== true) validateTapeName(tape);
@@ -83,9 +87,7 @@ export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } =
   );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
   const onTapeFailure = (err: TapedeckError): void =>
-    void ctx.stderr.write(
-      `tapedeck: ${err.message}; nothing more will reach the tape (record answers 503 from now on, unless whenTapeFails: serve)\n`,
-    );
+    notice(ctx, `${err.message}; nothing more will reach the tape (record answers 503 from now on, unless whenTapeFails: serve)`, 'error');
   return { tape, config, log, routeSources: routeSources(file, flags), onTapeFailure };
 }
 
@@ -137,11 +139,11 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
   await stopped;
   await proxy.close();
   // The count is what is on disk: a line that could not be written is not counted.
-  ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
+  notice(ctx, `${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})`);
   log.flush();
   const failed = proxy.writer.failure;
   if (failed === undefined) return 0;
-  ctx.stderr.write(`tapedeck: the tape is incomplete: ${failed.message}\n`);
+  notice(ctx, `the tape is incomplete: ${failed.message}`, 'error');
   return 1;
 }
 

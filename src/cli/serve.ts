@@ -10,6 +10,7 @@ import { parseOnMiss, parseThreshold, parseTiming } from './replay.js';
 import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './serve-options.js';
 import { withStore } from './store-options.js';
 import { untilStopped } from './until-stopped.js';
+import { notice, noticeLines, warning } from './notice.js';
 
 const MODES: readonly ServeMode[] = ['auto', 'record', 'replay', 'refresh'];
 
@@ -17,9 +18,11 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'one proxy for a whole test suite: a tape per test, chosen per request (/@NAME/... or x-tapedeck-tape)',
   usage: [
-    'tapedeck serve [--mode auto|record|replay|refresh] [--dir DIR | --store URL] [--port N] [--host H] [--route PREFIX=URL]...',
-    '               [--tape DEFAULT] [--on-miss strict|lenient|live] [--timing T] [--side-effects FILE]',
-    '               [--threshold S | --exact-only] [--no-match-headers] [--save-replays] [--json] [--config FILE] [--verbose]',
+    'tapedeck serve [--mode auto|record|replay|refresh] [--dir DIR | --store URL] [--namespace NS] [--port N] [--host H]',
+    '               [--route PREFIX=URL]... [--tape DEFAULT] [--on-miss strict|lenient|live] [--timing T] [--side-effects FILE]',
+    '               [--threshold S | --exact-only] [--no-match-headers] [--save-replays] [--json] [--config FILE]',
+    '               [--allow-host NAME]... [--verbose] [--connect-timeout S] [--response-timeout S] [--idle-timeout S]',
+    '               [--shutdown-timeout S]',
     '',
     "  The tape of a request: its path's first segment @NAME (base URL http://127.0.0.1:8787/@NAME/openai/v1 is the",
     '  tape NAME, route /openai; %2F in NAME for a sub-folder), else the header x-tapedeck-tape: NAME (forward-proxy',
@@ -31,13 +34,15 @@ export const serveCommand: Command = {
     "  --save-replays      keep each replayed tape's replay tape (NAME.replay-TIMESTAMP) beside it (default: not kept)",
     '  --json              on stop, print what each tape did as one JSON line on stdout',
     '  (--on-miss, --timing, --side-effects, --threshold, --exact-only, --no-match-headers as for replay;',
-    '   --dir, --store, --namespace, --port, --host, --route, --config, --verbose, --*-timeout as for record)',
+    '   --dir, --store, --namespace, --port, --host, --route, --config, --allow-host, --verbose, --connect-timeout,',
+    '   --response-timeout, --idle-timeout, --shutdown-timeout as for record)',
     '',
     'Each tape has one writer, opened on its first request and closed when serve stops (SIGINT / SIGTERM); then',
     'a line per tape says what it did (recorded, replayed, missed). Exit 1 when a tape could not be written.',
   ].join('\n'),
+  // Every flag record and replay share but --sandbox: serve runs no command to put in one.
   options: {
-    ...SERVE_OPTIONS,
+    ...Object.fromEntries(Object.entries(SERVE_OPTIONS).filter(([name]) => name !== 'sandbox')),
     mode: { type: 'string' },
     'on-miss': { type: 'string' },
     timing: { type: 'string' },
@@ -54,7 +59,10 @@ export const serveCommand: Command = {
     if (ctx.rest.length > 0)
       throw new TapedeckError('BAD_ARGS', 'serve runs no command: start it, point the tests at it (TAPEDECK_URL), stop it');
     // serve's --tape is optional (a default); the shared settings want one.
-    const settings = serveSettings({ ...ctx, values: { ...ctx.values, tape: defaultTape ?? 'serve' } }, { tapeRef: true });
+    const settings = serveSettings(
+      { ...ctx, values: { ...ctx.values, tape: defaultTape ?? 'serve' } },
+      { usage: 'tapedeck serve [flags]', tapeRef: true },
+    );
     const { config, log } = settings;
     const modeText = stringValue(ctx.values, 'mode') ?? 'auto';
     const mode = MODES.find((m) => m === modeText);
@@ -99,7 +107,7 @@ export const serveCommand: Command = {
           ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
         },
       });
-      ctx.stderr.write(`tapedeck: serving tapes from ${store.location} (mode ${mode}); a test's tape: ${server.url}/@NAME/...\n`);
+      notice(ctx, `serving tapes from ${store.location} (mode ${mode}); a test's tape: ${server.url}/@NAME/...`);
       return serveTapesUntilSignal(server, ctx, log);
     });
   },
@@ -110,7 +118,16 @@ async function serveTapesUntilSignal(server: RunningServe, ctx: CommandContext, 
   ctx.stdout.write(`listening on ${server.url}\n`);
   await stopped;
   const report = await server.close();
-  for (const line of formatServeReport(report)) ctx.stderr.write(`tapedeck: ${line}\n`);
+  const lines = formatServeReport(report);
+  const trouble = report.some((t) => t.missed > 0 || t.error !== undefined || t.failed !== undefined);
+  // The head line says what went wrong across tapes; each tape's own line, when that tape had trouble.
+  noticeLines(ctx, [
+    trouble ? warning(lines[0] as string) : (lines[0] as string),
+    ...report.map((t, i) => {
+      const line = lines[i + 1] as string;
+      return t.error !== undefined || t.failed !== undefined ? { text: line, tone: 'error' as const } : t.missed > 0 ? warning(line) : line;
+    }),
+  ]);
   if (ctx.values.json === true) ctx.stdout.write(`${JSON.stringify({ tapes: report })}\n`);
   log.flush();
   return report.some((t) => t.failed !== undefined) ? 1 : 0;

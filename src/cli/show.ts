@@ -7,21 +7,26 @@ import { renderTimeline, timelineRow } from '../inspect/timeline.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
+import { notice } from './notice.js';
 
 export const showCommand: Command = {
   name: 'show',
   summary: 'show a tape: its timeline, the full state at one step, its failing steps, or a decision debrief',
   usage: [
-    'tapedeck show NAME [--dir DIR | --store URL] [--json] [--width N | --wide]',
+    'tapedeck show NAME [--dir DIR | --store URL] [--namespace NS] [--config FILE] [--json] [--width N | --wide]',
     'tapedeck show NAME --step N          full state at step N (0-based; negative counts from the end: --step -1)',
     'tapedeck show NAME --errors          full state at every failing or blocked step',
     'tapedeck show NAME --debrief         goal, tool calls and the reasons the model gave, assumptions, ending',
     '',
+    '  NAME                 the tape: a name, a unique prefix, latest, or a path to a .jsonl; --tape NAME says the same',
+    '  --json               print the timeline (or the step, the failing steps, the debrief) as JSON',
     STORE_USAGE,
     WIDTH_USAGE,
   ].join('\n'),
   options: {
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     json: { type: 'boolean' },
     step: { type: 'string' },
     errors: { type: 'boolean' },
@@ -30,9 +35,7 @@ export const showCommand: Command = {
   },
   allowPositionals: true,
   async run(ctx) {
-    const [given, ...extra] = ctx.positionals;
-    if (given === undefined || extra.length > 0)
-      throw new TapedeckError('BAD_ARGS', 'usage: tapedeck show NAME [--step N | --errors | --debrief] [--json]');
+    const given = requiredTape(ctx, 'tapedeck show NAME [--step N | --errors | --debrief] [--json]');
     const stepFlag = stringValue(ctx.values, 'step');
     const modes = [stepFlag !== undefined, ctx.values.errors === true, ctx.values.debrief === true].filter(Boolean).length;
     if (modes > 1) throw new TapedeckError('BAD_ARGS', '--step, --errors and --debrief are exclusive: pick one');
@@ -46,7 +49,7 @@ export const showCommand: Command = {
     const style = styleFor(ctx.stdout, ctx.env);
     const print = (lines: string[]): void => void ctx.stdout.write(lines.map((l) => l + '\n').join(''));
     const problems = (): void => {
-      for (const p of tape.problems) ctx.stderr.write(`tapedeck show: ${name}: line ${p.line}: ${p.message}\n`);
+      for (const p of tape.problems) notice(ctx, `${name}: line ${p.line}: ${p.message}`, 'warn', 'tapedeck show');
     };
 
     if (stepFlag !== undefined) {

@@ -40,7 +40,7 @@ export function sideEffectNotes(
         `side effects: the tape has no tools/list answer (the client never listed tools while recording), so no tool is known to be read-only`,
       );
     out.push(
-      `side effects: to decide per tool, run tapedeck side-effects init --tape ${opts.tape}, review side_effects.yaml, set done: true, ` +
+      `side effects: to decide per tool, run tapedeck side-effects init ${opts.tape}, review side_effects.yaml, set done: true, ` +
         `then replay with --side-effects side_effects.yaml${opts.onMiss === 'live' ? ' (a tool marked true may then run for real on a miss)' : ''}`,
     );
   }

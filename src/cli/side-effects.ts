@@ -3,14 +3,16 @@ import { TapedeckError } from '../errors.js';
 import { renderSideEffectsFile, suggestSideEffects } from '../replay/side-effects-init.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { notice } from './notice.js';
+import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 export const sideEffectsCommand: Command = {
   name: 'side-effects',
   summary: 'suggest a side-effects file (which tools must never run in replay) from what a tape saw',
   usage: [
-    'tapedeck side-effects init --tape NAME [--out FILE] [--dir DIR | --store URL] [--force]',
+    'tapedeck side-effects init NAME [--out FILE] [--dir DIR | --store URL] [--force]',
     '',
-    '  --tape NAME   tape to read tool lists and calls from',
+    '  NAME          tape to read tool lists and calls from (a name, a prefix, latest, a path); --tape NAME says the same',
     '  --out FILE    where to write the suggestions (default side_effects.yaml; "-" prints them)',
     '  --force       overwrite FILE if it exists',
     'Suggestions come from MCP tool annotations first, then name and description keywords; each line says why.',
@@ -18,21 +20,17 @@ export const sideEffectsCommand: Command = {
     STORE_USAGE,
   ].join('\n'),
   options: {
-    tape: { type: 'string', short: 't' },
+    ...TAPE_OPTION,
     out: { type: 'string', short: 'o' },
     ...STORE_OPTIONS,
     force: { type: 'boolean' },
   },
   allowPositionals: true,
   async run(ctx) {
-    const [sub, ...extra] = ctx.positionals;
-    if (sub !== 'init' || extra.length > 0)
-      throw new TapedeckError(
-        'BAD_ARGS',
-        `usage: tapedeck side-effects init --tape NAME [--out FILE]${sub !== undefined && sub !== 'init' ? ` (unknown subcommand "${sub}")` : ''}`,
-      );
-    const tape = stringValue(ctx.values, 'tape');
-    if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
+    const [sub, ...named] = ctx.positionals;
+    const usage = 'tapedeck side-effects init NAME [--out FILE]';
+    if (sub !== 'init') throw new TapedeckError('BAD_ARGS', `usage: ${usage}${sub !== undefined ? ` (unknown subcommand "${sub}")` : ''}`);
+    const tape = requiredTape(ctx, usage, named);
     const loaded = await withStore(commandConfig(ctx), async (store) => {
       const ref = await store.resolve(tape);
       return ref.store.load(ref.name, { resolveFiles: false });
@@ -48,9 +46,10 @@ export const sideEffectsCommand: Command = {
       throw new TapedeckError('BAD_ARGS', `${out} exists: pass --force to overwrite it, or --out another file`);
     writeFileSync(out, text);
     const effects = suggestions.tools.filter((t) => !t.safe).length;
-    ctx.stderr.write(
-      `tapedeck: wrote ${out}: ${suggestions.tools.length} tool(s), ${effects} suggested as side effects, ` +
-        `${suggestions.http.length} HTTP route(s); review it, then set done: true\n`,
+    notice(
+      ctx,
+      `wrote ${out}: ${suggestions.tools.length} tool(s), ${effects} suggested as side effects, ` +
+        `${suggestions.http.length} HTTP route(s); review it, then set done: true`,
     );
     return 0;
   },

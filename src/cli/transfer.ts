@@ -11,9 +11,12 @@ import { openStore } from '../tape/open-store.js';
 import type { ResolvedTape, TapeStore } from '../tape/store.js';
 import { stringValue, type Command, type CommandContext } from './command.js';
 import { commandConfig } from './store-options.js';
+import { notice } from './notice.js';
 
 const OPTIONS = {
   dir: { type: 'string' },
+  // The shared store, as every command names it; `--to` (push) / `--from` (pull) say the same in the transfer's words.
+  store: { type: 'string' },
   namespace: { type: 'string' },
   config: { type: 'string' },
   overwrite: { type: 'boolean' },
@@ -23,13 +26,15 @@ export const pushCommand: Command = {
   name: 'push',
   summary: 'copy tapes from the tape folder to a shared store (PostgreSQL), exactly',
   usage: [
-    'tapedeck push REF... --to URL [--dir DIR] [--namespace NS] [--overwrite]',
+    'tapedeck push REF... --to URL [--dir DIR] [--namespace NS] [--config FILE] [--overwrite]',
     '',
     '  REF              a tape in DIR: a name, latest, a unique prefix, or a path to a .jsonl',
-    '  --to URL         the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart)',
+    '  --to URL         the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart); --store URL says',
+    '                   the same',
     '  --dir DIR        the tape folder to copy from (default ./tapes, or TAPEDECK_DIR)',
     '  --namespace NS   the namespace in the store (over the URL)',
-    '  --overwrite      replace a tape that is already in the store (refused otherwise)',
+    '  --config FILE    a config file (YAML or JSON) over the built-in defaults (its dir: is the folder)',
+    '  --overwrite      replace a tape that is already in the store (refused otherwise: nothing is copied, exit 2)',
   ].join('\n'),
   options: { ...OPTIONS, to: { type: 'string' } },
   allowPositionals: true,
@@ -40,13 +45,15 @@ export const pullCommand: Command = {
   name: 'pull',
   summary: 'copy tapes from a shared store (PostgreSQL) into the tape folder, exactly',
   usage: [
-    'tapedeck pull REF... --from URL [--dir DIR] [--namespace NS] [--overwrite]',
+    'tapedeck pull REF... --from URL [--dir DIR] [--namespace NS] [--config FILE] [--overwrite]',
     '',
     '  REF              a tape in the store: a name, latest, latest-replay or a unique prefix',
-    '  --from URL       the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart)',
+    '  --from URL       the store: postgres://USER@HOST:PORT/DB (?namespace=NS keeps teams apart); --store URL says',
+    '                   the same',
     '  --dir DIR        the tape folder to copy into (default ./tapes, or TAPEDECK_DIR)',
     '  --namespace NS   the namespace in the store (over the URL)',
-    '  --overwrite      replace a tape that is already in the folder (refused otherwise)',
+    '  --config FILE    a config file (YAML or JSON) over the built-in defaults (its dir: is the folder)',
+    '  --overwrite      replace a tape that is already in the folder (refused otherwise: nothing is copied, exit 2)',
   ].join('\n'),
   options: { ...OPTIONS, from: { type: 'string' } },
   allowPositionals: true,
@@ -55,11 +62,16 @@ export const pullCommand: Command = {
 
 async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<number> {
   const flag = way === 'push' ? 'to' : 'from';
-  const url = stringValue(ctx.values, flag);
+  const given = stringValue(ctx.values, flag);
+  const store = stringValue(ctx.values, 'store');
+  if (given !== undefined && store !== undefined && given !== store)
+    throw new TapedeckError('BAD_ARGS', `--${flag} and --store name two stores: give one`);
+  const url = given ?? store;
   if (url === undefined) throw new TapedeckError('BAD_ARGS', `--${flag} URL is required (postgres://USER@HOST:PORT/DB)`);
   if (ctx.positionals.length === 0)
     throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
-  const config = commandConfig(ctx);
+  // The folder's settings (--dir, --config, TAPEDECK_DIR); the store is the one named here, not a configured one.
+  const config = commandConfig({ ...ctx, values: { ...ctx.values, store: undefined } });
   const folder = createDirStore(config.dir);
   const shared = await openStore({ dir: config.dir, store: url, namespace: stringValue(ctx.values, 'namespace') });
   try {
@@ -77,7 +89,7 @@ async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<numb
     }
     for (const ref of refs) {
       const copied = await copyTape(ref.store, ref.name, to, { overwrite, indexKey });
-      for (const p of copied.problems) ctx.stderr.write(`tapedeck ${way}: ${ref.name} line ${p.line}: ${p.message}\n`);
+      for (const p of copied.problems) notice(ctx, `${ref.name} line ${p.line}: ${p.message}`, 'warn', `tapedeck ${way}`);
       ctx.stdout.write(`${way === 'push' ? 'pushed' : 'pulled'} ${ref.name} (${copied.exchanges} exchange(s)) to ${copied.to}\n`);
     }
     return 0;

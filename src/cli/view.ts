@@ -5,14 +5,16 @@ import { startViewer } from '../view/viewer.js';
 import { stringValue, type Command } from './command.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { untilStopped } from './until-stopped.js';
+import { notice } from './notice.js';
+import { tapeArgument, TAPE_OPTION } from './tape-arg.js';
 
 export const viewCommand: Command = {
   name: 'view',
   summary: 'open the tapes in a browser: timeline waterfall, step detail, debrief, compare two runs, live updates',
   usage: [
-    'tapedeck view [NAME] [--dir DIR | --store URL] [--port N] [--no-open] [--config FILE]',
+    'tapedeck view [NAME] [--dir DIR | --store URL] [--port N] [--no-open] [--config FILE] [--verbose]',
     '',
-    '  NAME        open this tape (default: the list of tapes)',
+    '  NAME        open this tape (default: the list of tapes); --tape NAME says the same',
     '  --port N    port on 127.0.0.1 (default 0: any free port); the URL is printed on stdout',
     '  --no-open   do not start a browser (xdg-open / open)',
     '  --verbose   structured logs on stderr',
@@ -20,14 +22,14 @@ export const viewCommand: Command = {
   ].join('\n'),
   options: {
     ...STORE_OPTIONS,
+    ...TAPE_OPTION,
     port: { type: 'string', short: 'p' },
     'no-open': { type: 'boolean' },
     verbose: { type: 'boolean' },
   },
   allowPositionals: true,
   async run(ctx) {
-    const [name, ...extra] = ctx.positionals;
-    if (extra.length > 0) throw new TapedeckError('BAD_ARGS', 'usage: tapedeck view [NAME] [--dir DIR] [--port N] [--no-open]');
+    const name = tapeArgument(ctx, 'tapedeck view [NAME] [--dir DIR] [--port N] [--no-open]');
     const portText = stringValue(ctx.values, 'port') ?? '0';
     const port = Number(portText);
     if (!/^\d+$/.test(portText) || port > 65535)
@@ -41,7 +43,7 @@ export const viewCommand: Command = {
       const url = ref === undefined ? viewer.url : `${viewer.url}#/tape?name=${encodeURIComponent(ref.name)}`;
       const stopped = untilStopped(log);
       ctx.stdout.write(`listening on ${url}\n`);
-      if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => ctx.stderr.write(`tapedeck view: ${msg}\n`));
+      if (ctx.values['no-open'] !== true) openBrowser(url, (msg) => notice(ctx, msg, 'warn', 'tapedeck view'));
       await stopped;
       await viewer.close();
     });

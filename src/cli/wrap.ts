@@ -6,15 +6,19 @@ import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
 import { runTrouble } from '../inspect/run-trouble.js';
 import { createDirStore } from '../tape/dir-store.js';
+import { notice, noticeLines, type Said } from './notice.js';
 
-/** Wrapper mode (`record|replay ... -- COMMAND ARGS...`): run the command under the proxy, print what was set, exit with its code. */
+/**
+ * Wrapper mode (`record|replay ... -- COMMAND ARGS...`): run the command under the proxy, say so in one line (the
+ * variables it set, one per line, with `--verbose`), exit with its code.
+ */
 export async function runWrapped(
   ctx: CommandContext,
   proxy: ProxyOptions,
   log: Logger,
   opts: {
     /** Lines to print once the proxy is up (the replay plan, the tape being written). */
-    started?: (proxy: RunningProxy) => string[];
+    started?: (proxy: RunningProxy) => (string | Said)[];
     extra?: Pick<RunUnderOptions, 'launch' | 'forwardProxy'>;
   } = {},
 ): Promise<number> {
@@ -34,28 +38,33 @@ export async function runWrapped(
     ...opts.extra,
     ...(ctx.values.sandbox === true ? { launch: sandboxLaunch } : {}),
     onStarted: ({ proxy: running, env }) => {
-      for (const line of opts.started?.(running) ?? []) ctx.stderr.write(`tapedeck: ${line}\n`);
-      const set = Object.entries(env).map(([k, v]) => `  ${k}=${v}\n`);
+      noticeLines(ctx, opts.started?.(running) ?? []);
+      const set = Object.entries(env);
       const where = ctx.values.sandbox === true ? ' in the sandbox (no network but tapedeck)' : '';
-      ctx.stderr.write(`tapedeck: running ${[command, ...args].join(' ')}${where} with\n${set.join('')}`);
+      const run = `running ${[command, ...args].join(' ')}${where}`;
+      if (ctx.values.verbose === true) {
+        notice(ctx, `${run} with`);
+        ctx.stderr.write(set.map(([k, v]) => `  ${k}=${v}\n`).join(''));
+      } else
+        notice(ctx, `${run} against ${env.TAPEDECK_URL ?? running.url} (${set.length} environment variables set; --verbose lists them)`);
     },
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
-  ctx.stderr.write(`tapedeck: ${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}\n`);
+  notice(ctx, `${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}`);
   // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
   if (result.tape.count > 0) {
     const store = proxy.store ?? (proxy.dir !== undefined ? createDirStore(proxy.dir) : undefined);
     const tape = await store?.load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
     const trouble = tape ? runTrouble(tape.exchanges) : undefined;
-    if (trouble !== undefined) ctx.stderr.write(`tapedeck: on the tape: ${trouble}\n`);
+    if (trouble !== undefined) notice(ctx, `on the tape: ${trouble}`, 'warn');
   }
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
-    ctx.stderr.write(`tapedeck: passed through untouched, not on the tape: ${hosts}\n`);
+    notice(ctx, `passed through untouched, not on the tape: ${hosts}`, 'warn');
   }
   log.flush();
   if (result.tapeFailure) {
-    ctx.stderr.write(`tapedeck: the tape is incomplete: ${result.tapeFailure.message}\n`);
+    notice(ctx, `the tape is incomplete: ${result.tapeFailure.message}`, 'error');
     return result.exitCode === 0 ? 1 : result.exitCode;
   }
   return result.exitCode;

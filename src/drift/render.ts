@@ -1,5 +1,5 @@
 /** `tapedeck drift` for people: the preflight (what will be sent where, at what cost) and the report. */
-import { fit, formatCost, type Style } from '../inspect/format.js';
+import { fit, formatCost, wrapText, type Style } from '../inspect/format.js';
 import type { DriftPlan } from './plan.js';
 import type { CallVerdict, DriftReport } from './run-drift.js';
 
@@ -27,7 +27,9 @@ export function renderNotSent(plan: Pick<DriftPlan, 'skipped'>, width: number, s
   return [
     '',
     style.bold('not sent'),
-    ...plan.skipped.map((s) => style.dim(fit(`  step ${String(s.step).padEnd(4)} ${s.label}: ${s.reason}`, width))),
+    ...plan.skipped.flatMap((s) =>
+      wrapText(`${s.label}: ${s.reason}`, width, `  step ${String(s.step).padEnd(4)} `, ' '.repeat(12)).map(style.dim),
+    ),
   ];
 }
 
@@ -57,7 +59,9 @@ export function renderDrift(r: DriftReport, width: number, style: Style): string
     const rows = r.calls.flatMap((call) => call.findings.filter((f) => f.severity === level).map((f) => ({ call, f })));
     if (rows.length === 0) continue;
     out.push('', paint(level, style.bold(level)));
-    for (const { call, f } of rows) out.push(fit(`  step ${String(call.step).padEnd(4)} ${call.call}: ${f.message}`, width));
+    // The why of each finding, whole: wrapped under its step, never cut.
+    for (const { call, f } of rows)
+      out.push(...wrapText(`${call.call}: ${f.message}`, width, `  step ${String(call.step).padEnd(4)} `, ' '.repeat(12)));
   }
   out.push(...renderNotSent(r, width, style));
   if (r.refreshed !== null) out.push('', `refreshed: the fresh answers are on tape "${r.refreshed}"`);

@@ -1,6 +1,6 @@
 /** An experiment as one table: per run, its configuration, score, ARS, first divergence, tool edits and deltas. */
 import { divergenceAt } from '../inspect/diff.js';
-import { fit, formatCost, formatMs, type Style } from '../inspect/format.js';
+import { fit, formatCost, formatMs, wrapText, type Style } from '../inspect/format.js';
 import type { ExperimentResult } from './run-experiment.js';
 
 const FIRST = 'first divergence';
@@ -48,7 +48,7 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
       return;
     }
     out.push(line + (firsts[i] as string));
-    if (d.firstDivergence !== null) out.push(style.dim(fit(`      ${d.firstDivergence.reason}`, width)));
+    if (d.firstDivergence !== null) out.push(...wrap(d.firstDivergence.reason, width).map(style.dim));
     for (const b of run.blocked) out.push(...wrap(`⊘ blocked at step ${b.step}: ${b.tool} (${b.reason})`, width).map(style.yellow));
   });
   if (legend) {
@@ -77,20 +77,9 @@ export function renderExperiment(r: ExperimentResult, width: number, style: Styl
   return out;
 }
 
-/** Why a run failed or what it had blocked: indented under its row and wrapped at spaces, never cut. */
+/** Why a run failed, where it diverged, what it had blocked: indented under its row and wrapped at spaces, never cut. */
 function wrap(text: string, width: number): string[] {
-  const indent = '      ';
-  const room = Math.max(20, width - indent.length);
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > room) {
-      lines.push(indent + line);
-      line = word;
-    } else line = line === '' ? word : `${line} ${word}`;
-  }
-  lines.push(indent + line);
-  return lines;
+  return wrapText(text, width, '      ');
 }
 
 function signed(n: number, format: (x: number) => string = String): string {

@@ -6,6 +6,7 @@
 import type { PriceMap } from '../config/prices.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import { usageCost } from './cost.js';
+import { PLAIN_STYLE, type Style } from './format.js';
 import { orderExchanges } from './steps.js';
 
 export interface CostCall {
@@ -72,7 +73,7 @@ export function costReport(tape: LoadedTape, as: readonly string[], table: Price
 }
 
 /** The report as a table: one row per call, a total row, and which prices are unknown. */
-export function renderCostReport(r: CostReport, width: number, fmt: (usd: number | null) => string): string[] {
+export function renderCostReport(r: CostReport, width: number, fmt: (usd: number | null) => string, style: Style = PLAIN_STYLE): string[] {
   const heads = ['recorded', ...r.models];
   const money = Math.max(10, ...heads.map((h) => h.length));
   const model = Math.max(5, Math.min(28, Math.max(0, ...r.calls.map((c) => (c.model ?? '-').length))));
@@ -80,16 +81,29 @@ export function renderCostReport(r: CostReport, width: number, fmt: (usd: number
     [recorded, ...r.models.map((m) => as[m] ?? null)].map((v) => fmt(v).padStart(money)).join(' ');
   const fitLine = (l: string): string => (l.length > width ? `${l.slice(0, width - 3)}...` : l);
   const out = [
-    `${r.tape}: ${r.calls.length} LLM call(s), USD from the price table${r.models.length > 0 ? ` (the same tokens on ${r.models.join(', ')})` : ''}`,
+    style.bold(
+      fitLine(
+        `${r.tape}: ${r.calls.length} LLM call(s), USD from the price table${r.models.length > 0 ? ` (the same tokens on ${r.models.join(', ')})` : ''}`,
+      ),
+    ),
     '',
-    `  ${'#'.padEnd(4)}${'model'.padEnd(model)} ${'tokens in→out'.padStart(15)} ${heads.map((h) => h.padStart(money)).join(' ')}`,
+    style.dim(
+      fitLine(
+        `  ${'#'.padEnd(4)}${'model'.padEnd(model)} ${'tokens in→out'.padStart(15)} ${heads.map((h) => h.padStart(money)).join(' ')}`,
+      ),
+    ),
   ];
   for (const c of r.calls)
     out.push(
-      `  ${String(c.call).padEnd(4)}${(c.model ?? '-').slice(0, model).padEnd(model)} ${`${c.tokens.input}→${c.tokens.output}`.padStart(15)} ${cells(c.recorded, c.as)}`,
+      fitLine(
+        `  ${String(c.call).padEnd(4)}${(c.model ?? '-').slice(0, model).padEnd(model)} ${`${c.tokens.input}→${c.tokens.output}`.padStart(15)} ${cells(c.recorded, c.as)}`,
+      ),
     );
   const t = r.total.tokens;
-  out.push(`  ${'total'.padEnd(4 + model)} ${`${t.input}→${t.output}`.padStart(15)} ${cells(r.total.recorded, r.total.as)}`);
-  if (r.unknownPrices.length > 0) out.push('', `no price for ${r.unknownPrices.join(', ')}: shown as "-" (unknown, not 0)`);
-  return out.map(fitLine);
+  out.push(
+    style.bold(fitLine(`  ${'total'.padEnd(4 + model)} ${`${t.input}→${t.output}`.padStart(15)} ${cells(r.total.recorded, r.total.as)}`)),
+  );
+  if (r.unknownPrices.length > 0)
+    out.push('', style.yellow(fitLine(`no price for ${r.unknownPrices.join(', ')}: shown as "-" (unknown, not 0)`)));
+  return out;
 }

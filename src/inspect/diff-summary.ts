@@ -1,6 +1,6 @@
 /** `tapedeck diff` for people: verdict and score, configuration changes, the tool sequences side by side, edits, first divergence, output, deltas. */
 import { divergenceAt, type Run, type RunDiff } from './diff.js';
-import { fit, formatCost, formatMs, oneLine, shorten, type Style } from './format.js';
+import { fit, formatCost, formatMs, oneLine, shorten, wrapText, type Style } from './format.js';
 import type { StepDelta } from './step-deltas.js';
 import { editMarks, type ToolCallEntry } from './tool-sequence.js';
 
@@ -45,7 +45,8 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
     out.push(
       '',
       `${style.bold('first divergence')}  ${divergenceAt(d.firstDivergence, a.tape.name, b.tape.name)}`,
-      fit(`  ${d.firstDivergence.reason}`, width),
+      // Why, whole: wrapped, never cut.
+      ...wrapText(d.firstDivergence.reason, width, '  '),
     );
   out.push(
     '',
@@ -68,14 +69,14 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   );
   if (d.steps.length > 0) out.push(...stepTable(d.steps, width, style));
   const r = d.ars;
-  out.push(
-    '',
-    fit(
-      `${style.bold('ARS')}  ${r.score.toFixed(2)} ${r.band} = 0.7 × output ${r.outputSimilarity.toFixed(2)} + 0.3 × tool accuracy ` +
-        `${r.toolAccuracy.toFixed(2)} (${r.usedTools}/${r.originalTools} tools used, ${r.newTools} new, ${r.unusedTools} unused)`,
-      width,
-    ),
+  const [ars = '', ...how] = wrapText(
+    `${r.score.toFixed(2)} ${r.band} = 0.7 × output ${r.outputSimilarity.toFixed(2)} + 0.3 × tool accuracy ` +
+      `${r.toolAccuracy.toFixed(2)} (${r.usedTools}/${r.originalTools} tools used, ${r.newTools} new, ${r.unusedTools} unused)`,
+    width,
+    'ARS  ',
+    '     ',
   );
+  out.push('', `${style.bold('ARS')}${ars.slice(3)}`, ...how);
   if (d.unusedRecordings !== null)
     out.push(`${style.bold('unused recordings')}  ${d.unusedRecordings} of ${a.exchanges.length} recorded exchange(s) never served`);
   return out;

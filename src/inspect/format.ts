@@ -1,6 +1,7 @@
 /**
- * Output helpers for the inspector: shortening long values (with their size shown), terminal width, colour.
- * Colour is used only when the stream is a TTY and NO_COLOR is unset.
+ * Output helpers for the inspector and every CLI command: shortening long values (with their size shown), wrapping,
+ * terminal width, colour. One rule for colour everywhere (`colourOn`): on a terminal, never on a pipe or a file;
+ * `NO_COLOR` turns it off, `FORCE_COLOR` on (or off with `FORCE_COLOR=0`), as Node's own output does.
  */
 import type { Writable } from 'node:stream';
 
@@ -81,15 +82,58 @@ const wrap =
     `\u001b[${open}m${s}\u001b[${close}m`;
 const plain = (s: string): string => s;
 
-/** Colour only when `out` is a TTY and NO_COLOR is unset (https://no-color.org). */
+/**
+ * Whether to colour what goes to `out`: `FORCE_COLOR` first (set: on, whatever the stream, unless it is `0` or
+ * `false`; Node's own rule, which puts it over `NO_COLOR`), then `NO_COLOR` set and not empty: off
+ * (https://no-color.org), else only when `out` is a terminal.
+ */
+export function colourOn(out: Writable, env: NodeJS.ProcessEnv = process.env): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return !['0', 'false'].includes(force.trim().toLowerCase());
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  return (out as Partial<NodeJS.WriteStream>).isTTY === true;
+}
+
+/** No colour: for output that is not a terminal's, and the default of renderers that take a style. */
+export const PLAIN_STYLE: Style = { bold: plain, dim: plain, red: plain, yellow: plain, green: plain, cyan: plain };
+
+/** The colours for `out` (see `colourOn`): escape codes on a terminal, the text as it is elsewhere. */
 export function styleFor(out: Writable, env: NodeJS.ProcessEnv = process.env): Style {
-  const tty = (out as Partial<NodeJS.WriteStream>).isTTY === true;
-  const on = tty && (env.NO_COLOR === undefined || env.NO_COLOR === '');
-  if (!on) return { bold: plain, dim: plain, red: plain, yellow: plain, green: plain, cyan: plain };
+  if (!colourOn(out, env)) return PLAIN_STYLE;
   return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), yellow: wrap(33, 39), green: wrap(32, 39), cyan: wrap(36, 39) };
 }
 
 /** Cut a plain line to `width` characters (for lines with no escape codes). */
 export function fit(line: string, width: number): string {
   return line.length <= width ? line : `${line.slice(0, Math.max(1, width - 1))}…`;
+}
+
+/**
+ * `text` as lines of at most `width` columns, broken at spaces and never cut: the first line starts with `first`,
+ * the others with `rest` (a hanging indent). A word longer than a line is broken where the line ends. `Infinity`
+ * (`--wide`): one line.
+ */
+export function wrapText(text: string, width: number, first: string, rest: string = first): string[] {
+  if (!Number.isFinite(width)) return [first + text];
+  const lines: string[] = [];
+  let indent = first;
+  let line = '';
+  const room = (): number => Math.max(20, width - indent.length);
+  const push = (): void => {
+    lines.push(indent + line);
+    indent = rest;
+    line = '';
+  };
+  for (let word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > room()) push();
+    // A word longer than a whole line (a URL, JSON without spaces) is broken where the line ends.
+    while (line === '' && word.length > room()) {
+      line = word.slice(0, room());
+      word = word.slice(line.length);
+      push();
+    }
+    line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '' || lines.length === 0) lines.push(indent + line);
+  return lines;
 }

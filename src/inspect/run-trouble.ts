@@ -27,6 +27,7 @@ export interface BlockedCall {
 function callLabel(ex: Exchange): string {
   if (ex.llm) return `LLM ${ex.llm.model ?? ex.llm.api}`;
   if (ex.mcp) return `MCP ${ex.mcp.method}${ex.mcp.toolName ? ` ${ex.mcp.toolName}` : ''}`;
+  if (ex.transport === 'websocket') return `WebSocket ${ex.request.path}`;
   return `HTTP ${ex.request.method} ${ex.request.path}`;
 }
 

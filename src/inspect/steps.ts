@@ -9,7 +9,8 @@ import { bodyText } from '../tape/body.js';
 import type { Exchange, MatchKind } from '../tape/schema.js';
 import { exchangeError } from '../tape/stats.js';
 
-export type StepKind = 'LLM' | 'MCP' | 'HTTP';
+/** An LLM call, an MCP message, a WebSocket session (its responses are LLM steps of their own), other HTTP. */
+export type StepKind = 'LLM' | 'MCP' | 'WS' | 'HTTP';
 
 export class Step {
   constructor(
@@ -96,7 +97,7 @@ export class Step {
 }
 
 export function stepKind(ex: Exchange): StepKind {
-  return ex.llm ? 'LLM' : ex.mcp ? 'MCP' : 'HTTP';
+  return ex.llm ? 'LLM' : ex.mcp ? 'MCP' : ex.transport === 'websocket' ? 'WS' : 'HTTP';
 }
 
 /** An LLM call's reported usage as input / output / total tokens; undefined when it reported none. */

@@ -3,12 +3,15 @@
  * Three cases, tried in order: an LLM API path sent without its prefix (`/v1/chat/completions` -> `/openai/v1/...`),
  * a path that is the start of a route or has a route's segments in another order (`/mcp` or `/mcp/everything` for the
  * route `/everything/mcp`: MCP clients such as the MCP Inspector replace a path that does not end in `/mcp` with
- * `/mcp`), and a misspelt prefix (edit distance).
+ * `/mcp`), and a misspelt prefix (edit distance). The no-route error itself, which names it and how to add a route,
+ * is made here too.
  */
 import { detectLlmApi } from '../providers/detect.js';
 import { providerInfo } from '../providers/registry.js';
 import { editDistance } from '../edit-distance.js';
+import { TapedeckError } from '../errors.js';
 import type { Route } from '../tape/schema.js';
+import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export { editDistance };
 
@@ -68,4 +71,22 @@ export function closestRoute(pathname: string, method: string, routes: readonly 
   if (best === undefined) return undefined;
   const b: { route: Route; rest: string[] } = best;
   return { prefix: b.route.prefix, path: [b.route.prefix, ...b.rest].join('/') };
+}
+
+/** How to add a route, as every no-route answer says it: the flag of record, replay and serve, or the config. */
+export const ADD_ROUTE = 'Add one with --route PREFIX=URL (or under routes: in the config).';
+
+/** No route matched: say so, with the closest configured route when one is close, and every route there is. */
+export function noRouteError(pathname: string, method: string, routes: readonly Route[]): TapedeckError {
+  const known = routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
+  const hint = closestRoute(pathname, method, routes);
+  let message = `tapedeck: no route for ${pathname}`;
+  if (hint !== undefined) message += `; did you mean ${hint.path}?`;
+  // MCP clients such as the MCP Inspector replace a URL path that does not end in /mcp with /mcp.
+  if (hint !== undefined && /(^|\/)mcp$/.test(pathname) && !hint.prefix.endsWith('/mcp'))
+    message += ` (some MCP clients replace a path that does not end in /mcp with /mcp: name MCP routes NAME/mcp, e.g. /everything/mcp)`;
+  message += `; routes: ${known || '(none)'}. ${ADD_ROUTE}`;
+  return new TapedeckError('NO_ROUTE', message, {
+    details: { path: pathname, ...(hint ? { suggestion: hint.path } : {}), routes: routes.map((r) => r.prefix) },
+  });
 }

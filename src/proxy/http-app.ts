@@ -7,12 +7,11 @@ import type { OwnHosts } from '../own-hosts.js';
 import { hostRefusal } from '../host-guard.js';
 import type { Logger } from '../log.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
-import { closestRoute } from './closest-route.js';
+import { noRouteError } from './closest-route.js';
 import type { ForwardProxy } from './forward-proxy.js';
 import { createRouteTable } from './routes.js';
 import type { ProxyRequest } from './types.js';
 import { startSpill, type BodySpill, type LargeBody, type Spilling } from './body-spill.js';
-import { redactUrlCredentials } from '../tape/url-credentials.js';
 
 export type ProxyHandler = (req: ProxyRequest, res: ServerResponse) => Promise<void>;
 
@@ -165,19 +164,4 @@ function headerMap(raw: IncomingMessage['headers']): HeaderMap {
     if (v !== undefined) out[k] = Array.isArray(v) ? v.join(k === 'set-cookie' ? '\n' : ', ') : v;
   }
   return out;
-}
-
-/** No route matched: say so, with the closest configured route when one is close, and every route there is. */
-function noRouteError(pathname: string, method: string, routes: readonly Route[]): TapedeckError {
-  const known = routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
-  const hint = closestRoute(pathname, method, routes);
-  let message = `tapedeck: no route for ${pathname}`;
-  if (hint !== undefined) message += `; did you mean ${hint.path}?`;
-  // MCP clients such as the MCP Inspector replace a URL path that does not end in /mcp with /mcp.
-  if (hint !== undefined && /(^|\/)mcp$/.test(pathname) && !hint.prefix.endsWith('/mcp'))
-    message += ` (some MCP clients replace a path that does not end in /mcp with /mcp: name MCP routes NAME/mcp, e.g. /everything/mcp)`;
-  message += `; routes: ${known || '(none)'}. Add one: PREFIX=URL.`;
-  return new TapedeckError('NO_ROUTE', message, {
-    details: { path: pathname, ...(hint ? { suggestion: hint.path } : {}), routes: routes.map((r) => r.prefix) },
-  });
 }

@@ -83,7 +83,19 @@ export function explainCandidates(
   return scored.sort((a, b) => b.score - a.score).slice(0, limit);
 }
 
-/** Walk two JSON values; count leaves and record `path: recorded vs incoming` for each difference. */
+/**
+ * The candidates of a miss with one score each: where a matching stage scored a recording against its threshold (the
+ * similarity stage's `scored 0.81, below 0.85`), that score, the one that decided; else the share of request fields
+ * that are alike. A miss report that quoted both would give two different scores for the same recording.
+ */
+export function withStageScores(candidates: Candidate[], scores: ReadonlyMap<string, number> | undefined): Candidate[] {
+  if (scores === undefined || scores.size === 0) return candidates;
+  return candidates.map((c) => {
+    const score = scores.get(c.exchange.id);
+    return score === undefined ? c : { ...c, score };
+  });
+}
+
 /** Word overlap of two strings in [0,1]: partial credit, so "capital of France" is closer to "capital of Spain" than "count" is. */
 function textSimilarity(a: string, b: string): number {
   const wa = new Set(a.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
@@ -94,6 +106,7 @@ function textSimilarity(a: string, b: string): number {
   return both / (wa.size + wb.size - both);
 }
 
+/** Walk two JSON values; count leaves and record `path: recorded vs incoming` for each difference. */
 function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves: { total: number; same: number }): void {
   if (isObject(a) && isObject(b)) {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffValues(a[k], b[k], `${path}.${k}`, out, leaves);

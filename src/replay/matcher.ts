@@ -6,7 +6,7 @@
  */
 import type { Exchange } from '../tape/schema.js';
 import { exactKey, type ExactKeyOptions, type KeyedRequest } from './exact-key.js';
-import { explainCandidates, type Candidate, type ExplainOptions } from './explain.js';
+import { explainCandidates, withStageScores, type Candidate, type ExplainOptions } from './explain.js';
 
 /** An incoming request in tape terms, with the request-side meaning (model, tool name) when known. */
 export type IncomingRequest = KeyedRequest & Partial<Pick<Exchange, 'transport' | 'llm' | 'mcp'>>;
@@ -35,6 +35,11 @@ export interface StageContext {
   allowSemantic: boolean;
   /** Where stages say why they did not match (the closest they saw and what ruled it out); shown on a miss. */
   notes?: string[];
+  /**
+   * The score a stage gave each recording it held against its threshold, by exchange id, as its note quotes it: a miss
+   * report shows these for those recordings, not a second measure of its own.
+   */
+  scores?: Map<string, number>;
 }
 
 export interface MatcherOptions extends ExactKeyOptions {
@@ -82,7 +87,7 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
   return {
     key,
     async match(req, opts = {}) {
-      const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true, notes: [] };
+      const ctx: StageContext = { allowSemantic: opts.allowSemantic ?? true, notes: [], scores: new Map() };
       const k = key(req);
       const q = queues.get(k);
       if (q !== undefined) {
@@ -102,7 +107,7 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
           if (hit) return { kind: 'semantic', stage: stage.name, ...hit };
         }
       }
-      const candidates = await (options.explainMiss ?? closestByPath)(req, exchanges);
+      const candidates = withStageScores(await (options.explainMiss ?? closestByPath)(req, exchanges), ctx.scores);
       const exhausted =
         q !== undefined
           ? `all ${q.list.length} recorded answers for this request were already served`

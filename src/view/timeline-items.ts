@@ -4,7 +4,7 @@
  * (error, blocked, miss, semantic match).
  */
 import type { MatchKind } from '../tape/schema.js';
-import { rowOf, type Step } from './model.js';
+import { rowOf, type Step, type StepKind } from './model.js';
 
 /** Stream events drawn as ticks on a row at most (evenly sampled beyond this). */
 const MAX_TICKS = 48;
@@ -16,7 +16,7 @@ export interface TimelineItem {
   i: number;
   /** The exchange id: stable while a live tape grows (positions can shift when an earlier-started exchange completes). */
   id: string;
-  kind: 'LLM' | 'MCP' | 'HTTP';
+  kind: StepKind;
   /** `llm` for model calls, `tool` for MCP and plain HTTP. */
   lane: 'llm' | 'tool';
   route: string;

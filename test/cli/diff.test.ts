@@ -128,7 +128,7 @@ const DIFF_KEYS = [
 ];
 
 describe('tapedeck diff', () => {
-  it('a run against its exact offline replay is identical, and --fail-on-divergence passes', async () => {
+  it('a run against its exact offline replay is identical, and --fail-on divergence passes', async () => {
     const { code, stdout, stderr } = await runCliInProcess([
       'diff',
       'base',
@@ -136,7 +136,8 @@ describe('tapedeck diff', () => {
       '--dir',
       dir,
       '--json',
-      '--fail-on-divergence',
+      '--fail-on',
+      'divergence',
       '--min-score',
       '1',
     ]);
@@ -167,7 +168,7 @@ describe('tapedeck diff', () => {
   }, 30_000);
 
   it('another model: the model change, exactly three tool edits, first divergence, token and cost deltas; gates exit 1', async () => {
-    const { code, stdout, stderr } = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--json', '--fail-on-divergence']);
+    const { code, stdout, stderr } = await runCli(['diff', 'base', 'other-model', '--dir', dir, '--json', '--fail-on', 'divergence']);
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toMatch(/^tapedeck diff: other-model diverges from base at step \d+: /);

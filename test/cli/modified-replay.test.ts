@@ -141,7 +141,7 @@ describe('replay --llm live', () => {
     // The other model asked for a different echo; the tape has no such call and echo is not read-only: blocked.
     // The preflight said so before serving, and what to run to decide which tools may run.
     expect(rep.stderr()).toMatch(/^tapedeck: side effects: \d+ of \d+ tool\(s\) count as side effects: [^\n]*\becho\b/m);
-    expect(rep.stderr()).toContain('tapedeck: side effects: to decide per tool, run tapedeck side-effects init --tape run,');
+    expect(rep.stderr()).toContain('tapedeck: side effects: to decide per tool, run tapedeck side-effects init run,');
     expect(out.args).toEqual({ message: 'hello from the other model' });
     expect(out.tool).toMatch(/tapedeck blocked the call to tool "echo"/);
     expect(out.answer).toMatch(/^Other says: /);
@@ -204,7 +204,7 @@ describe('replay --llm live', () => {
 
 describe('diff of the replays against the recording', () => {
   it('an exact offline replay is identical; the --llm live --model run shows the model change, deltas and the first divergence', async () => {
-    const exact = await runCliInProcess(['diff', 'run', 'run-exact', '--dir', dir, '--json', '--fail-on-divergence']);
+    const exact = await runCliInProcess(['diff', 'run', 'run-exact', '--dir', dir, '--json', '--fail-on', 'divergence']);
     expect(exact.code, exact.stderr).toBe(0);
     expect(JSON.parse(exact.stdout)).toMatchObject({ identical: true, toolSequenceDiff: [], firstDivergence: null, score: 1 });
 
@@ -234,7 +234,7 @@ describe('diff of the replays against the recording', () => {
     });
     expect(d.score).toBeLessThan(1);
 
-    const gate = await runCliInProcess(['diff', 'run', 'run-live', '--dir', dir, '--fail-on-divergence']);
+    const gate = await runCliInProcess(['diff', 'run', 'run-live', '--dir', dir, '--fail-on', 'divergence']);
     expect(gate.code).toBe(1);
   });
 });

@@ -102,7 +102,7 @@ d('tapes in PostgreSQL, through the CLI', () => {
     const show = await runCliInProcess(['show', 'latest', '--store', store(), '--json']);
     expect(show.code, show.stderr).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ name: 'checkout', steps: [{}, {}] });
-    const diff = await runCliInProcess(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on-divergence']);
+    const diff = await runCliInProcess(['diff', 'checkout', 'checkout-replay', '--store', store(), '--fail-on', 'divergence']);
     expect(diff.code, diff.stdout + diff.stderr).toBe(0);
     const cost = await runCliInProcess(['cost', 'checkout', '--store', store(), '--json']);
     expect(cost.code, cost.stderr).toBe(0);
@@ -129,9 +129,13 @@ d('tapes in PostgreSQL, through the CLI', () => {
     expect(push.code, push.stderr).toBe(0);
     expect(push.stdout).toMatch(/^pushed local \(2 exchange\(s\)\) to postgres:/);
     const again = await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir]);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace them/);
+    expect(again.code).toBe(2); // a refusal, like a bad flag: nothing was copied
+    expect(again.stderr).toMatch(/"local" already in .*: nothing copied: pass --overwrite to replace it\n$/);
     expect((await runCliInProcess(['push', 'local', '--to', store(), '--dir', dir, '--overwrite'])).code).toBe(0);
+    // --store names the store as in every other command (--to is the transfer's own word for it).
+    const viaStore = await runCliInProcess(['push', 'local', '--store', store(), '--dir', dir, '--overwrite']);
+    expect(viaStore.code, viaStore.stderr).toBe(0);
+    expect(viaStore.stdout).toMatch(/^pushed local \(2 exchange\(s\)\) to postgres:/);
 
     const back = mkdtempSync(path.join(tmpdir(), 'tapedeck-pull-'));
     try {
@@ -143,9 +147,24 @@ d('tapes in PostgreSQL, through the CLI', () => {
       expect(copy.exchanges).toEqual(original.exchanges);
       // Byte for byte: the store keeps each record's text as the folder wrote it.
       expect(readFileSync(path.join(back, 'local.jsonl'), 'utf8')).toBe(readFileSync(path.join(dir, 'local.jsonl'), 'utf8'));
-      const diff = await runCliInProcess(['diff', path.join(dir, 'local.jsonl'), path.join(back, 'local.jsonl'), '--fail-on-divergence']);
+      const diff = await runCliInProcess([
+        'diff',
+        path.join(dir, 'local.jsonl'),
+        path.join(back, 'local.jsonl'),
+        '--fail-on',
+        'divergence',
+      ]);
       expect(diff.code, diff.stdout).toBe(0);
       expect(diff.stdout).toContain('identical');
+      // A path to a .jsonl is a tape reference whatever the store: the store's tape against the file on disk, a
+      // relative path as a user types it, and --tape / show / cost reading a file with a store configured.
+      const file = `.${path.sep}${path.relative(process.cwd(), path.join(back, 'local.jsonl'))}`;
+      const mixed = await runCliInProcess(['diff', 'local', file, '--store', store(), '--fail-on', 'divergence']);
+      expect(mixed.code, mixed.stdout + mixed.stderr).toBe(0);
+      expect(mixed.stdout).toMatch(/^local → local +identical/);
+      const shown = await runCliInProcess(['show', '--tape', path.join(back, 'local.jsonl'), '--store', store(), '--json']);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ name: 'local', steps: [{}, {}] });
     } finally {
       rmSync(back, { recursive: true, force: true });
     }

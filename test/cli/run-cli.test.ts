@@ -22,6 +22,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('the CLI in-process', () => {
   it.for(
     [
+      [],
+      ['recrod'],
       ['--help'],
       ['--version'],
       ['frobnicate'],

@@ -83,7 +83,7 @@ describe('tapedeck record / replay processes', () => {
   it('rejects bad flags and config with one clear line and a non-zero exit', async () => {
     const cases: [string[], number, RegExp][] = [
       [['record', '--tape', 'x', '--bogus'], 2, /unknown flag --bogus \(record's flags: --tape, /],
-      [['record'], 2, /--tape NAME is required/],
+      [['record'], 2, /a tape is required: tapedeck record NAME/],
       [['record', '--tape', 'x', '--port', 'abc'], 2, /--port must be a number/],
       [['record', '--tape', 'x', '--route', 'nourl'], 2, /--route must be PREFIX=URL/],
       [['replay', '--tape', 'x', '--on-miss', 'maybe'], 2, /--on-miss must be strict, lenient or live/],

@@ -40,7 +40,7 @@ describe('the replay preflight on side effects', () => {
     expect(sideEffectNotes([list, call('get_forecast')], { tape: 'trip', onMiss: 'strict' })).toEqual([
       'side effects: 2 of 3 tool(s) count as side effects: book_table, send_email (safe: get_forecast); ' +
         'a recorded call of one is answered from the tape, an unrecorded one is blocked, never run',
-      'side effects: to decide per tool, run tapedeck side-effects init --tape trip, review side_effects.yaml, set done: true, ' +
+      'side effects: to decide per tool, run tapedeck side-effects init trip, review side_effects.yaml, set done: true, ' +
         'then replay with --side-effects side_effects.yaml',
     ]);
   });

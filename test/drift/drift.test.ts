@@ -180,9 +180,10 @@ describe('tapedeck drift', () => {
     expect(llm.requests.length).toBe(before + 1);
     expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-drift-openai');
     // the preflight, on stderr, before anything was sent
-    expect(stderr).toMatch(/^tapedeck drift "same": 1 call\(s\) to send \(1 LLM, 0 MCP\)$/m);
-    expect(stderr).toMatch(new RegExp(`^tapedeck {3}127\\.0\\.0\\.1:${llm.port} +1 call\\(s\\)$`, 'm'));
-    expect(stderr).toMatch(/^tapedeck {3}estimated cost +\$0\.\d+ \(the recorded usage at the price table's prices\)$/m);
+    // (prefixed `tapedeck: ` like every line tapedeck writes on stderr)
+    expect(stderr).toMatch(/^tapedeck: drift "same": 1 call\(s\) to send \(1 LLM, 0 MCP\)$/m);
+    expect(stderr).toMatch(new RegExp(`^tapedeck: {3}127\\.0\\.0\\.1:${llm.port} +1 call\\(s\\)$`, 'm'));
+    expect(stderr).toMatch(/^tapedeck: {3}estimated cost +\$0\.\d+ \(the recorded usage at the price table's prices\)$/m);
   });
 
   it('a renamed field is breaking, named as a rename; exit 1', async () => {
@@ -195,6 +196,16 @@ describe('tapedeck drift', () => {
       aspect: 'shape',
       message: 'field usage.prompt_tokens is now usage.input_tokens (renamed?)',
     });
+    // For people, at 50 columns: the finding's why wrapped under its step, never cut.
+    const text = await runCliInProcess(['drift', 'renamed', '--dir', dir, '--width', '50'], KEYS);
+    const lines = text.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('  step 0    LLM gpt-4o-mini: field'));
+    expect(at, text.stdout).toBeGreaterThan(-1);
+    const why = lines.slice(at, lines.indexOf('', at));
+    for (const l of why) expect(l.length).toBeLessThanOrEqual(50);
+    expect(why.map((l) => l.trim()).join(' ')).toBe(
+      'step 0    LLM gpt-4o-mini: field usage.prompt_tokens is now usage.input_tokens (renamed?)',
+    );
   });
 
   it('a new SSE event type is notable (exit 0; --fail-on notable exits 1); the Anthropic key goes where the SDK put it', async () => {

@@ -78,6 +78,21 @@ describe('the experiment table', () => {
     expect(lines.join('\n')).not.toContain('…');
   });
 
+  it('wraps why a run diverged under its row, never cutting it', () => {
+    const r = result();
+    const reason = `different output: original "${'sunny and warm in Lisbon '.repeat(3).trim()}", replay "rain"`;
+    const runs = r.runs.map((run) => ({ ...run, diff: { ...run.diff!, firstDivergence: { step: 2, replayStep: 2, reason } } }));
+    const lines = renderExperiment({ ...r, runs }, 60, plain);
+    const row = lines.findIndex((l) => l.startsWith('  1   '));
+    const why = lines.slice(
+      row + 1,
+      lines.findIndex((l, i) => i > row && !l.startsWith('      ')),
+    );
+    expect(why.length).toBeGreaterThan(1);
+    for (const l of why) expect(l.length).toBeLessThanOrEqual(60);
+    expect(why.map((l) => l.trim()).join(' ')).toBe(reason);
+  });
+
   it('--markdown: the verdict first, one row per run, the reasons folded', () => {
     const r = result();
     const failed = { ...r.runs[0]!, failed: 'the agent exited with code 3', config: 1, repeat: 2 };

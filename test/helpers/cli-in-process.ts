@@ -25,7 +25,7 @@ export async function runCliInProcess(
   process.stdout.write = ((chunk: string | Uint8Array) => ((out += chunk.toString()), true)) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string | Uint8Array) => ((err += chunk.toString()), true)) as typeof process.stderr.write;
   try {
-    const code = await runCli(args, { stdout, stderr, env: { ...process.env, ...env } });
+    const code = await runCli(args, { stdout, stderr, env: { ...process.env, FORCE_COLOR: undefined, ...env } });
     await tick(); // what was written last, delivered
     return { code, stdout: out, stderr: err };
   } finally {

@@ -12,7 +12,12 @@ export const CLI_MAIN = path.join(inject('srcBuild'), 'cli/main.js');
 
 /** Run the tapedeck CLI from source as a child process. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, [CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'pipe' });
+  // FORCE_COLOR from the shell that runs the tests would colour every line a test reads: only a test's own counts.
+  return spawn(process.execPath, [CLI_MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FORCE_COLOR: undefined, ...env },
+    stdio: 'pipe',
+  });
 }
 
 /** Run the CLI to completion. */

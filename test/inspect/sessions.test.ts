@@ -90,10 +90,10 @@ describe('Realtime and Live sessions as steps', () => {
     const tape = await readTape(path.join(dir, 'rt.jsonl'));
     const steps = toSteps(tape.exchanges);
     expect(steps.map((s) => [s.kind, s.target])).toEqual([
-      ['HTTP', '/v1/realtime'],
+      ['WS', '/v1/realtime'],
       ['LLM', 'gpt-realtime'],
       ['LLM', 'gpt-realtime'],
-      ['HTTP', '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent'],
+      ['WS', '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent'],
       ['LLM', 'gemini-live-2.5-flash'],
       ['LLM', 'gemini-live-2.5-flash'],
     ]);
@@ -143,6 +143,9 @@ describe('Realtime and Live sessions as steps', () => {
     const show = await runCliInProcess(['show', 'rt', '--dir', dir, '--wide']);
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/LLM\s+\/openai gpt-realtime/);
+    // The session itself is a WebSocket session (its 101 is the upgrade), not an HTTP call.
+    expect(show.stdout).toMatch(/^ +0 +\+\S+ WS +\/openai +\/v1\/realtime .* 101\b/m);
+    expect(show.stdout).not.toMatch(/HTTP .*\b101\b/);
     expect(show.stdout).toContain('It is sunny in Paris.');
     expect(show.stdout).toContain('get_weather');
     const debrief = await runCliInProcess(['show', 'rt', '--dir', dir, '--debrief']);

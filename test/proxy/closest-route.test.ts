@@ -39,6 +39,9 @@ describe('closestRoute', () => {
     expect(editDistance('openai', 'opnai')).toBe(1);
     expect(editDistance('', 'abc')).toBe(3);
     expect(editDistance('kitten', 'sitting')).toBe(3);
+    // Two neighbouring letters swapped, the commonest slip, count one edit (`--tpae`, `recrod`).
+    expect(editDistance('tpae', 'tape')).toBe(1);
+    expect(editDistance('recrod', 'record')).toBe(1);
   });
 });
 
@@ -72,6 +75,8 @@ describe('the no-route answer', () => {
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     const e = err as InstanceType<typeof OpenAI.NotFoundError>;
     expect(e.message).toContain('did you mean /openai/v1/chat/completions?');
+    // And how to add a route, in the words of the command line.
+    expect(e.message).toMatch(/routes: .*\. Add one with --route PREFIX=URL \(or under routes: in the config\)\.$/);
     expect((e.error as { type?: string }).type).toBe('tapedeck_no_route');
   });
 

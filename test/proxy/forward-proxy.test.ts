@@ -49,7 +49,8 @@ describe.skipIf(!hasCurl)('forward proxy (HTTPS_PROXY) in wrapper mode, with cur
       `curl -sS --fail "${search.url}/search?q=${q}" && echo && curl -sS --fail ${localUrl}/ping`,
     ];
     const config = ['--config', path.join(dir, 'config.yaml')];
-    const rec = await runToEnd(['record', '--tape', 'search', '--dir', dir, ...config, '--', ...agent('cats')], env);
+    // --verbose: wrapper mode lists the variables it set (one line says how many otherwise).
+    const rec = await runToEnd(['record', '--tape', 'search', '--dir', dir, ...config, '--verbose', '--', ...agent('cats')], env);
     expect(rec.stderr).toContain('HTTPS_PROXY=http://127.0.0.1:');
     expect(rec.code).toBe(0);
     expect(rec.stdout).toContain('"cats result 1"');

@@ -45,15 +45,20 @@ describe('wrapper mode: tapedeck record|replay -- COMMAND', () => {
     expect(rec.stdout).toContain('anthropic: a short summary');
     expect(rec.code).toBe(3); // the agent's own exit code
     expect(alive(rec.pid)).toBe(false);
-    expect(rec.stderr).toMatch(/OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/openai\/v1/);
-    expect(rec.stderr).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/anthropic\n/);
+    // One line says what runs and where; the variables themselves only under --verbose (the replay below).
+    expect(rec.stderr).toMatch(
+      /^tapedeck: running \S+ \S+ against http:\/\/127\.0\.0\.1:\d+ \(\d+ environment variables set; --verbose lists them\)$/m,
+    );
+    expect(rec.stderr).not.toContain('OPENAI_BASE_URL=');
     expect(rec.stderr).toContain('2 exchange(s) on tape "agent"');
     expect(upstream.requests).toHaveLength(2);
     const tape = await readTape(path.join(dir, 'agent.jsonl'));
     expect(tape.exchanges.map((e) => `${e.route}${e.request.path}`)).toEqual(['/openai/v1/chat/completions', '/anthropic/v1/messages']);
 
     const hits = upstream.requests.length;
-    const rep = await run(['replay', '--tape', 'agent', '--dir', dir, '--save-as', 'agent-run', '--', process.execPath, AGENT]);
+    const rep = await run(['replay', 'agent', '--dir', dir, '--save-as', 'agent-run', '--verbose', '--', process.execPath, AGENT]);
+    expect(rep.stderr).toMatch(/OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/openai\/v1/);
+    expect(rep.stderr).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/anthropic\n/);
     expect(rep.stderr).toContain('2 exchange(s) on tape "agent-run"');
     expect(rep.code).toBe(0);
     expect(rep.stdout).toContain('openai: a three-day plan');

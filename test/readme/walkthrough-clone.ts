@@ -33,7 +33,7 @@ const WAIT_MS = 300_000;
 export function shellEnv(dir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!/^(npm_|VITEST|TAPEDECK_|NODE_OPTIONS$|TSX)/i.test(k) && k !== 'INIT_CWD') env[k] = v;
+    if (!/^(npm_|VITEST|TAPEDECK_|NODE_OPTIONS$|TSX|FORCE_COLOR$)/i.test(k) && k !== 'INIT_CWD') env[k] = v;
   return { ...env, TAPEDECK_CA_DIR: path.join(dir, '.ca'), NO_COLOR: '1', COLUMNS: '100' };
 }
 

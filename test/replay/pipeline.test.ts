@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingRequest } from '../../src/replay/matcher.js';
 import { createReplayMatcher } from '../../src/replay/pipeline.js';
+import { missCandidates, missError } from '../../src/replay/miss.js';
 import { exchange } from '../inspect/exchanges.js';
 
 const body = (text: string) => ({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] });
@@ -46,6 +47,26 @@ describe('the replay matching pipeline', () => {
     expect(out.explanation).toContain('similarity: closest #');
     expect(out.candidates[0]?.exchange.id).toBe(tape[0]!.id);
     expect(out.candidates[0]?.differences).toContain('body.model: "gpt-4o-mini" vs "gpt-4o"');
+  });
+
+  it('gives a recording the similarity stage scored one score in the miss message: the one held against the threshold', async () => {
+    const tape = [exchange({ offsetMs: 0, body: body('Please summarise my last three orders'), response: {} })];
+    const out = await createReplayMatcher(tape, { semantic: { threshold: 0.99 } }).match(incoming('Please summarize my last three orders'));
+    expect(out.kind).toBe('miss');
+    if (out.kind !== 'miss') return;
+    const scored = /similarity: closest #(\S+) scored ([\d.]+), below 0\.99/.exec(out.explanation);
+    expect(scored?.[1]).toBe(tape[0]!.id);
+    const message = missError({
+      tape: 't',
+      asked: 'POST /openai/v1/chat/completions',
+      reason: out.explanation,
+      onMiss: 'strict',
+      closest: missCandidates(out.candidates),
+      details: {},
+    }).message;
+    // Before: "scored 0.93, below 0.99 ... Closest: #000000 score 0.955": two scores for one recording.
+    expect(message).toContain(`Closest: #${tape[0]!.id} score ${scored?.[2]} [`);
+    expect(out.candidates[0]?.score).toBe(Number(scored?.[2]));
   });
 });
 

@@ -13,6 +13,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diffTapes } from '../../src/inspect/diff.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
+import { toSteps } from '../../src/inspect/steps.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
 import { openaiChat, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { ASK, SYSTEM, recordRunAndModifiedReplay } from './record-run.js';
@@ -106,8 +107,25 @@ describe.skipIf(!hasChromium)('the viewer in Chromium', () => {
     await page.keyboard.press('ArrowLeft');
     await expect.poll(() => heading.textContent()).toMatch(/^Step 1\b/);
     expect(await page.locator('.row.selected').getAttribute('data-i')).toBe('1');
-    expect(new URL(page.url()).hash).toMatch(/step=\d{6}/); // a reload comes back to the same step
+    expect(new URL(page.url()).hash).toMatch(/[?&]step=1$/); // the step number tapedeck show prints: a reload comes back to it
     await shot(page, 'viewer-timeline.png');
+    await page.close();
+  });
+
+  it("a URL's step= is the step number tapedeck show prints; a link by exchange id (made before) still opens its step", async () => {
+    const steps = toSteps((await loadTape(dir, 'run')).exchanges);
+    const last = steps.length - 1;
+    const page = await open(`#/tape?name=run&step=${last}`, 'tape');
+    const heading = page.locator('#detail h2');
+    await expect.poll(() => heading.textContent()).toMatch(new RegExp(`^Step ${last}\\b`));
+    expect(await page.locator('.row.selected').getAttribute('data-i')).toBe(String(last));
+    // The same step as show numbers it on the command line.
+    const show = await runCli(['show', 'run', '--dir', dir, '--step', String(last), '--json']);
+    expect(await heading.textContent()).toContain((JSON.parse(show.stdout) as { step: { target: string } }).step.target);
+    const hash = `#/tape?name=run&step=${steps[1]!.exchange.id}`;
+    await page.evaluate((h) => ((globalThis as unknown as { location: { hash: string } }).location.hash = h), hash);
+    await expect.poll(() => heading.textContent()).toMatch(/^Step 1\b/);
+    await expect.poll(() => new URL(page.url()).hash).toMatch(/[?&]step=1$/);
     await page.close();
   });
 

@@ -17,6 +17,7 @@ import { hostRefusal } from '../../host-guard.js';
 import { createRouteTable } from '../routes.js';
 import { refuseRaw } from '../raw-answer.js';
 import type { SessionHandler } from './types.js';
+import { ADD_ROUTE } from '../closest-route.js';
 import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
 export interface UpgradeListenerOptions {
@@ -67,7 +68,7 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
       const known = table.routes.map((r) => `${r.prefix} -> ${redactUrlCredentials(r.upstream)}`).join(', ');
       const err = new TapedeckError(
         'NO_ROUTE',
-        `tapedeck: no route for the WebSocket ${pathname}; routes: ${known || '(none)'}. Add one: PREFIX=URL.`,
+        `tapedeck: no route for the WebSocket ${pathname}; routes: ${known || '(none)'}. ${ADD_ROUTE}`,
         {
           details: { path: pathname, routes: table.routes.map((r) => r.prefix) },
         },

@@ -277,6 +277,8 @@ export function similarityStage(index: SemanticIndex, opts: SemanticOptions = {}
       let closest: Scored | undefined;
       for (const s of scored) {
         if (closest === undefined || rank(s) > rank(closest)) closest = s;
+        // The score held against the threshold, as the note below quotes it (the miss report shows it, not another).
+        if (s.rejected === undefined) ctx.scores?.set(s.entry.exchange.id, Number(s.score.toFixed(2)));
         if (s.rejected !== undefined || s.score < threshold) continue;
         if (
           best === undefined ||

@@ -1,5 +1,6 @@
 /* global document, window, location */
-// The viewer's router: `#/` tapes, `#/tape?name=N&step=ID` a run, `#/debrief?name=N`, `#/compare?a=A&b=B`.
+// The viewer's router: `#/` tapes, `#/tape?name=N&step=S` a run at step S (the step number `tapedeck show` prints),
+// `#/debrief?name=N`, `#/compare?a=A&b=B`.
 // A view is rendered whole into <main>; it returns what to do when it is left (close its live stream, its keys).
 import { compareView } from './compare-view.js';
 import { debriefView } from './debrief-view.js';

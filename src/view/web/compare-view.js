@@ -50,7 +50,7 @@ function result(c) {
   const A = c.a.name;
   const B = c.b.name;
   const stepLink = (name, cell) =>
-    cell && cell.i !== null ? h('a', { href: hashOf('tape', { name, step: cell.id }) }, cell.label) : cell ? cell.label : '';
+    cell && cell.i !== null ? h('a', { href: hashOf('tape', { name, step: cell.i }) }, cell.label) : cell ? cell.label : '';
   const stepTd = (name, cell) =>
     h(
       'td',

@@ -129,9 +129,6 @@ export async function debriefView(main, params) {
 }
 
 function openStep(name, i) {
-  // The timeline opens a step by exchange id; from the debrief we know the position, so ask for it first.
-  api.step(name, { i }).then(
-    (d) => (location.hash = hashOf('tape', { name, step: d.item.id })),
-    () => (location.hash = hashOf('tape', { name })),
-  );
+  // `step=` is the step number, as the debrief and `tapedeck show` give it.
+  location.hash = hashOf('tape', { name, step: i });
 }

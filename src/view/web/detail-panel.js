@@ -252,7 +252,7 @@ function match(d, name) {
           {},
           h(
             'a',
-            { href: hashOf('tape', { name: m.tape, step: m.served.id }) },
+            { href: hashOf('tape', { name: m.tape, step: m.served.i }) },
             `open the recorded step ${m.served.i} (${m.served.target}) in ${m.tape}`,
           ),
         )

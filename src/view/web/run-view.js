@@ -12,6 +12,15 @@ const PAGE = 200;
 const ROW = 26;
 const GLYPH = { e: '!', b: '⊘', m: '?', s: '≈', '.': '' };
 
+/**
+ * A URL's `step=`: the step number, as `tapedeck show` prints it; a link made before it was (an exchange id, such as
+ * `000042` or `000042.1`: never a plain number) still opens its exchange.
+ */
+function stepParam(step) {
+  if (step === undefined || step === null || step === '') return null;
+  return /^(0|[1-9]\d*)$/.test(step) ? { i: Number(step) } : { id: step };
+}
+
 export async function runView(main, params) {
   const name = params.name;
   const state = {
@@ -20,7 +29,8 @@ export async function runView(main, params) {
     pages: new Map(),
     loading: new Set(),
     selected: null,
-    selectedId: params.step ?? null,
+    // The open step's exchange id: it stays open while a live tape grows, even where its number shifts.
+    selectedId: null,
     tab: 'conversation',
     zoom: 'run',
     scale: null,
@@ -149,7 +159,10 @@ export async function runView(main, params) {
 
   /** Open step `i` (or the step with exchange id `opts.id`, whose position is known once the server answers). */
   async function select(i, opts = {}) {
-    if (opts.id === undefined && (i < 0 || i >= state.meta.total)) return;
+    if (opts.id === undefined && (i < 0 || i >= state.meta.total)) {
+      if (opts.fromUrl) panel.replaceChildren(h('p', { class: 'error-line' }, `no step ${i} on "${name}" (${state.meta.total} steps)`));
+      return;
+    }
     if (opts.id === undefined) mark(i);
     const seq = ++state.seq;
     panel.classList.add('loading');
@@ -158,7 +171,8 @@ export async function runView(main, params) {
       if (seq !== state.seq) return;
       if (d.item.i !== state.selected) mark(d.item.i);
       state.selectedId = d.item.id;
-      history.replaceState(null, '', hashOf('tape', { name, step: d.item.id }));
+      // The URL names the step by its number, as tapedeck show does: a reload or a shared link comes back to it.
+      history.replaceState(null, '', hashOf('tape', { name, step: d.item.i }));
       renderDetail(panel, d, name, state);
     } catch (err) {
       if (seq === state.seq) panel.replaceChildren(h('p', { class: 'error-line' }, String(err.message ?? err)));
@@ -198,12 +212,18 @@ export async function runView(main, params) {
     if (state.selectedId) void select(0, { id: state.selectedId });
   });
 
-  if (state.selectedId) await select(0, { id: state.selectedId });
+  /** Open the step a URL names (`step=`). */
+  const open = (asked) => {
+    if (asked?.id !== undefined) return asked.id === state.selectedId ? undefined : select(0, { id: asked.id });
+    if (asked?.i !== undefined && asked.i !== state.selected) return select(asked.i, { fromUrl: true });
+    return undefined;
+  };
+  await open(stepParam(params.step));
   listBox.focus();
 
   return {
     update(p) {
-      if (p.step && p.step !== state.selectedId) void select(0, { id: p.step });
+      void open(stepParam(p.step));
     },
     dispose() {
       source.close();
