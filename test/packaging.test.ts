@@ -63,8 +63,8 @@ def test_celsius(tapedeck):
         assert json.load(res)["choices"][0]["message"]["content"] == "echo: celsius"
 `;
 
-/** python3 with pytest and pip (.ci/run installs pytest); without them the Python project's case skips. */
-const python = spawnSync('python3', ['-c', 'import pytest, pip'], { stdio: 'ignore' });
+/** python3 with pytest, pip and venv (.ci/run installs pytest); without them the Python project's case skips. */
+const python = spawnSync('python3', ['-c', 'import pytest, pip, venv'], { stdio: 'ignore' });
 
 /** The PATH without any folder holding a `tapedeck` (a global install): the projects here have none. */
 function pathWithoutTapedeck(): string {
@@ -222,12 +222,12 @@ describe(`${MANIFEST.name} from a registry on loopback`, () => {
   });
 
   it(
-    'installs into a project from the registry and from the tarball with no install script; npx tapedeck, the library and tapedeck-proxy/vitest resolve there',
+    'installs into a project from the tarball and from the registry with no install script; npx tapedeck, the library and tapedeck-proxy/vitest resolve there',
     { timeout: 300_000 },
     async () => {
       for (const [name, spec] of [
-        ['from-registry', MANIFEST.name],
         ['from-tarball', tarball],
+        ['from-registry', MANIFEST.name],
       ] as const) {
         const project = path.join(work, name);
         mkdirSync(project);
