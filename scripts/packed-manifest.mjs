@@ -5,7 +5,8 @@
 // and would run a build that has neither the sources nor TypeScript): the package ships `dist/` built already.
 // npm packs the package.json on disk as it is after `prepack`, so `prepack` builds and then runs `strip` (package.json
 // without `prepare`, the repository's own kept aside), and `postpack` runs `restore`. A pack that failed between
-// the two leaves the stripped file and its kept copy: the next `strip` (or `restore`) puts the copy back first.
+// the two leaves the stripped file and the kept one (git status shows both): the next pack's `postpack`, or
+// `node scripts/packed-manifest.mjs restore`, puts the repository's back; a `strip` meanwhile leaves them be.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -31,7 +32,6 @@ function restore() {
 }
 
 function strip() {
-  restore();
   const text = readFileSync(MANIFEST, 'utf8');
   const manifest = JSON.parse(text);
   const scripts = manifest.scripts ?? {};
