@@ -138,6 +138,20 @@ def test_a_wrapper_that_dies_of_the_stop_signal_is_no_failure(pytester, tmp_path
     assert "exited with" not in out
 
 
+def test_tapedeck_gets_no_stdin(pytester, tmp_path, monkeypatch):
+    # npx asks before it installs; under `pytest -s` (no capture: stdin is the terminal) it would wait for an answer
+    # to a question the user does not see. The command checks what its stdin is.
+    if not Path("/proc/self/fd/0").exists():
+        pytest.skip("no /proc/self/fd here")
+    check = 'in=$(readlink /proc/self/fd/0); [ "$in" = /dev/null ] || { echo "stdin is $in" >&2; exit 9; }; exec '
+    monkeypatch.delenv("TAPEDECK_URL", raising=False)
+    monkeypatch.setenv("TAPEDECK_COMMAND", shlex.join(["sh", "-c", check + COMMAND + ' "$@"', "tapedeck"]))
+    monkeypatch.setenv("TAPEDECK_DIR", str(tmp_path / "tapes"))
+    pytester.makepyfile(test_inner=INNER)
+    run = pytester.runpytest_subprocess("-s", "-p", "pytest_tapedeck.plugin", "-p", "no:cacheprovider", timeout=120)
+    run.assert_outcomes(passed=2)
+
+
 def test_pip_builds_the_package_with_nothing_to_download(tmp_path):
     # The build backend needs nothing: no index (--no-index), no setuptools or wheel in the build environment.
     run = subprocess.run(
