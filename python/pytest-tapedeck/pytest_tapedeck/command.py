@@ -11,8 +11,8 @@ How the plugin runs tapedeck when it starts a ``tapedeck serve`` for the session
    use (``--yes``: npx asks nothing, where no one would see the question);
 5. none of these (no Node.js): ``TapedeckUnavailable``, one line saying what to install.
 
-The plugin shows a ``TapedeckUnavailable`` (also: the command cannot be run, or exits before it listens) as each
-test's error, in one line, without a traceback.
+The plugin shows a ``TapedeckUnavailable`` (also raised when the command cannot be run, or exits before it listens)
+as each test's error, without a traceback: one line, followed by what the command printed where it exited.
 """
 
 from __future__ import annotations

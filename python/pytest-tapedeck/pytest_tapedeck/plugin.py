@@ -84,8 +84,8 @@ class ServeProcess:
         args += extra
         self.args = args
         # A process group of its own, signalled whole on stop: `npx` does not pass SIGTERM on to tapedeck, which
-        # would outlive the session (and keep its stdout, the report's pipe, open). No stdin: nothing (npx above
-        # all) can wait for an answer from a terminal that pytest's capture hides.
+        # would outlive the session (and keep its stdout, the report's pipe, open). No stdin: under `pytest -s` it
+        # is the terminal, where a question (npx's, before it installs) would wait unseen among pytest's output.
         self._group = hasattr(os, "killpg")
         self._stopping = False
         try:
