@@ -8,7 +8,7 @@
  * whose pytest runs the plugin, pip-installed offline, which starts tapedeck through `npx --yes tapedeck-proxy@VERSION`.
  * One pack, registry and npm cache for the whole file, made once (the build and the dependencies' packing side by
  * side), and three installs of the dependency tree (npx's, the project's, the Python project's npx): ~2 min alone
- * on a two-core machine under load (10), ~4-5 min within the whole suite there.
+ * on a two-core machine under load (10), ~3-5 min within the whole suite there.
  */
 import { spawnSync } from 'node:child_process';
 import {
