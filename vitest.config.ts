@@ -7,7 +7,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * so vitest would run them last where it has no timings yet (a fresh clone: largest first), and the run would end on
  * one worker. The first of them builds the copy of the clone they share (~15 s; test/readme/walkthrough-clone.ts):
  * meanwhile the other worker runs a few other files rather than wait for it. Then the other walkthroughs, the
- * packaging test (it packs that copy), and the rest in vitest's order (failed first, then longest).
+ * packaging test (long too: it builds and packs a copy of its own, then installs from a loopback registry), and the
+ * rest in vitest's order (failed first, then longest).
  */
 class WalkthroughsFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

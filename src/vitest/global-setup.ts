@@ -1,5 +1,5 @@
 /**
- * `tapedeck/vitest/global-setup`: one `tapedeck serve` for the whole test run, its URL provided to every test file
+ * `tapedeck-proxy/vitest/global-setup`: one `tapedeck serve` for the whole test run, its URL provided to every test file
  * (`useTapedeck` picks it up). Mode and folder from `TAPEDECK_MODE` (auto by default; `replay` in CI) and
  * `TAPEDECK_DIR`; more serve flags in `TAPEDECK_SERVE_ARGS` (space-separated). With `TAPEDECK_URL` set, a running
  * serve is used and none is started.

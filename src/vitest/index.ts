@@ -1,10 +1,10 @@
 /**
- * `tapedeck/vitest`: each test gets its own tape in one `tapedeck serve`, named after the test, with the base-URL
+ * `tapedeck-proxy/vitest`: each test gets its own tape in one `tapedeck serve`, named after the test, with the base-URL
  * variables the SDKs read (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`, `TAPEDECK_URL`, ...)
  * pointing at it while the test runs.
  *
  *   // vitest.config.ts: one server for the run (or set TAPEDECK_URL to a running `tapedeck serve`)
- *   test: { globalSetup: ['tapedeck/vitest/global-setup'] }
+ *   test: { globalSetup: ['tapedeck-proxy/vitest/global-setup'] }
  *   // a test file (or a setupFiles entry)
  *   const deck = useTapedeck();
  *   it('answers', async () => { const openai = new OpenAI(); ... deck.tape ... });

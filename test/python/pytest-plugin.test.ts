@@ -13,7 +13,7 @@ const ready = python.status === 0;
 
 describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
   it.skipIf(!ready)(
-    'records each test on its own tape, then replays them with the upstream gone',
+    'records each test on its own tape, then replays them with the upstream gone; finds tapedeck, says in one line when it cannot; builds with nothing to download',
     () => {
       const run = spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
         cwd: PLUGIN,
@@ -29,7 +29,9 @@ describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
         timeout: 240_000,
       });
       expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
-      expect(run.stdout).toMatch(/4 passed/);
+      // Every test ran: none skipped, none failed (their count changes as tests are added).
+      expect(run.stdout).toMatch(/\d+ passed in /);
+      expect(run.stdout).not.toMatch(/skipped|failed|error/);
     },
     300_000,
   );

@@ -25,7 +25,7 @@ async function runVitest(env: NodeJS.ProcessEnv): Promise<{ code: number | null;
   return { code, out };
 }
 
-describe('tapedeck/vitest', () => {
+describe('tapedeck-proxy/vitest', () => {
   let dir: string;
   let upstream: ScriptedUpstream;
   beforeAll(async () => {

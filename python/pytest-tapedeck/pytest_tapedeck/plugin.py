@@ -4,8 +4,9 @@ test (``tests/test_agent.py::TestWeather::test_celsius`` is the tape ``tests/tes
 and the base-URL variables the SDKs read point at it while the test runs; when the test is over its tape is
 closed (``DELETE /@NAME``), its file and lock given back.
 
-The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session with
-``TAPEDECK_COMMAND`` (default ``npx tapedeck``) ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
+The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session: tapedeck as
+``command.find_command`` finds it (``TAPEDECK_COMMAND``, ``node_modules/.bin``, the ``PATH``, else
+``npx --yes tapedeck-proxy@VERSION``) with ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
 ``TAPEDECK_MODE`` (default auto), the folder from ``--tapedeck-dir`` / ``TAPEDECK_DIR``, more flags from
 ``TAPEDECK_SERVE_ARGS``. It is stopped (every tape finished) when the session ends; its report is printed.
 """
@@ -21,10 +22,13 @@ import subprocess
 import threading
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 from urllib.parse import quote
 
 import pytest
+
+from .command import INSTALL, TapedeckUnavailable, describe, find_command
 
 
 def tape_url(serve_url: str, tape: str) -> str:
@@ -78,17 +82,33 @@ class ServeProcess:
         if directory:
             args += ["--dir", directory]
         args += extra
+        self.args = args
         # A process group of its own, signalled whole on stop: `npx` does not pass SIGTERM on to tapedeck, which
-        # would outlive the session (and keep its stdout, the report's pipe, open).
+        # would outlive the session (and keep its stdout, the report's pipe, open). No stdin: under `pytest -s` it
+        # is the terminal, where a question (npx's, before it installs) would wait unseen among pytest's output.
         self._group = hasattr(os, "killpg")
-        self.proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=self._group
-        )
+        self._stopping = False
+        try:
+            self.proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=self._group,
+            )
+        except OSError as err:
+            given = " (TAPEDECK_COMMAND)" if os.environ.get("TAPEDECK_COMMAND") else ""
+            raise TapedeckUnavailable(
+                f"pytest-tapedeck: cannot run {describe(command)}{given}: {err.strerror or err}; "
+                f"install tapedeck (`{INSTALL}`) or set TAPEDECK_COMMAND to a command that runs it"
+            ) from None
         self.stderr: List[str] = []
         self._err = threading.Thread(target=self._read_err, daemon=True)
         self._err.start()
         self.url = self._wait_listening()
         self.report: List[dict] = []
+        self.report_read = False
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
@@ -103,10 +123,14 @@ class ServeProcess:
                 return m.group(1)
         self.proc.wait()
         self._err.join(timeout=5)
-        raise RuntimeError(f"tapedeck serve exited ({self.proc.returncode}) before it listened: {''.join(self.stderr).strip()}")
+        raise TapedeckUnavailable(
+            f"pytest-tapedeck: {describe(self.args)} exited ({self.proc.returncode}) before it listened: {''.join(self.stderr).strip()}"
+        )
 
     def stop(self) -> int:
+        """Stop it (SIGTERM), read its report; its exit code, 0 where only a wrapper (npx) died of that SIGTERM."""
         if self.proc.poll() is None:
+            self._stopping = True
             if self._group:
                 try:
                     os.killpg(self.proc.pid, signal.SIGTERM)
@@ -122,10 +146,16 @@ class ServeProcess:
         for line in reversed((out or "").strip().splitlines()):
             try:
                 self.report = json.loads(line)["tapes"]
+                self.report_read = True
                 break
             except (ValueError, KeyError):
                 continue
-        return self.proc.returncode
+        code = self.proc.returncode
+        # Under npx the child is npm, which dies of the SIGTERM sent to the group while tapedeck (its grandchild)
+        # stops as asked; tapedeck's report on stdout says it finished.
+        if self._stopping and code in (-signal.SIGTERM, 128 + signal.SIGTERM) and self.report_read:
+            return 0
+        return code
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -141,10 +171,17 @@ def tapedeck_server(pytestconfig: pytest.Config) -> Iterator[str]:
     if given:
         yield given
         return
-    command = shlex.split(os.environ.get("TAPEDECK_COMMAND") or "npx tapedeck")
     mode = pytestconfig.getoption("--tapedeck-mode") or os.environ.get("TAPEDECK_MODE")
     directory = pytestconfig.getoption("--tapedeck-dir") or os.environ.get("TAPEDECK_DIR")
-    server = ServeProcess(command, mode, directory, shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", "")))
+    unavailable = ""
+    try:
+        command = find_command(os.environ, Path(pytestconfig.invocation_params.dir))
+        server: Optional[ServeProcess] = ServeProcess(command, mode, directory, shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", "")))
+    except TapedeckUnavailable as err:
+        server, unavailable = None, str(err)
+    if server is None:
+        # One line in each test's error, no traceback: what is missing and what to install.
+        pytest.fail(unavailable, pytrace=False)
     try:
         yield server.url
     finally:
