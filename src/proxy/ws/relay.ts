@@ -20,6 +20,7 @@ import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { toExchangeError } from '../forward.js';
 import { headerMapOf } from '../headers.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
+import { createFlow, type Flow } from './flow.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
@@ -74,9 +75,16 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     handshakeTimeout: opts.handshakeMs,
     followRedirects: false,
   });
+  // Each direction holds a bounded amount: past it, the side that sends is paused until the other side takes more.
+  const flowLog =
+    (direction: string) =>
+    (paused: boolean, held: number): void =>
+      opts.log.debug({ route: up.route.prefix, path: up.path, direction, held }, paused ? 'WebSocket backpressure: paused' : 'resumed');
+  const toClientFlow = createFlow(upstream, { onChange: flowLog('server->client') });
   // Messages from the server before the client is accepted wait here, in order.
-  const early: { data: Buffer; binary: boolean; at: number }[] = [];
-  let onServer = (data: Buffer, binary: boolean): void => void early.push({ data, binary, at: elapsed() });
+  const early: { data: Buffer; binary: boolean; at: number; sent: () => void }[] = [];
+  let onServer = (data: Buffer, binary: boolean): void =>
+    void early.push({ data, binary, at: elapsed(), sent: toClientFlow.take(data.byteLength) });
   upstream.on('message', (data: Buffer, binary: boolean) => onServer(data, binary));
   let upgraded: HeaderMap | undefined;
   upstream.on('upgrade', (res) => (upgraded = headerMapOf(res.headers)));
@@ -150,6 +158,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     opts.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => resolve(ws));
   });
   if (client === undefined) {
+    toClientFlow.end();
     upstream.terminate();
     await tape.end({
       durationMs: elapsed(),
@@ -183,17 +192,23 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       pump();
     });
   };
+  // A message has left once handed to the client's socket (or dropped): `ws` calls back when it is written out.
+  const toClientSend = (data: Buffer, binary: boolean, sent: () => void): void => {
+    if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve'))
+      client.send(data, { binary }, () => sent());
+    else sent();
+  };
   onServer = (data, binary) => {
+    const sent = toClientFlow.take(data.byteLength);
     const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
-    queue(frame, () => {
-      if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve')) client.send(data, { binary });
-    });
+    queue(frame, () => toClientSend(data, binary, sent));
   };
   for (const m of early.splice(0)) {
     queue({ from: 'server', offsetMs: m.at, kind: m.binary ? 'binary' : 'text', data: encodeFrameData(m.data, m.binary) }, () =>
-      client.send(m.data, { binary: m.binary }),
+      toClientSend(m.data, m.binary, m.sent),
     );
   }
+  const toUpstreamFlow: Flow = createFlow(client, { onChange: flowLog('client->server') });
 
   client.on('message', (data: Buffer, binary: boolean) => {
     let out = data;
@@ -205,8 +220,15 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
         out = data;
       }
     }
-    void record({ from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(out, binary) });
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary });
+    // Held until it is on the tape and handed to the upstream's socket.
+    const sent = toUpstreamFlow.take(data.byteLength);
+    let parts = 2;
+    const part = (): void => {
+      if (--parts === 0) sent();
+    };
+    void record({ from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(out, binary) }).then(part);
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary }, part);
+    else part();
   });
   client.on('error', () => undefined);
 
@@ -218,12 +240,15 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       if (++closes === 2) resolve();
     };
     client.once('close', (code: number, reason: Buffer) => {
+      // Nothing more goes to the client: the upstream is read again (its close must be), and not paused again.
+      toClientFlow.end();
       if (code === 1006) error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
       else void record({ from: 'client', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) });
       closeWith(upstream, code, reason);
       closed();
     });
     upstream.once('close', (code: number, reason: Buffer) => {
+      toUpstreamFlow.end();
       if (code === 1006) error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
       // After the messages before it: the client is closed once they are sent.
       const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) };
@@ -237,6 +262,9 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   });
   const unregister = opts.register(() => {
     if (closes === 0) error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
+    // Both closes must be read.
+    toClientFlow.end();
+    toUpstreamFlow.end();
     client.close(1001, 'tapedeck stopped');
     upstream.close(1001, 'tapedeck stopped');
     // A peer that does not answer the close within a second is cut.
