@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import type { Logger } from '../../../src/log.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startProxy } from '../../../src/proxy/server.js';
@@ -28,7 +29,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A debug logger whose lines the test can wait for. */
-function capturedLog(): { log: ReturnType<typeof pino>; seen: (msg: string, direction: string) => Promise<void> } {
+function capturedLog(): { log: Logger; seen: (msg: string, direction: string) => Promise<void> } {
   const lines: { msg: string; direction?: string }[] = [];
   const waiting: (() => void)[] = [];
   const stream = new Writable({
@@ -38,7 +39,7 @@ function capturedLog(): { log: ReturnType<typeof pino>; seen: (msg: string, dire
       done();
     },
   });
-  const log = pino({ level: 'debug' }, stream);
+  const log = pino({ level: 'debug' }, stream) as unknown as Logger;
   const seen = (msg: string, direction: string): Promise<void> =>
     new Promise((resolve) => {
       const check = (): void => {
