@@ -107,6 +107,12 @@ async function scanRecords(
           if (typeof upstream === 'string') urlSecrets(upstream, `routes[${n}].upstream`, secretQuery, report);
         }
       if (secrets.mayHold(raw)) secrets.redact(value, report);
+      // A session's messages stored apart (large ones) are read too.
+      if (rec !== null && typeof rec === 'object' && rec.type === 'frames' && Array.isArray(rec.frames)) {
+        if (typeof rec.exchange === 'string') exchange = rec.exchange;
+        for (const [n, f] of (rec.frames as unknown[]).entries())
+          await scanStored((f as { data?: unknown } | null)?.data, `frames[${n}].data`, i, report);
+      }
       continue;
     }
     if (typeof rec.upstream === 'string') urlSecrets(rec.upstream, 'upstream', secretQuery, report);
@@ -138,31 +144,38 @@ async function scanRecords(
     for (const [side, part] of [
       ['request', request],
       ['response', response],
-    ] as const) {
-      const body = part?.body as Record<string, unknown> | undefined;
-      if (body?.kind === 'file' && typeof body.file === 'string' && body.encoding !== 'base64') {
-        const where = `${side}.body(side file ${body.file})`;
-        let content: string;
-        try {
-          content = (await readStored(body as StoredBody)).toString('utf8');
-        } catch (err) {
-          problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
-          continue;
-        }
-        if (!secrets.mayHold(content)) continue;
-        let parsed: unknown = content;
-        if (body.encoding === 'json') {
-          try {
-            parsed = parseJson(content);
-          } catch {
-            // scan it as text
-          }
-        }
-        secrets.redact(parsed, report, where);
-      }
-    }
+    ] as const)
+      await scanStored(part?.body, `${side}.body`, i, report);
+    const frames = (rec.websocket as { frames?: unknown } | undefined)?.frames;
+    if (Array.isArray(frames))
+      for (const [n, f] of (frames as unknown[]).entries())
+        await scanStored((f as { data?: unknown } | null)?.data, `websocket.frames[${n}].data`, i, report);
   }
   return { findings, problems };
+
+  /** A body stored apart (a side file, a blob), unless it is binary: read and scanned like the line. */
+  async function scanStored(data: unknown, at: string, i: number, report: SecretReplacer): Promise<void> {
+    const body = data as Record<string, unknown> | undefined;
+    if (body?.kind !== 'file' || typeof body.file !== 'string' || body.encoding === 'base64') return;
+    const where = `${at}(side file ${body.file})`;
+    let content: string;
+    try {
+      content = (await readStored(body as StoredBody)).toString('utf8');
+    } catch (err) {
+      problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
+      return;
+    }
+    if (!secrets.mayHold(content)) return;
+    let parsed: unknown = content;
+    if (body.encoding === 'json') {
+      try {
+        parsed = parseJson(content);
+      } catch {
+        // scan it as text
+      }
+    }
+    secrets.redact(parsed, report, where);
+  }
 }
 
 /** Credentials in a URL on the tape (an upstream): its password, and parameters named as credentials. */

@@ -12,15 +12,16 @@ import type { Logger } from '../../log.js';
 import { detectLlmApi } from '../../providers/detect.js';
 import { httpError } from '../../providers/errors.js';
 import { encodeBody } from '../../tape/body.js';
-import { encodeFrameData } from '../../tape/frame.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ExchangeError, HeaderMap, MatchInfo, WsFrame } from '../../tape/schema.js';
 import { round } from '../../tape/sse.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { toExchangeError } from '../forward.js';
 import { headerMapOf } from '../headers.js';
-import { chosenProtocol, upgradeHeaders } from './client-server.js';
+import { chosenProtocol, MAX_MESSAGE_BYTES, upgradeHeaders } from './client-server.js';
 import { createFlow, type Flow } from './flow.js';
+import { messageFrame, spillsWhole } from './message-body.js';
+import type { BodySpill } from '../body-spill.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
@@ -42,6 +43,8 @@ export interface RelayOptions {
   endNotes?: () => Record<string, unknown> | undefined;
   /** Modified replay: the query sent upstream, and each client message as sent upstream (JSON in, JSON out). */
   rewrite?: { query?: (q: [string, string][]) => [string, string][]; clientJson?: (json: unknown) => unknown };
+  /** Where messages above its limit go as they are (the tape's store): held once, not encoded (`message-body.ts`). */
+  spill?: BodySpill;
   /** Registers a way to stop the session (tapedeck stopping); returns the unregister function. */
   register: (stop: () => void) => () => void;
 }
@@ -74,6 +77,8 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     headers: wsUpstreamHeaders(up.headers),
     handshakeTimeout: opts.handshakeMs,
     followRedirects: false,
+    // The same bound both ways (the `ws` client's default is 100 MiB).
+    maxPayload: MAX_MESSAGE_BYTES,
   });
   // Each direction holds a bounded amount: past it, the side that sends is paused until the other side takes more.
   const flowLog =
@@ -177,14 +182,16 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       upstream.close(1011, 'tapedeck cannot write the tape');
     }
   };
-  const record = (frame: WsFrame): Promise<void> => tape.add(frame).catch(tapeFailed);
+  const record = (frame: WsFrame | Promise<WsFrame>): Promise<void> => tape.add(frame).catch(tapeFailed);
+  const frameOf = (from: WsFrame['from'], offsetMs: number, data: Buffer, binary: boolean): WsFrame | Promise<WsFrame> =>
+    messageFrame(from, offsetMs, data, binary, opts.spill);
 
   // Server -> client: on the tape first, then sent, in arrival order.
   const toClient: { send: () => void; ready: boolean }[] = [];
   const pump = (): void => {
     while (toClient.length > 0 && (toClient[0] as { ready: boolean }).ready) (toClient.shift() as { send: () => void }).send();
   };
-  const queue = (frame: WsFrame, send: () => void): void => {
+  const queue = (frame: WsFrame | Promise<WsFrame>, send: () => void): void => {
     const entry = { send, ready: false };
     toClient.push(entry);
     void record(frame).then(() => {
@@ -200,20 +207,18 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   };
   onServer = (data, binary) => {
     const sent = toClientFlow.take(data.byteLength);
-    const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
-    queue(frame, () => toClientSend(data, binary, sent));
+    queue(frameOf('server', elapsed(), data, binary), () => toClientSend(data, binary, sent));
   };
   for (const m of early.splice(0)) {
-    queue({ from: 'server', offsetMs: m.at, kind: m.binary ? 'binary' : 'text', data: encodeFrameData(m.data, m.binary) }, () =>
-      toClientSend(m.data, m.binary, m.sent),
-    );
+    queue(frameOf('server', m.at, m.data, m.binary), () => toClientSend(m.data, m.binary, m.sent));
   }
   const toUpstreamFlow: Flow = createFlow(client, { onChange: flowLog('client->server') });
 
   client.on('message', (data: Buffer, binary: boolean) => {
     let out = data;
     const rewrite = opts.rewrite?.clientJson;
-    if (rewrite !== undefined && !binary) {
+    // Modified replay rewrites the configuring messages (JSON); a message too large to hold twice is not one.
+    if (rewrite !== undefined && !binary && !spillsWhole(data, opts.spill)) {
       try {
         out = Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
       } catch {
@@ -226,7 +231,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     const part = (): void => {
       if (--parts === 0) sent();
     };
-    void record({ from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(out, binary) }).then(part);
+    void record(frameOf('client', elapsed(), out, binary)).then(part);
     if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary }, part);
     else part();
   });
