@@ -84,7 +84,10 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const flowLog =
     (direction: string) =>
     (paused: boolean, held: number): void =>
-      opts.log.debug({ route: up.route.prefix, path: up.path, direction, held }, paused ? 'WebSocket backpressure: paused' : 'resumed');
+      opts.log.debug(
+        { route: up.route.prefix, path: up.path, direction, held },
+        `WebSocket backpressure: ${paused ? 'paused' : 'resumed'}`,
+      );
   const toClientFlow = createFlow(upstream, { onChange: flowLog('server->client') });
   // Messages from the server before the client is accepted wait here, in order.
   const early: { data: Buffer; binary: boolean; at: number; sent: () => void }[] = [];

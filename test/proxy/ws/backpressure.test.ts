@@ -118,7 +118,7 @@ describe('a WebSocket peer that never reads', () => {
 
     client.resume();
     expect(await all).toEqual(inOrder);
-    await seen('resumed', 'server->client');
+    await seen('WebSocket backpressure: resumed', 'server->client');
     client.close();
     await new Promise((r) => client.once('close', r));
     await proxy.close();
