@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import { bodyJson, bodyText } from '../tape/body.js';
 import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
-import { SECRET_QUERY } from '../tape/redact.js';
+import { isSecretQueryName, secretQueryMatcher } from '../tape/secret-query.js';
 import type { Body } from '../tape/schema.js';
 import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
 
@@ -65,15 +65,14 @@ export function queryKey(
   ignore: readonly string[] = [],
   secrets: SecretDetector = DEFAULT_SECRETS,
 ): string {
-  const ignored = ignore.length === 0 ? SECRET_QUERY_LOWER : new Set([...SECRET_QUERY_LOWER, ...ignore.map((q) => q.toLowerCase())]);
+  // Names compare as the tape writer's redaction compares them (any case, `-` and `_` ignored).
+  const ignored = ignore.length === 0 ? isSecretQueryName : secretQueryMatcher(ignore);
   return query
-    .filter(([k]) => !ignored.has(k.toLowerCase()))
+    .filter(([k]) => !ignored(k))
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(withoutSecrets(v, secrets))}`)
     .sort()
     .join('&');
 }
-
-const SECRET_QUERY_LOWER: ReadonlySet<string> = new Set([...SECRET_QUERY].map((q) => q.toLowerCase()));
 
 /**
  * The body as stable JSON with the ignored fields removed, or its text for non-JSON bodies; secrets and redaction

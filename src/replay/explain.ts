@@ -1,6 +1,6 @@
 import { bodyJson, bodyText } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
-import { SECRET_QUERY } from '../tape/redact.js';
+import { secretQueryMatcher } from '../tape/secret-query.js';
 import { REDACTED_PLACEHOLDER, type SecretDetector } from '../tape/secrets.js';
 import { stripFields, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS, withoutSecrets, type KeyedRequest } from './exact-key.js';
 
@@ -39,14 +39,14 @@ export function explainCandidates(
   opts: ExplainOptions = {},
 ): Candidate[] {
   const secrets = opts.secrets ?? DEFAULT_SECRETS;
-  const secretQuery = new Set([...SECRET_QUERY, ...(opts.secretQuery ?? [])].map((q) => q.toLowerCase()));
+  const secretQuery = secretQueryMatcher(opts.secretQuery);
   const ignoredQuery = new Set((opts.ignoreQuery ?? []).map((q) => q.toLowerCase()));
   const ignoreFields = opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS;
   const shownQuery = (q: readonly (readonly [string, string])[]): string =>
     JSON.stringify(
       q
         .filter(([k]) => !ignoredQuery.has(k.toLowerCase()))
-        .map(([k, v]) => [k, secretQuery.has(k.toLowerCase()) ? REDACTED_PLACEHOLDER : withoutSecrets(v, secrets)])
+        .map(([k, v]) => [k, secretQuery(k) ? REDACTED_PLACEHOLDER : withoutSecrets(v, secrets)])
         .sort(),
     );
   const shownBody = (ex: { request: { body: Exchange['request']['body'] } }): unknown =>

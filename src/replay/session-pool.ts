@@ -7,6 +7,7 @@
  * another order), it moves to that one; when none matches, it is a miss.
  */
 import type { Exchange, WsFrame } from '../tape/schema.js';
+import { isSecretQueryName } from '../tape/secret-query.js';
 import type { SecretDetector } from '../tape/secrets.js';
 import { bindIds, compareFrame, newIdMap, withNewIds, type IdMap } from './frame-match.js';
 
@@ -71,10 +72,10 @@ export interface SessionPoolOptions {
 
 const REDACTED_VALUE = /^\[REDACTED(?::\d+)?\]$/;
 
-/** Where a session connected, as matched: route, path, and the query without values the tape redacted. */
+/** Where a session connected, as matched: route, path, and the query without credentials (named so, or redacted on the tape). */
 function placeOf(route: string, path: string, query: readonly [string, string][], redactedKeys?: ReadonlySet<string>): string {
   const kept = query
-    .filter(([k, v]) => !REDACTED_VALUE.test(v) && !redactedKeys?.has(k))
+    .filter(([k, v]) => !REDACTED_VALUE.test(v) && !redactedKeys?.has(k) && !isSecretQueryName(k))
     .map(([k, v]) => `${k}=${v}`)
     .sort();
   return `${route} ${path}?${kept.join('&')}`;

@@ -1,18 +1,19 @@
 import type { Exchange, HeaderMap } from './schema.js';
 import { secretHeaderMatcher } from './secret-headers.js';
+import { PROTOCOL_HEADER, redactProtocols } from './secret-protocols.js';
+import { secretQueryMatcher } from './secret-query.js';
 import { createSecretDetector, type SecretDetector, type SecretsOptions } from './secrets.js';
 
 export const REDACTED = '[REDACTED]';
 
 export { SECRET_HEADERS } from './secret-headers.js';
-
-/** Query parameters that carry secrets. */
-export const SECRET_QUERY = ['key', 'api_key', 'apikey', 'access_token', 'token', 'sig', 'signature'];
+/** Query parameters that carry secrets (`secret-query.ts` says which and why). */
+export { SECRET_QUERY } from './secret-query.js';
 
 export interface RedactOptions extends SecretsOptions {
   /** Extra header names to redact (case-insensitive), on top of the list and the word rules (`secret-headers.ts`). */
   headers?: readonly string[];
-  /** Extra query parameter names to redact. */
+  /** Extra query parameter names to redact (any case, `-` and `_` ignored). */
   query?: readonly string[];
 }
 
@@ -32,7 +33,8 @@ export interface Redactor {
  */
 export function createRedactor(opts: RedactOptions = {}): Redactor {
   const secretHeader = secretHeaderMatcher(opts.headers);
-  const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? []).map((q) => q.toLowerCase())]);
+  const secretQuery = secretQueryMatcher(opts.query);
+  const toRedacted = (): string => REDACTED;
 
   const headers = (h: HeaderMap): HeaderMap => {
     let out: HeaderMap | undefined;
@@ -40,13 +42,18 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
       if (secretHeader(name)) {
         out ??= Object.assign({}, h);
         out[name] = REDACTED;
+      } else if (name.length === PROTOCOL_HEADER.length && name.toLowerCase() === PROTOCOL_HEADER) {
+        // A browser's WebSocket key rides in the subprotocol list: only that entry goes (`secret-protocols.ts`).
+        const value = h[name] as string;
+        const redacted = redactProtocols(value, toRedacted);
+        if (redacted !== value) (out ??= Object.assign({}, h))[name] = redacted;
       }
     }
     return out ?? h;
   };
 
   const query = (q: [string, string][]): [string, string][] =>
-    q.some(([k]) => queryNames.has(k.toLowerCase())) ? q.map(([k, v]) => [k, queryNames.has(k.toLowerCase()) ? REDACTED : v]) : q;
+    q.some(([k]) => secretQuery(k)) ? q.map(([k, v]) => [k, secretQuery(k) ? REDACTED : v]) : q;
 
   // Every exchange of a route carries the same upstream: parse each distinct one once.
   const urls = new Map<string, string>();
@@ -72,7 +79,7 @@ export function createRedactor(opts: RedactOptions = {}): Redactor {
       changed = true;
     }
     for (const k of [...u.searchParams.keys()]) {
-      if (queryNames.has(k.toLowerCase())) {
+      if (secretQuery(k)) {
         u.searchParams.set(k, REDACTED);
         changed = true;
       }

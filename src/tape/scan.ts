@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from './paths.js';
 import type { StoredBody, TapeStore } from './store.js';
 import { linesOf, type TapeRecord } from './tape-reader.js';
-import { REDACTED, SECRET_QUERY, type RedactOptions } from './redact.js';
+import { REDACTED, type RedactOptions } from './redact.js';
 import { parseJson } from './json-depth.js';
 import { secretHeaderMatcher } from './secret-headers.js';
+import { PROTOCOL_HEADER, protocolSecrets } from './secret-protocols.js';
+import { secretQueryMatcher } from './secret-query.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
 /** One credential-looking value left on a tape. Never carries the value itself. */
@@ -17,7 +19,11 @@ export interface SecretFinding {
   exchange?: string;
   /** Where in the line (or side file): `request.body.json.api_key`, `response.events[3].data`, ... */
   path: string;
-  /** A value rule's id (gitleaks ids), `field` (a secret-named field), `secret-header` or `secret-query`. */
+  /**
+   * A value rule's id (gitleaks ids), `field` (a secret-named field), `secret-header`, `secret-query` (a parameter of
+   * the request or of an upstream URL), `secret-subprotocol` (a key in `Sec-WebSocket-Protocol`) or `secret-url` (the
+   * password of an upstream URL).
+   */
   rule: string;
   /** The first characters (the rule's own prefix) and the length; nothing of a field-name match. */
   preview: string;
@@ -59,7 +65,7 @@ async function scanRecords(
 ): Promise<ScanResult> {
   const secrets = opts.secrets ?? createSecretDetector(opts);
   const secretHeader = secretHeaderMatcher(opts.headers);
-  const queryNames = new Set([...SECRET_QUERY, ...(opts.query ?? [])].map((q) => q.toLowerCase()));
+  const secretQuery = secretQueryMatcher(opts.query);
   const findings: SecretFinding[] = [];
   const problems: string[] = [];
   for await (const record of records) {
@@ -95,9 +101,21 @@ async function scanRecords(
     const rec = value as Record<string, unknown> | null;
     if (rec !== null && typeof rec === 'object' && typeof rec.id === 'string') exchange = rec.id;
     if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') {
+      if (rec !== null && typeof rec === 'object' && rec.type === 'header' && Array.isArray(rec.routes))
+        for (const [n, route] of (rec.routes as unknown[]).entries()) {
+          const upstream = (route as { upstream?: unknown } | null)?.upstream;
+          if (typeof upstream === 'string') urlSecrets(upstream, `routes[${n}].upstream`, secretQuery, report);
+        }
       if (secrets.mayHold(raw)) secrets.redact(value, report);
+      // A session's messages stored apart (large ones) are read too.
+      if (rec !== null && typeof rec === 'object' && rec.type === 'frames' && Array.isArray(rec.frames)) {
+        if (typeof rec.exchange === 'string') exchange = rec.exchange;
+        for (const [n, f] of (rec.frames as unknown[]).entries())
+          await scanStored((f as { data?: unknown } | null)?.data, `frames[${n}].data`, i, report);
+      }
       continue;
     }
+    if (typeof rec.upstream === 'string') urlSecrets(rec.upstream, 'upstream', secretQuery, report);
     const request = rec.request as Record<string, unknown> | undefined;
     const response = rec.response as Record<string, unknown> | undefined;
     // Names first (they say what the value is), then the walk over everything, then side files.
@@ -105,7 +123,7 @@ async function scanRecords(
       for (const pair of request.query as unknown[]) {
         if (!Array.isArray(pair)) continue;
         const [k, v] = pair as unknown[];
-        if (typeof k === 'string' && typeof v === 'string' && queryNames.has(k.toLowerCase()) && v !== '' && v !== REDACTED)
+        if (typeof k === 'string' && typeof v === 'string' && secretQuery(k) && v !== '' && v !== REDACTED)
           report(v, 'secret-query', `request.query.${k}`);
       }
     }
@@ -116,37 +134,64 @@ async function scanRecords(
       const headers = part?.headers;
       if (headers === null || typeof headers !== 'object') continue;
       for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-        if (secretHeader(name) && typeof v === 'string' && v !== '' && v !== REDACTED)
-          report(v, 'secret-header', `${side}.headers.${name}`);
+        if (typeof v !== 'string') continue;
+        if (secretHeader(name) && v !== '' && v !== REDACTED) report(v, 'secret-header', `${side}.headers.${name}`);
+        else if (name.toLowerCase() === PROTOCOL_HEADER)
+          for (const key of protocolSecrets(v)) report(key, 'secret-subprotocol', `${side}.headers.${name}`);
       }
     }
     if (secrets.mayHold(raw)) secrets.redact(value, report);
     for (const [side, part] of [
       ['request', request],
       ['response', response],
-    ] as const) {
-      const body = part?.body as Record<string, unknown> | undefined;
-      if (body?.kind === 'file' && typeof body.file === 'string' && body.encoding !== 'base64') {
-        const where = `${side}.body(side file ${body.file})`;
-        let content: string;
-        try {
-          content = (await readStored(body as StoredBody)).toString('utf8');
-        } catch (err) {
-          problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
-          continue;
-        }
-        if (!secrets.mayHold(content)) continue;
-        let parsed: unknown = content;
-        if (body.encoding === 'json') {
-          try {
-            parsed = parseJson(content);
-          } catch {
-            // scan it as text
-          }
-        }
-        secrets.redact(parsed, report, where);
-      }
-    }
+    ] as const)
+      await scanStored(part?.body, `${side}.body`, i, report);
+    const frames = (rec.websocket as { frames?: unknown } | undefined)?.frames;
+    if (Array.isArray(frames))
+      for (const [n, f] of (frames as unknown[]).entries())
+        await scanStored((f as { data?: unknown } | null)?.data, `websocket.frames[${n}].data`, i, report);
   }
   return { findings, problems };
+
+  /** A body stored apart (a side file, a blob), unless it is binary: read and scanned like the line. */
+  async function scanStored(data: unknown, at: string, i: number, report: SecretReplacer): Promise<void> {
+    const body = data as Record<string, unknown> | undefined;
+    if (body?.kind !== 'file' || typeof body.file !== 'string' || body.encoding === 'base64') return;
+    const where = `${at}(side file ${body.file})`;
+    let content: string;
+    try {
+      content = (await readStored(body as StoredBody)).toString('utf8');
+    } catch (err) {
+      problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
+      return;
+    }
+    if (!secrets.mayHold(content)) return;
+    let parsed: unknown = content;
+    if (body.encoding === 'json') {
+      try {
+        parsed = parseJson(content);
+      } catch {
+        // scan it as text
+      }
+    }
+    secrets.redact(parsed, report, where);
+  }
+}
+
+/** Credentials in a URL on the tape (an upstream): its password, and parameters named as credentials. */
+function urlSecrets(raw: string, path: string, secretQuery: (name: string) => boolean, report: SecretReplacer): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return;
+  }
+  let password = url.password;
+  try {
+    password = decodeURIComponent(password);
+  } catch {
+    // reported as it is written
+  }
+  if (password !== '' && password !== REDACTED) report(password, 'secret-url', `${path}(password)`);
+  for (const [k, v] of url.searchParams) if (secretQuery(k) && v !== '' && v !== REDACTED) report(v, 'secret-query', `${path}.query.${k}`);
 }

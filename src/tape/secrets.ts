@@ -222,10 +222,11 @@ export function highestMarker(text: string): number {
 
 /**
  * A preview that never shows the secret: for a value rule its first characters (the rule's own prefix, `ghp_`,
- * `AKIA`), then the length; for a value found by its name (a field, header or query parameter), the length only.
+ * `AKIA`), then the length; for a value found by its name or place (a field, a header, a query parameter, a
+ * subprotocol entry, a URL's password: the `secret-*` rules), the length only.
  */
 export function secretPreview(secret: string, rule: string): string {
-  const byName = rule === 'field' || rule === 'secret-header' || rule === 'secret-query';
+  const byName = rule === 'field' || rule.startsWith('secret-');
   const shown = byName ? '' : secret.slice(0, Math.min(4, Math.floor(secret.length / 5)));
   return `${shown}…(${secret.length} chars)`;
 }

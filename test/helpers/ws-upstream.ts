@@ -30,6 +30,8 @@ export interface WsUpstream {
   received: unknown[];
   /** Headers of each upgrade request. */
   upgrades: IncomingMessage['headers'][];
+  /** Path and query of each upgrade request. */
+  urls: string[];
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startWsUpstream(
     connections: 0,
     received: [],
     upgrades: [],
+    urls: [],
     close: () =>
       new Promise<void>((resolve) => {
         for (const c of wss.clients) c.terminate();
@@ -57,6 +60,7 @@ export async function startWsUpstream(
   wss.on('connection', (ws, req) => {
     state.connections++;
     state.upgrades.push(req.headers);
+    state.urls.push(req.url ?? '');
     const conn: WsConnection = { ws, req, send: (json) => ws.send(JSON.stringify(json)) };
     ws.on('message', (data: Buffer, binary: boolean) => {
       let msg: unknown = data;

@@ -11,6 +11,10 @@ describe('redactUrlCredentials', () => {
     // A password holding `@` ends at the last one before the path.
     expect(redactUrlCredentials('http://u:p@ss@host/x')).toBe('http://u:***@host/x');
     expect(redactUrlCredentials('postgres://db/tapes?user=a&password=hunter2')).toBe('postgres://db/tapes?user=a&password=***');
+    // Query parameters the tape redacts are not printed either.
+    expect(redactUrlCredentials('no route: /gemini -> https://g.example/?key=AIzaXYZ&alt=sse')).toBe(
+      'no route: /gemini -> https://g.example/?key=***&alt=sse',
+    );
   });
 
   it('leaves URLs without a password as they are', () => {

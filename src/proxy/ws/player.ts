@@ -22,11 +22,13 @@ import { createSecretDetector } from '../../tape/secrets.js';
 import { round } from '../../tape/sse.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/tape-writer.js';
+import type { BodySpill } from '../body-spill.js';
 import type { ExchangeLog } from '../exchange-log.js';
 import { chosenProtocol, createClientServer, upgradeHeaders } from './client-server.js';
 import { refuseRaw } from '../raw-answer.js';
 import { settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
+import { messageFrame, spillsWhole } from './message-body.js';
 import { closeWith, sessionTape, sessionsUnsupported, wsTapeHeaders } from './session-tape.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
 
@@ -42,6 +44,8 @@ export interface SessionPlayerOptions {
   handshakeMs: number;
   /** Modified replay: the overrides for a session whose LLM calls go live, or undefined to play it from the tape. */
   live?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
+  /** For sessions that go live: where messages too large to hold twice go as they are (the replay tape's store). */
+  spill?: BodySpill;
 }
 
 /** Close code of a strict miss: policy violation, with the reason (at most 123 bytes) saying why. */
@@ -70,6 +74,7 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         handshakeMs: opts.handshakeMs,
         onTapeFailure: 'serve',
         register,
+        ...(opts.spill ? { spill: opts.spill } : {}),
         ...extra,
       }),
     );
@@ -202,7 +207,7 @@ async function playSession(
     match: { kind: 'exact', source: recorded.id, stage: 'session', reason: 'session replayed message by message' },
   };
   const tape = sessionTape(opts.out.writer, base);
-  const record = (frame: WsFrame): void => void tape.add(frame).catch(() => undefined);
+  const record = (frame: WsFrame | Promise<WsFrame>): void => void tape.add(frame).catch(() => undefined);
 
   // Everything the server says goes out through one queue, in order, each message at its (scaled) recorded gap from
   // the client message it answers.
@@ -221,8 +226,14 @@ async function playSession(
       closeWith(client, f.code, f.reason ?? '');
       return;
     }
-    client.send(frameBytes(f), { binary: f.kind === 'binary' });
-    record({ ...f, offsetMs: elapsed() });
+    const bytes = frameBytes(f);
+    client.send(bytes, { binary: f.kind === 'binary' });
+    // A large message goes on the replay tape as it is, from the bytes just sent (`message-body.ts`).
+    record(
+      spillsWhole(bytes, opts.spill)
+        ? messageFrame('server', elapsed(), bytes, f.kind === 'binary', opts.spill)
+        : { ...f, offsetMs: elapsed() },
+    );
   };
   const send = (frames: readonly WsFrame[], from: number): void => {
     const arrived = performance.now();
@@ -239,7 +250,7 @@ async function playSession(
   let firstMiss: string | undefined;
   client.on('message', (data: Buffer, binary: boolean) => {
     const frame: WsFrame = { from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
-    record(frame);
+    record(spillsWhole(data, opts.spill) ? messageFrame('client', frame.offsetMs, data, binary, opts.spill) : frame);
     const outcome = play.next(frame);
     if (outcome.kind === 'match') {
       answered++;

@@ -1,6 +1,7 @@
 /** Record mode for WebSocket sessions: each one relayed to its upstream and put on the tape as it goes. */
 import type { Logger } from '../../log.js';
 import type { ExchangeLog } from '../exchange-log.js';
+import type { BodySpill } from '../body-spill.js';
 import type { TapeFailurePolicy } from '../http-engine.js';
 import { createClientServer } from './client-server.js';
 import { relaySession } from './relay.js';
@@ -12,6 +13,8 @@ export interface SessionRecorderOptions {
   /** How long an upstream may take to switch protocols. */
   handshakeMs: number;
   onTapeFailure?: TapeFailurePolicy;
+  /** Where messages too large to hold twice go as they are (the tape's store). */
+  spill?: BodySpill;
 }
 
 /** A session's work, never rejecting: a failure is logged and its connection ended (the upgrade listener's guard covers the start). */
@@ -38,6 +41,7 @@ export function createSessionRecorder(opts: SessionRecorderOptions): SessionHand
             log: opts.log,
             handshakeMs: opts.handshakeMs,
             onTapeFailure: opts.onTapeFailure ?? 'refuse',
+            ...(opts.spill ? { spill: opts.spill } : {}),
             register(stop) {
               stops.add(stop);
               return () => void stops.delete(stop);

@@ -12,14 +12,16 @@ import type { Logger } from '../../log.js';
 import { detectLlmApi } from '../../providers/detect.js';
 import { httpError } from '../../providers/errors.js';
 import { encodeBody } from '../../tape/body.js';
-import { encodeFrameData } from '../../tape/frame.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ExchangeError, HeaderMap, MatchInfo, WsFrame } from '../../tape/schema.js';
 import { round } from '../../tape/sse.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { toExchangeError } from '../forward.js';
 import { headerMapOf } from '../headers.js';
-import { chosenProtocol, upgradeHeaders } from './client-server.js';
+import { chosenProtocol, MAX_MESSAGE_BYTES, upgradeHeaders } from './client-server.js';
+import { createFlow, type Flow } from './flow.js';
+import { messageFrame, spillsWhole } from './message-body.js';
+import type { BodySpill } from '../body-spill.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
@@ -41,6 +43,8 @@ export interface RelayOptions {
   endNotes?: () => Record<string, unknown> | undefined;
   /** Modified replay: the query sent upstream, and each client message as sent upstream (JSON in, JSON out). */
   rewrite?: { query?: (q: [string, string][]) => [string, string][]; clientJson?: (json: unknown) => unknown };
+  /** Where messages above its limit go as they are (the tape's store): held once, not encoded (`message-body.ts`). */
+  spill?: BodySpill;
   /** Registers a way to stop the session (tapedeck stopping); returns the unregister function. */
   register: (stop: () => void) => () => void;
 }
@@ -73,10 +77,22 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     headers: wsUpstreamHeaders(up.headers),
     handshakeTimeout: opts.handshakeMs,
     followRedirects: false,
+    // The same bound both ways (the `ws` client's default is 100 MiB).
+    maxPayload: MAX_MESSAGE_BYTES,
   });
+  // Each direction holds a bounded amount: past it, the side that sends is paused until the other side takes more.
+  const flowLog =
+    (direction: string) =>
+    (paused: boolean, held: number): void =>
+      opts.log.debug(
+        { route: up.route.prefix, path: up.path, direction, held },
+        `WebSocket backpressure: ${paused ? 'paused' : 'resumed'}`,
+      );
+  const toClientFlow = createFlow(upstream, { onChange: flowLog('server->client') });
   // Messages from the server before the client is accepted wait here, in order.
-  const early: { data: Buffer; binary: boolean; at: number }[] = [];
-  let onServer = (data: Buffer, binary: boolean): void => void early.push({ data, binary, at: elapsed() });
+  const early: { data: Buffer; binary: boolean; at: number; sent: () => void }[] = [];
+  let onServer = (data: Buffer, binary: boolean): void =>
+    void early.push({ data, binary, at: elapsed(), sent: toClientFlow.take(data.byteLength) });
   upstream.on('message', (data: Buffer, binary: boolean) => onServer(data, binary));
   let upgraded: HeaderMap | undefined;
   upstream.on('upgrade', (res) => (upgraded = headerMapOf(res.headers)));
@@ -150,6 +166,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     opts.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => resolve(ws));
   });
   if (client === undefined) {
+    toClientFlow.end();
     upstream.terminate();
     await tape.end({
       durationMs: elapsed(),
@@ -168,14 +185,16 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       upstream.close(1011, 'tapedeck cannot write the tape');
     }
   };
-  const record = (frame: WsFrame): Promise<void> => tape.add(frame).catch(tapeFailed);
+  const record = (frame: WsFrame | Promise<WsFrame>): Promise<void> => tape.add(frame).catch(tapeFailed);
+  const frameOf = (from: WsFrame['from'], offsetMs: number, data: Buffer, binary: boolean): WsFrame | Promise<WsFrame> =>
+    messageFrame(from, offsetMs, data, binary, opts.spill);
 
   // Server -> client: on the tape first, then sent, in arrival order.
   const toClient: { send: () => void; ready: boolean }[] = [];
   const pump = (): void => {
     while (toClient.length > 0 && (toClient[0] as { ready: boolean }).ready) (toClient.shift() as { send: () => void }).send();
   };
-  const queue = (frame: WsFrame, send: () => void): void => {
+  const queue = (frame: WsFrame | Promise<WsFrame>, send: () => void): void => {
     const entry = { send, ready: false };
     toClient.push(entry);
     void record(frame).then(() => {
@@ -183,30 +202,41 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       pump();
     });
   };
+  // A message has left once handed to the client's socket (or dropped): `ws` calls back when it is written out.
+  const toClientSend = (data: Buffer, binary: boolean, sent: () => void): void => {
+    if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve'))
+      client.send(data, { binary }, () => sent());
+    else sent();
+  };
   onServer = (data, binary) => {
-    const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
-    queue(frame, () => {
-      if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve')) client.send(data, { binary });
-    });
+    const sent = toClientFlow.take(data.byteLength);
+    queue(frameOf('server', elapsed(), data, binary), () => toClientSend(data, binary, sent));
   };
   for (const m of early.splice(0)) {
-    queue({ from: 'server', offsetMs: m.at, kind: m.binary ? 'binary' : 'text', data: encodeFrameData(m.data, m.binary) }, () =>
-      client.send(m.data, { binary: m.binary }),
-    );
+    queue(frameOf('server', m.at, m.data, m.binary), () => toClientSend(m.data, m.binary, m.sent));
   }
+  const toUpstreamFlow: Flow = createFlow(client, { onChange: flowLog('client->server') });
 
   client.on('message', (data: Buffer, binary: boolean) => {
     let out = data;
     const rewrite = opts.rewrite?.clientJson;
-    if (rewrite !== undefined && !binary) {
+    // Modified replay rewrites the configuring messages (JSON); a message too large to hold twice is not one.
+    if (rewrite !== undefined && !binary && !spillsWhole(data, opts.spill)) {
       try {
         out = Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
       } catch {
         out = data;
       }
     }
-    void record({ from: 'client', offsetMs: elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(out, binary) });
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary });
+    // Held until it is on the tape and handed to the upstream's socket.
+    const sent = toUpstreamFlow.take(data.byteLength);
+    let parts = 2;
+    const part = (): void => {
+      if (--parts === 0) sent();
+    };
+    void record(frameOf('client', elapsed(), out, binary)).then(part);
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary }, part);
+    else part();
   });
   client.on('error', () => undefined);
 
@@ -218,12 +248,15 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       if (++closes === 2) resolve();
     };
     client.once('close', (code: number, reason: Buffer) => {
+      // Nothing more goes to the client: the upstream is read again (its close must be), and not paused again.
+      toClientFlow.end();
       if (code === 1006) error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
       else void record({ from: 'client', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) });
       closeWith(upstream, code, reason);
       closed();
     });
     upstream.once('close', (code: number, reason: Buffer) => {
+      toUpstreamFlow.end();
       if (code === 1006) error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
       // After the messages before it: the client is closed once they are sent.
       const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) };
@@ -237,6 +270,9 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   });
   const unregister = opts.register(() => {
     if (closes === 0) error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
+    // Both closes must be read.
+    toClientFlow.end();
+    toUpstreamFlow.end();
     client.close(1001, 'tapedeck stopped');
     upstream.close(1001, 'tapedeck stopped');
     // A peer that does not answer the close within a second is cut.

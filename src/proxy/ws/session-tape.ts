@@ -7,8 +7,11 @@ import { tapeHeaders, upstreamRequestHeaders } from '../headers.js';
 
 /** A session's place on the tape: frames are added in call order even before its exchange line is written. */
 export interface SessionTape {
-  /** Resolves once the frame is on the tape; rejects when it cannot be written. */
-  add(frame: WsFrame): Promise<void>;
+  /**
+   * Resolves once the frame is on the tape; rejects when it cannot be written. A frame still being made (a large
+   * message being stored) keeps its place: the frames added after it wait for it.
+   */
+  add(frame: WsFrame | Promise<WsFrame>): Promise<void>;
   end(final: Omit<EndLine, 'type' | 'exchange'>): Promise<void>;
   /** The id of the session's exchange, once written. */
   readonly id: Promise<string>;
@@ -17,9 +20,19 @@ export interface SessionTape {
 export function sessionTape(writer: TapeWriter, head: NewExchange): SessionTape {
   const opened = writer.begin?.({ ...head, websocket: { frames: [] } }) ?? Promise.reject(sessionsUnsupported(writer));
   opened.catch(() => undefined);
+  // The last frame handed over (or failed): the next one is handed over after it.
+  let last: Promise<unknown> = opened;
   return {
-    add: (frame) => opened.then((o) => o.addFrames([frame])),
-    end: (final) => opened.then((o) => o.end(final)),
+    add(frame) {
+      let stored: Promise<void> | undefined;
+      const handed = Promise.all([opened, frame, last]).then(([o, f]) => {
+        stored = o.addFrames([f]);
+      });
+      last = handed.catch(() => undefined);
+      return handed.then(() => stored);
+    },
+    // After every frame added before it is handed over.
+    end: (final) => Promise.all([opened, last]).then(([o]) => o.end(final)),
     id: opened.then((o) => o.exchange.id),
   };
 }

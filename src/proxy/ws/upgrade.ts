@@ -2,7 +2,8 @@
  * The server's `upgrade` listener: a WebSocket upgrade request is resolved to its route the way a request is (the
  * route table, or its origin when it comes through the forward proxy's tunnel), checked the same way (the Host guard,
  * loopback clients for the proxy), and handed to the mode's session handler. Anything else that asks to upgrade
- * (`h2c`) is answered as the plain request it also is, on a connection that then closes.
+ * (`h2c`) is answered as the plain request it also is, on a connection that then closes. A handshake the client side
+ * would refuse (no key, a version other than 13) is refused here, before anything is dialled upstream.
  */
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -19,6 +20,7 @@ import { refuseRaw } from '../raw-answer.js';
 import type { SessionHandler } from './types.js';
 import { ADD_ROUTE } from '../closest-route.js';
 import { redactUrlCredentials } from '../../tape/url-credentials.js';
+import { handshakeProblem } from './handshake-check.js';
 
 export interface UpgradeListenerOptions {
   routes: readonly Route[];
@@ -74,6 +76,14 @@ export function createUpgradeListener(opts: UpgradeListenerOptions): (req: Incom
         },
       );
       return refuse(socket, err, pathname);
+    }
+    const malformed = handshakeProblem(req);
+    if (malformed !== undefined) {
+      opts.log.debug(
+        { route: resolved.route.prefix, path: resolved.path, err: malformed.message },
+        'refused a malformed WebSocket handshake',
+      );
+      return refuse(socket, malformed, pathname);
     }
     const headers: HeaderMap = {};
     for (const k in req.headers) {
