@@ -5,6 +5,7 @@ import type { Command } from './command.js';
 import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
 import { withStore } from './store-options.js';
 import { notice } from './notice.js';
+import { FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './fault-options.js';
 
 export const recordCommand: Command = {
   name: 'record',
@@ -12,7 +13,8 @@ export const recordCommand: Command = {
   usage: [
     'tapedeck record NAME [--dir DIR | --store URL] [--namespace NS] [--port N] [--host H] [--route PREFIX=URL]...',
     '                [--config FILE] [--overwrite | --append] [--allow-host NAME]... [--verbose] [--connect-timeout S]',
-    '                [--response-timeout S] [--idle-timeout S] [--shutdown-timeout S] [--sandbox] [-- COMMAND ARGS...]',
+    '                [--response-timeout S] [--idle-timeout S] [--shutdown-timeout S] [--faults FILE] [--fault RULE]...',
+    '                [--seed N] [--sandbox] [-- COMMAND ARGS...]',
     '',
     '  NAME                the tape to write (DIR/NAME.jsonl); --tape NAME (-t) says the same',
     '  -- COMMAND ARGS...  wrapper mode: listen on a free port, run COMMAND with OPENAI_BASE_URL, ANTHROPIC_BASE_URL,',
@@ -36,24 +38,29 @@ export const recordCommand: Command = {
     '  --idle-timeout S      seconds a response body may go quiet (default 120)',
     '  --shutdown-timeout S  on SIGINT / SIGTERM, seconds exchanges in flight get to finish (default 5); one still',
     '                        waiting for its upstream is cancelled at once and written with the error',
+    ...FAULT_USAGE,
+    '                      (against the live API: an injected answer is on the tape as match.kind fault)',
   ].join('\n'),
-  options: { ...SERVE_OPTIONS, overwrite: { type: 'boolean' }, append: { type: 'boolean' } },
+  options: { ...SERVE_OPTIONS, overwrite: { type: 'boolean' }, append: { type: 'boolean' }, ...FAULT_OPTIONS },
   allowPositionals: true,
   async run(ctx) {
     const settings = serveSettings(ctx, { usage: 'tapedeck record NAME [flags] [-- COMMAND ARGS...]' });
     const { log } = settings;
     if (ctx.values.overwrite === true && ctx.values.append === true)
       throw new TapedeckError('BAD_ARGS', '--overwrite and --append exclude each other');
+    const faults = faultPlanFrom(ctx.values);
     return withStore(settings.config, async (store) => {
       const options: RecordOptions = {
         ...proxyBase(settings, store),
         mode: 'record',
         whenTapeFails: settings.config.whenTapeFails,
         ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
+        ...(faults ? { faults: faults.plan } : {}),
       };
-      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => [`recording to ${p.writer.path}`] });
+      const lines = (path: string): string[] => [`recording to ${path}`, ...(faults?.rules ?? []).map((r) => `this run: fault ${r}`)];
+      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => lines(p.writer.path) });
       const proxy = await startProxy(options);
-      notice(ctx, `recording to ${proxy.writer.path}`);
+      notice(ctx, lines(proxy.writer.path));
       return serveUntilSignal(proxy, ctx, log);
     });
   },

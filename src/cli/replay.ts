@@ -28,6 +28,7 @@ import { renamedList, stringList, stringValue, type Command, type ParsedValues }
 import { sideEffectNotes } from './side-effect-notes.js';
 import { noticeLines, warning, type Said } from './notice.js';
 import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
+import { checkExpected, EXPECT_USAGE, expectFrom, FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './fault-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',
@@ -39,7 +40,7 @@ export const replayCommand: Command = {
     '                [--llm tape|live [--model [ROUTE=]M]... [--system-prompt [ROUTE=]TEXT|@FILE]... [--temperature [ROUTE=]T]...',
     '                 [--max-tokens [ROUTE=]N]... [--live-route ROUTE]... [--live-after STEP]] [--mock FILE]',
     '                [--connect-timeout S] [--response-timeout S] [--idle-timeout S] [--shutdown-timeout S]',
-    '                [--sandbox] [-- COMMAND ARGS...]',
+    '                [--faults FILE] [--fault RULE]... [--seed N] [--expect KINDS] [--sandbox] [-- COMMAND ARGS...]',
     '',
     '  NAME                the tape to replay: a name, a unique prefix, latest, or a path to a .jsonl; --tape NAME says',
     '                      the same',
@@ -69,6 +70,8 @@ export const replayCommand: Command = {
     '                      ones go live (implies --llm live); tool calls still come from the tape or are blocked',
     '  --mock FILE         YAML of mocked answers (tool [+ arguments] -> result; route [+ method, path] -> status, body),',
     '                      asked before the tape; marked match "mock" on the replay tape',
+    ...FAULT_USAGE,
+    ...EXPECT_USAGE,
     '  -- COMMAND ARGS...  wrapper mode, as for record: run COMMAND against this replay, exit with its code',
     '  --sandbox           with -- COMMAND (Linux): run it where nothing but tapedeck is reachable',
     '  (--dir, --store, --namespace, --port, --host, --route, --config, --allow-host, --verbose, --connect-timeout,',
@@ -91,6 +94,8 @@ export const replayCommand: Command = {
     'live-route': { type: 'string', multiple: true },
     'live-after': { type: 'string' },
     mock: { type: 'string' },
+    ...FAULT_OPTIONS,
+    expect: { type: 'string' },
   },
   deprecated: {
     'only-route': {
@@ -125,6 +130,8 @@ export const replayCommand: Command = {
       if (!r.startsWith('/')) throw new TapedeckError('BAD_ARGS', `--live-route needs a route prefix such as /openai (got "${r}")`);
     const plan = buildOverridePlan(parseOverrides(ctx.values, llm), { families: modelFamilies(config.prices), liveRoutes });
     const header = planHeader(plan);
+    const faults = faultPlanFrom(ctx.values);
+    const expected = expectFrom(ctx.values);
     const sideEffectsFile = stringValue(ctx.values, 'side-effects');
     const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
     // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
@@ -170,6 +177,7 @@ export const replayCommand: Command = {
         ...(mockFile !== undefined ? { mocks: mockFile } : {}),
         ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
         ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
+        ...(faults ? { faults: faults.plan } : {}),
       };
       const started = (proxy: RunningProxy): (string | Said)[] => [
         ...formatPlan(
@@ -185,6 +193,7 @@ export const replayCommand: Command = {
               `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
             ]),
         ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
+        ...(faults ? faults.rules.map((r) => `this run: fault ${r}`) : []),
         ...sideEffectNotes(proxy.source?.exchanges ?? [], {
           tape,
           onMiss,
@@ -194,10 +203,24 @@ export const replayCommand: Command = {
         ...(proxy.source?.problems ?? []).map((p) => warning(`${tape} line ${p.line}: ${p.message}`)),
         `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
       ];
-      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started });
+      // --expect: once the run has ended, the recorded calls it never made fail it (the agent's own failure first).
+      let replayName = saveAs ?? tape;
+      const after =
+        expected === undefined
+          ? undefined
+          : async (code: number): Promise<number> => {
+              const verdict = await checkExpected(ref.store, tape, replayName, expected);
+              noticeLines(ctx, verdict.lines);
+              return verdict.failed && code === 0 ? 1 : code;
+            };
+      const named = (proxy: RunningProxy): (string | Said)[] => {
+        replayName = proxy.writer.name;
+        return started(proxy);
+      };
+      if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: named, ...(after ? { after } : {}) });
       const proxy = await startProxy(options);
-      noticeLines(ctx, started(proxy));
-      return serveUntilSignal(proxy, ctx, log);
+      noticeLines(ctx, named(proxy));
+      return serveUntilSignal(proxy, ctx, log, after);
     });
   },
 };

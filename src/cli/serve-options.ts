@@ -131,7 +131,12 @@ export function proxyBase(
 }
 
 /** Serve until SIGINT / SIGTERM (or the end of the npx that started it, `until-stopped.ts`), then finish writing and resolve 0. */
-export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext, log: Logger): Promise<number> {
+export async function serveUntilSignal(
+  proxy: RunningProxy,
+  ctx: CommandContext,
+  log: Logger,
+  after?: (code: number) => Promise<number>,
+): Promise<number> {
   // Handlers before the line: whoever waits for it may signal at once (a pipe write is synchronous on Linux), and a
   // signal before them would kill the process with the tape unfinished and locked.
   const stopped = untilStopped(log);
@@ -142,7 +147,7 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
   notice(ctx, `${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})`);
   log.flush();
   const failed = proxy.writer.failure;
-  if (failed === undefined) return 0;
+  if (failed === undefined) return after ? after(0) : 0;
   notice(ctx, `the tape is incomplete: ${failed.message}`, 'error');
   return 1;
 }

@@ -20,6 +20,8 @@ export async function runWrapped(
     /** Lines to print once the proxy is up (the replay plan, the tape being written). */
     started?: (proxy: RunningProxy) => (string | Said)[];
     extra?: Pick<RunUnderOptions, 'launch' | 'forwardProxy'>;
+    /** A check once the command and the proxy have ended (the replay's contract): the exit code it leaves. */
+    after?: (code: number) => Promise<number>;
   } = {},
 ): Promise<number> {
   const [command, ...args] = ctx.rest as [string, ...string[]];
@@ -67,5 +69,5 @@ export async function runWrapped(
     notice(ctx, `the tape is incomplete: ${result.tapeFailure.message}`, 'error');
     return result.exitCode === 0 ? 1 : result.exitCode;
   }
-  return result.exitCode;
+  return opts.after ? opts.after(result.exitCode) : result.exitCode;
 }
