@@ -79,30 +79,9 @@ export async function decide(message: Message, ctx: McpContext): Promise<Decisio
   };
 }
 
-/**
- * Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone.
- * `each` runs after each decision, before the next message is decided (the server sends what it got then).
- */
-export async function decideAll(
-  messages: readonly Message[],
-  ctx: McpContext,
-  each?: (decision: Decision) => Promise<void>,
-): Promise<Decision[]> {
+/** Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone. */
+export async function decideAll(messages: readonly Message[], ctx: McpContext): Promise<Decision[]> {
   const out: Decision[] = [];
-  for (const message of messages) {
-    const d = await decide(message, ctx);
-    out.push(d);
-    if (each) await each(d);
-  }
-  return out;
-}
-
-/** The answers of a batch's decisions, in order (a notification has none). */
-export function batchAnswers(decisions: readonly Decision[]): Message[] {
-  const out: Message[] = [];
-  for (const d of decisions) {
-    const last = d.messages.at(-1);
-    if (d.kind !== 'accepted' && last !== undefined) out.push(last.message);
-  }
+  for (const message of messages) out.push(await decide(message, ctx));
   return out;
 }

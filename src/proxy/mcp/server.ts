@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js';
 import type { Message, RequestId } from '../../providers/mcp.js';
 import type { AnswerOptions } from '../../replay/mcp-answer.js';
 import type { ExchangeLog } from '../exchange-log.js';
-import { decideAll, type Decision, type Forwarded, type McpContext } from './engine.js';
+import { decideAll, type Decision, type McpContext } from './engine.js';
 import type { ReplayTransport } from './transport.js';
 
 export interface McpServerOptions {
@@ -33,11 +33,12 @@ export class McpReplayServer {
   }
 
   /** One message or a batch: each message decided as if sent alone, written to the tape, then what it got sent. */
-  async receive<Extra>(transport: ReplayTransport<Extra>, value: Message | Message[], extra: Extra): Promise<void> {
+  private async receive<Extra>(transport: ReplayTransport<Extra>, value: Message | Message[], extra: Extra): Promise<void> {
+    const live = transport.live;
     const ctx: McpContext = {
       answer: this.opts.answer,
       incoming: (message) => transport.incoming(message, extra),
-      live: transport.live === undefined ? undefined : (message) => transport.live?.(message, extra) as Promise<Forwarded>,
+      live: live && ((message) => live(message, extra)),
       noLive: transport.noLive,
     };
     const decisions = await decideAll(Array.isArray(value) ? value : [value], ctx);

@@ -9,10 +9,12 @@
  * - JSON-RPC batches (MCP 2025-03-26), which the SDK no longer carries: a batch arrives as one array of messages.
  *   The server always sends message by message; a transport that answers a batch in one piece (stdio's one line,
  *   Streamable HTTP's one array or stream) puts the answers together itself.
- * - `send(message, { relatedRequestId })`, as the SDK's `StreamableHTTPServerTransport` takes it, tells a transport
- *   which request a message belongs to (its answer, or a notification sent while it was open), so the answer finds
- *   the POST it belongs to; the options also carry the message's recorded offset (pacing) and the server's decision
- *   (how the answer was found and recorded: HTTP shows it in headers, answers with the recorded status and framing).
+ * - `send(message, { relatedRequestId, offsetMs, decision })`: as the SDK's `StreamableHTTPServerTransport` takes
+ *   it, `relatedRequestId` says which request a message belongs to (its answer, or a notification sent while it was
+ *   open); `decision` is the server's decision for that request, whose `message` is the request itself, the key by
+ *   which an answer finds the POST (or batch) it belongs to even when two open requests share a JSON-RPC id; it also
+ *   says how the answer was found and recorded (HTTP shows it in headers, answers with the recorded status and
+ *   framing). `offsetMs` is the message's recorded offset, for transports that pace (`pace.ts`).
  * - A message that cannot be read (not JSON, not JSON-RPC, a line over the limit) goes to `onerror` as a
  *   `TapedeckError` with the text it was, so it can be answered and recorded.
  *

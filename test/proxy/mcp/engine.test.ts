@@ -1,6 +1,6 @@
 /** The MCP engine's decisions and what it writes, in-process against a tape in the in-memory store. */
 import { describe, expect, it } from 'vitest';
-import { batchAnswers, decide, decideAll, type McpContext } from '../../../src/proxy/mcp/engine.js';
+import { decide, decideAll, type McpContext } from '../../../src/proxy/mcp/engine.js';
 import { stdioIncoming } from '../../../src/proxy/stdio/exchange.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import { policyForTape } from '../../../src/replay/side-effects.js';
@@ -85,16 +85,17 @@ describe('decide', () => {
   });
 });
 
-describe('decideAll and batchAnswers', () => {
-  it('decides a batch in order, each message as if alone; the answers leave notifications out', async () => {
+describe('decideAll', () => {
+  it('decides a batch in order, each message as if alone', async () => {
     const { ctx } = await context('strict');
-    const seen: string[] = [];
     const decisions = await decideAll(
       [call(1, 'read_note', { id: 'a' }), { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, call(2, 'wipe_notes')],
       ctx,
-      (d) => Promise.resolve(void seen.push(d.kind)),
     );
-    expect(seen).toEqual(['answered', 'accepted', 'answered']);
-    expect(batchAnswers(decisions).map((m) => m.id)).toEqual([1, 2]);
+    expect(decisions.map((d) => [d.kind, d.match.kind, d.messages.at(-1)?.message.id])).toEqual([
+      ['answered', 'exact', 1],
+      ['accepted', 'exact', undefined],
+      ['answered', 'blocked', 2],
+    ]);
   });
 });
