@@ -32,9 +32,19 @@ export function parseRpcBody(text: string): ParsedRpcBody {
   try {
     value = parseJson(text);
   } catch (err) {
-    const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
-    return { ok: false, error: new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`) };
+    return { ok: false, error: unreadableRpc(err) };
   }
+  return rpcMessages(value);
+}
+
+/** Why a client's wire text could not be read as JSON (`PARSE_ERROR`), from what parsing it threw. */
+export function unreadableRpc(err: unknown): TapedeckError {
+  const why = err instanceof JsonTooDeepError ? `is ${err.message}` : 'is not valid JSON';
+  return new TapedeckError('PARSE_ERROR', `Parse error: the message ${why}`);
+}
+
+/** A parsed JSON value as JSON-RPC: one message, or a batch of them (`batch`), or why it is neither. */
+export function rpcMessages(value: unknown): ParsedRpcBody {
   if (!Array.isArray(value)) {
     const one = validateRpc(value);
     return one.ok ? { ok: true, messages: [one.message], batch: false } : one;

@@ -7,6 +7,7 @@ import { isTapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { describeExchange, type KnownRequestSide } from '../providers/describe.js';
 import { splitBatchExchange } from '../providers/mcp-batch.js';
+import { LegacyPairing } from './mcp/legacy-pairing.js';
 import type { Exchange } from '../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../tape/tape-writer.js';
 
@@ -56,10 +57,15 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
       log.debug({ id: ex.id, route: ex.route, path: ex.request.path, status: ex.response?.status }, 'exchange written');
     return true;
   };
+  // Recording: a legacy MCP stream's record says which of its events answered which POST (`legacy-pairing.ts`).
+  const pairing = writer.header.mode === 'record' ? new LegacyPairing() : undefined;
   const appendOne = (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
     let appended: Promise<Exchange>;
     try {
-      appended = writer.append(described ? ex : describeExchange(ex, log, known));
+      const full = described ? ex : describeExchange(ex, log, known);
+      pairing?.annotate(full);
+      appended = writer.append(full);
+      if (pairing !== undefined) appended = appended.then((stored) => (pairing.observe(stored), stored));
     } catch (err) {
       appended = Promise.reject(err as Error);
     }

@@ -168,6 +168,12 @@ export const McpMeaningSchema = z.object({
   sessionId: z.string().optional(),
   protocolVersion: z.string().optional(),
   transport: z.enum(['streamable-http', 'sse', 'stdio']),
+  /**
+   * A legacy HTTP+SSE stream (recorded): which of its events answered which POST (that POST's exchange id, and the
+   * indexes of its events in `response.events`: notifications first, the answer last). Absent on tapes recorded
+   * before it existed; replay pairs those itself.
+   */
+  answers: z.array(z.object({ exchange: z.string(), events: z.array(z.number().int().nonnegative()) })).optional(),
 });
 export type McpMeaning = z.infer<typeof McpMeaningSchema>;
 

@@ -1,25 +1,18 @@
 /**
- * The MCP replay engine: the one place a client's messages are decided, answered and written to the replay tape,
- * whatever carried them (a stdio line, a Streamable HTTP POST, a legacy HTTP+SSE POST). Each message, alone or in a
+ * The MCP replay engine: the one place a client's messages are decided, whatever carried them (a stdio line, a Streamable HTTP POST, a legacy HTTP+SSE POST). Each message, alone or in a
  * JSON-RPC batch, gets the decision a single message gets (`answerMessage`): accepted (a notification, or the
  * client's answer to a server request), answered (from the tape, a mock, blocked, a miss), or forwarded live (a safe
  * request the tape cannot answer, when misses go live). A live forward that cannot happen becomes a JSON-RPC error
- * and a miss. Every decision goes on the replay tape once, with `notes.blocked` for a blocked side effect, and a
- * blocked call or a miss is logged.
+ * and a miss.
  *
- * What stays with the transports: framing (stdio lines; JSON or SSE over HTTP; the legacy GET stream), how a batch's
- * answers are put together on the wire, HTTP sessions and the transport's own errors, and how a message is written
- * as a request record (`commit` takes the exchange the transport built).
+ * The replay server (`server.ts`) runs this for every transport and writes what it decided to the replay tape.
  */
 import { TapedeckError } from '../../errors.js';
-import type { Logger } from '../../log.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
 import { requestId, type Message, type TimedMessage } from '../../providers/mcp.js';
 import { answerMessage, type AnswerOptions } from '../../replay/mcp-answer.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
 import type { Exchange, MatchInfo } from '../../tape/schema.js';
-import type { NewExchange } from '../../tape/tape-writer.js';
-import type { ExchangeLog } from '../exchange-log.js';
 
 /** What a live forward brought back. */
 export interface Forwarded {
@@ -33,19 +26,16 @@ export interface Forwarded {
   sent?: boolean;
 }
 
-/** Where the engine works for one transport: how to decide, where to record, and how to go live. */
+/** How one client message is decided: with what, and how a miss goes live. */
 export interface McpContext {
   /** The tape, matcher, side-effect policy and miss policy a message is decided with. */
   answer: AnswerOptions;
-  /** The replay tape. */
-  out: ExchangeLog;
-  log: Logger;
   /** The matcher's view of one client message. */
   incoming(message: Message): IncomingRequest;
   /** Forward a safe miss to the real server. Absent: misses cannot go live here, see `noLive`. */
-  live?: (message: Message) => Promise<Forwarded>;
+  live?: ((message: Message) => Promise<Forwarded>) | undefined;
   /** Why a miss cannot go live on this transport (when `live` is absent). */
-  noLive?: string;
+  noLive?: string | undefined;
 }
 
 /** What one client message got. */
@@ -89,41 +79,9 @@ export async function decide(message: Message, ctx: McpContext): Promise<Decisio
   };
 }
 
-/**
- * Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone.
- * `each` runs after each decision, before the next message is decided (stdio sends a message's notifications then).
- */
-export async function decideAll(
-  messages: readonly Message[],
-  ctx: McpContext,
-  each?: (decision: Decision) => Promise<void>,
-): Promise<Decision[]> {
+/** Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone. */
+export async function decideAll(messages: readonly Message[], ctx: McpContext): Promise<Decision[]> {
   const out: Decision[] = [];
-  for (const message of messages) {
-    const d = await decide(message, ctx);
-    out.push(d);
-    if (each) await each(d);
-  }
+  for (const message of messages) out.push(await decide(message, ctx));
   return out;
-}
-
-/** The answers of a batch's decisions, in order (a notification has none). */
-export function batchAnswers(decisions: readonly Decision[]): Message[] {
-  const out: Message[] = [];
-  for (const d of decisions) {
-    const last = d.messages.at(-1);
-    if (d.kind !== 'accepted' && last !== undefined) out.push(last.message);
-  }
-  return out;
-}
-
-/**
- * Put what a message got on the replay tape (`ex`, built by the transport), unless the transport's live forward
- * already did; a blocked side effect carries `notes.blocked`. A blocked call or a miss is logged.
- */
-export function commit(d: Decision, ex: NewExchange, ctx: Pick<McpContext, 'out' | 'log'>): void {
-  if (d.forwarded?.recorded !== true)
-    ctx.out.write(d.match.kind === 'blocked' ? { ...ex, notes: { ...ex.notes, blocked: d.match.reason } } : ex);
-  if (d.match.kind === 'blocked' || d.match.kind === 'miss')
-    ctx.log.info({ method: d.message.method, match: d.match.kind, reason: d.match.reason }, 'mcp replay');
 }

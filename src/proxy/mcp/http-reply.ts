@@ -6,7 +6,7 @@ import { scaledDelay } from '../../replay/modes.js';
 import type { Timing } from '../types.js';
 import { round } from '../../tape/sse.js';
 import { elapsedSince, type Call } from '../../engine/call.js';
-import { exchangeRecord } from '../../engine/record.js';
+import { exchangeRecord, type Answer } from '../../engine/record.js';
 import type { ResponseSink } from '../sink.js';
 import { openSse, sendBody, sendJson, SSE_HEADERS, sseEvent } from '../sink-send.js';
 import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
@@ -42,14 +42,9 @@ export async function sendReply(sink: ResponseSink, reply: Reply, timing: Timing
   stream.end();
 }
 
-/** The replay tape's record of an answer tapedeck gave itself. */
-export function servedExchange(
-  call: Call,
-  reply: Reply | { status: number; headers: HeaderMap; body?: unknown },
-  match: MatchInfo,
-  extra: { notes?: Record<string, unknown> } = {},
-): NewExchange {
-  const response: NonNullable<NewExchange['response']> = { status: reply.status, headers: reply.headers };
+/** The replay tape's record of an answer tapedeck gave itself (a JSON-RPC reply, or a bare status with a JSON body). */
+export function servedAnswer(reply: Reply | { status: number; headers: HeaderMap; body?: unknown }, durationMs: number): Answer {
+  const response: NonNullable<Answer['response']> = { status: reply.status, headers: reply.headers };
   if ('messages' in reply) {
     if (reply.sse)
       response.events = reply.messages.map((m): SseEvent => ({
@@ -63,5 +58,15 @@ export function servedExchange(
   } else {
     response.body = reply.body === undefined ? { kind: 'empty' } : { kind: 'json', json: reply.body };
   }
-  return exchangeRecord(call, { response, timing: { durationMs: elapsedSince(call) } }, { match, notes: extra.notes });
+  return { response, timing: { durationMs: round(durationMs) } };
+}
+
+/** The replay tape's record of an answer tapedeck gave itself, lasting until now. */
+export function servedExchange(
+  call: Call,
+  reply: Reply | { status: number; headers: HeaderMap; body?: unknown },
+  match: MatchInfo,
+  extra: { notes?: Record<string, unknown> } = {},
+): NewExchange {
+  return exchangeRecord(call, servedAnswer(reply, elapsedSince(call)), { match, notes: extra.notes });
 }

@@ -1,14 +1,15 @@
 /**
- * What a tape says about each MCP route, computed once per tape: whether the server used sessions, whether it
- * spoke the legacy HTTP+SSE transport (and its GET and POST paths), and for legacy POSTs the answers that came back
- * on the GET stream.
+ * What a tape says about each MCP route, computed once when its replay is set up (and kept by the responder that
+ * replays it): whether the server used sessions, whether it spoke the legacy HTTP+SSE transport (and its GET and POST
+ * paths), and for legacy POSTs the answers that came back on the GET stream (`legacy-pairing.ts`).
  */
 import type { Matcher } from '../../replay/matcher.js';
 import { createReplayMatcher } from '../../replay/pipeline.js';
 import type { Exchange } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
-import { progressToken, recordedMessages, RESPONSE_METHOD, STREAM_METHOD } from '../../providers/mcp.js';
+import { STREAM_METHOD, type TimedMessage } from '../../providers/mcp.js';
 import { endpointBelowRoute } from '../legacy-endpoint.js';
+import { pairedMessages } from './legacy-pairing.js';
 
 export interface LegacyRoute {
   /** Path of the GET stream below the route prefix, e.g. `/sse`. */
@@ -18,7 +19,7 @@ export interface LegacyRoute {
   /** Matcher over the recorded legacy POSTs with the per-run `sessionId` query left out of the key. */
   matcher: Matcher;
   /** Recorded POST exchange id -> the messages its request caused on the GET stream (notifications, then the answer). */
-  answers: Map<string, { offsetMs: number; message: Record<string, unknown> }[]>;
+  answers: Map<string, TimedMessage[]>;
 }
 
 export interface McpRoute {
@@ -28,18 +29,8 @@ export interface McpRoute {
   legacy?: LegacyRoute;
 }
 
-const cache = new WeakMap<LoadedTape, Map<string, McpRoute>>();
-
-export function mcpRoutes(tape: LoadedTape): Map<string, McpRoute> {
-  let routes = cache.get(tape);
-  if (routes === undefined) {
-    routes = index(tape);
-    cache.set(tape, routes);
-  }
-  return routes;
-}
-
-function index(tape: LoadedTape): Map<string, McpRoute> {
+/** The MCP routes of a tape, by route prefix. */
+export function indexMcpRoutes(tape: LoadedTape): Map<string, McpRoute> {
   const out = new Map<string, McpRoute>();
   const byRoute = new Map<string, Exchange[]>();
   for (const ex of tape.exchanges) {
@@ -69,30 +60,11 @@ function index(tape: LoadedTape): Map<string, McpRoute> {
 }
 
 function legacyIndex(ssePath: string, postPath: string, streams: Exchange[], list: Exchange[]): LegacyRoute {
-  const answers = new Map<string, { offsetMs: number; message: Record<string, unknown> }[]>();
   const posts = list.filter((ex) => ex.request.method === 'POST' && ex.request.path === postPath);
-  for (const stream of streams) {
-    const endpoint = stream.response?.events?.find((e) => e.event === 'endpoint');
-    const sid = endpoint ? new URL(endpoint.data.trim(), 'http://x').searchParams.get('sessionId') : null;
-    const messages = recordedMessages(stream).map((m) => ({ at: stream.offsetMs + m.offsetMs, message: m.message }));
-    const mine = posts
-      .filter((p) => p.request.query.some(([k, v]) => k === 'sessionId' && v === sid))
-      .sort((a, b) => a.offsetMs - b.offsetMs);
-    for (const post of mine) {
-      const id = post.mcp?.jsonrpcId;
-      if (id === undefined || post.mcp?.method === RESPONSE_METHOD) continue;
-      const answer = messages.find((m) => m.at >= post.offsetMs - 1 && !('method' in m.message) && m.message.id === id);
-      const until = answer?.at ?? Infinity;
-      const token = progressToken(post.request.body.kind === 'json' ? post.request.body.json : undefined);
-      const related = messages.filter((m) => {
-        if (m.at < post.offsetMs - 1 || m.at > until || !('method' in m.message)) return false;
-        const t = (m.message.params as { progressToken?: unknown } | undefined)?.progressToken;
-        return t === undefined || t === token;
-      });
-      const out = related.map((m) => ({ offsetMs: Math.max(0, m.at - post.offsetMs), message: m.message }));
-      if (answer) out.push({ offsetMs: Math.max(0, answer.at - post.offsetMs), message: answer.message });
-      answers.set(post.id, out);
-    }
-  }
-  return { ssePath, postPath, answers, matcher: createReplayMatcher(posts, { ignoreQuery: ['sessionId'] }) };
+  return {
+    ssePath,
+    postPath,
+    answers: pairedMessages(streams, posts),
+    matcher: createReplayMatcher(posts, { ignoreQuery: ['sessionId'] }),
+  };
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/log.js';
 import { createMcpResponder } from '../../../src/proxy/mcp/responder.js';
 import { startProxy } from '../../../src/proxy/server.js';
@@ -175,6 +175,34 @@ describe('JSON-RPC batches over Streamable HTTP', () => {
       expect(served.map((ex) => [ex.mcp?.method, ex.mcp?.toolName, ex.match?.kind])).toEqual([...once, ...once]);
       expect(served.some((ex) => ex.match?.kind === 'live')).toBe(false);
     });
+  });
+
+  it("reads a POST's body once: the batch's text is parsed once, none of its messages again", async () => {
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'notes',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'notes-parse-once',
+      responders: [createMcpResponder()],
+      log,
+    });
+    const url = proxy.url + ROUTE;
+    const sid = await open(url);
+    const body = JSON.stringify(BATCH);
+    const texts = new Set([body, ...BATCH.map((m) => JSON.stringify(m))]);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const answer = await post(url, BATCH, sid);
+      expect(answer.messages.filter((m) => m.method === undefined).map((m) => m.id)).toEqual([11, 12]);
+      expect(parse.mock.calls.filter(([text]) => texts.has(text as string)).map(([text]) => (text === body ? 'batch' : 'message'))).toEqual(
+        ['batch'],
+      );
+    } finally {
+      parse.mockRestore();
+      await proxy.close();
+    }
   });
 
   it('a safe call the tape lacks goes live message by message when the reviewed file allows it; the rest of the batch does not', async () => {

@@ -1,13 +1,11 @@
 /** The MCP engine's decisions and what it writes, in-process against a tape in the in-memory store. */
 import { describe, expect, it } from 'vitest';
-import { batchAnswers, commit, decide, decideAll, type McpContext } from '../../../src/proxy/mcp/engine.js';
-import type { ExchangeLog } from '../../../src/proxy/exchange-log.js';
+import { decide, decideAll, type McpContext } from '../../../src/proxy/mcp/engine.js';
 import { stdioIncoming } from '../../../src/proxy/stdio/exchange.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import { policyForTape } from '../../../src/replay/side-effects.js';
 import type { OnMiss } from '../../../src/replay/modes.js';
-import type { NewExchange } from '../../../src/tape/tape-writer.js';
-import { log, NOTE, recordedTape, ROUTE } from '../stdio/stdio-tape.js';
+import { NOTE, recordedTape, ROUTE } from '../stdio/stdio-tape.js';
 
 const call = (id: number, name: string, args: Record<string, unknown> = {}): Record<string, unknown> => ({
   jsonrpc: '2.0',
@@ -16,10 +14,8 @@ const call = (id: number, name: string, args: Record<string, unknown> = {}): Rec
   params: { name, arguments: args },
 });
 
-async function context(onMiss: OnMiss, extra: Partial<McpContext> = {}): Promise<{ ctx: McpContext; written: NewExchange[] }> {
+async function context(onMiss: OnMiss, extra: Partial<McpContext> = {}): Promise<{ ctx: McpContext }> {
   const { tape } = await recordedTape();
-  const written: NewExchange[] = [];
-  const out = { write: (ex: NewExchange) => void written.push(ex) } as unknown as ExchangeLog;
   const ctx: McpContext = {
     answer: {
       matcher: createReplayMatcher(tape.exchanges),
@@ -28,22 +24,11 @@ async function context(onMiss: OnMiss, extra: Partial<McpContext> = {}): Promise
       tapeName: tape.name,
       exchanges: tape.exchanges,
     },
-    out,
-    log,
     incoming: (m) => stdioIncoming(ROUTE, m),
     ...extra,
   };
-  return { ctx, written };
+  return { ctx };
 }
-
-const anExchange = (): NewExchange => ({
-  startedAt: new Date().toISOString(),
-  offsetMs: 0,
-  transport: 'stdio',
-  route: ROUTE,
-  request: { method: 'POST', path: '/', query: [], headers: {}, body: { kind: 'empty' } },
-  timing: { durationMs: 0 },
-});
 
 describe('decide', () => {
   it('answers a recorded call with the incoming id and progress token, its notifications first', async () => {
@@ -100,28 +85,17 @@ describe('decide', () => {
   });
 });
 
-describe('decideAll and batchAnswers', () => {
-  it('decides a batch in order, each message as if alone; the answers leave notifications out', async () => {
+describe('decideAll', () => {
+  it('decides a batch in order, each message as if alone', async () => {
     const { ctx } = await context('strict');
-    const seen: string[] = [];
     const decisions = await decideAll(
       [call(1, 'read_note', { id: 'a' }), { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, call(2, 'wipe_notes')],
       ctx,
-      (d) => Promise.resolve(void seen.push(d.kind)),
     );
-    expect(seen).toEqual(['answered', 'accepted', 'answered']);
-    expect(batchAnswers(decisions).map((m) => m.id)).toEqual([1, 2]);
-  });
-});
-
-describe('commit', () => {
-  it('writes the exchange, with notes.blocked for a blocked call; a live forward the transport recorded is not written twice', async () => {
-    const { ctx, written } = await context('live', { live: () => Promise.resolve({ messages: [], recorded: true }) });
-    commit(await decide(call(1, 'wipe_notes'), ctx), anExchange(), ctx);
-    commit(await decide(call(2, 'read_note', { id: 'zzz' }), ctx), anExchange(), ctx);
-    commit(await decide(call(3, 'read_note', { id: 'a' }), ctx), { ...anExchange(), notes: { batch: { index: 0, size: 1 } } }, ctx);
-    expect(written).toHaveLength(2);
-    expect(written[0]?.notes).toEqual({ blocked: expect.stringMatching(/side effect/) });
-    expect(written[1]?.notes).toEqual({ batch: { index: 0, size: 1 } });
+    expect(decisions.map((d) => [d.kind, d.match.kind, d.messages.at(-1)?.message.id])).toEqual([
+      ['answered', 'exact', 1],
+      ['accepted', 'exact', undefined],
+      ['answered', 'blocked', 2],
+    ]);
   });
 });

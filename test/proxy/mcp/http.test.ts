@@ -97,6 +97,17 @@ describe.each([
           'notifications/progress',
         ]);
         expect(call?.mcp?.result).toEqual(recorded.long);
+      } else {
+        // The stream's record says which of its events answered which POST: each request, its answer last.
+        const stream = loaded.exchanges.find((ex) => ex.request.method === 'GET');
+        const requests = loaded.exchanges.filter((ex) => ex.request.method === 'POST' && ex.mcp?.jsonrpcId !== undefined);
+        expect(stream?.mcp?.answers?.map((a) => a.exchange)).toEqual(requests.map((ex) => ex.id));
+        for (const { exchange, events } of stream?.mcp?.answers ?? []) {
+          const answer = JSON.parse(stream?.response?.events?.[events.at(-1) as number]?.data ?? '{}') as { id?: unknown };
+          expect(answer.id).toBe(loaded.exchanges.find((ex) => ex.id === exchange)?.mcp?.jsonrpcId);
+        }
+        const slow = stream?.mcp?.answers?.find((a) => a.exchange === call?.id);
+        expect(slow?.events.length).toBe(4);
       }
     });
 

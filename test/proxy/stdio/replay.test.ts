@@ -1,10 +1,14 @@
 /**
- * The stdio replay in-process: the SDK client over `InMemoryTransport`, and the line transport over in-memory
- * streams (a stdout that reports back-pressure, a line over the limit), against a tape in the in-memory store.
+ * The stdio replay in-process: the SDK client over `InMemoryTransport` and over in-memory streams read the way a pipe
+ * is, and the line transport over in-memory streams (a stdout that reports back-pressure, a line over the limit),
+ * against a tape in the in-memory store.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough, Writable, type Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { replayStdio, type StdioReplayOptions } from '../../../src/proxy/stdio/replay.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
@@ -106,7 +110,57 @@ describe('stdio replay with the SDK client over InMemoryTransport', () => {
   });
 });
 
+/**
+ * The client end of a stdio connection as the SDK's `StdioClientTransport` reads its pipe (its `ReadBuffer`, every
+ * message of a read handled at once), each read taking whatever the server wrote until the reader got to it.
+ */
+class PipeClientTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: Transport['onclose'];
+  onerror?: Transport['onerror'];
+  private readonly buffer = new ReadBuffer();
+  constructor(
+    private readonly toServer: Writable,
+    private readonly fromServer: Readable,
+  ) {}
+  start(): Promise<void> {
+    this.fromServer.on('readable', () => {
+      for (let chunk: Buffer | null; (chunk = this.fromServer.read() as Buffer | null) !== null;) this.buffer.append(chunk);
+      for (let m: JSONRPCMessage | null; (m = this.buffer.readMessage()) !== null;) this.onmessage?.(m);
+    });
+    return Promise.resolve();
+  }
+  send(message: JSONRPCMessage): Promise<void> {
+    this.toServer.write(serializeMessage(message));
+    return Promise.resolve();
+  }
+  close(): Promise<void> {
+    this.toServer.end();
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}
+
 describe('stdio replay over stdin and stdout', () => {
+  it("a call's progress reaches the SDK client whole: its answer never comes in the same read as its notifications", async () => {
+    const { store, tape } = await recordedTape();
+    const { opts } = await replayOptions(store, tape, 'progress-replay');
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const served = replayStdio({ ...opts, stdin, stdout });
+    const client = new Client({ name: 'pipe-test', version: '1' });
+    await client.connect(new PipeClientTransport(stdin, stdout));
+    const progress: number[] = [];
+    for (let i = 0; i < 3; i++)
+      expect(
+        await client.callTool({ name: 'read_note', arguments: { id: 'a' } }, undefined, { onprogress: (p) => progress.push(p.progress) }),
+      ).toEqual(NOTE);
+    // Written together, a notification and its answer are read together, and the SDK drops the notification.
+    expect(progress).toEqual([1, 1, 1]);
+    await client.close();
+    expect(await served).toBe(0);
+  });
+
   it('waits for drain when stdout reports back-pressure: at most one answer beyond its buffer, in order, none lost', async () => {
     const { store, tape } = await recordedTape();
     const { opts } = await replayOptions(store, tape, 'drain-replay');
