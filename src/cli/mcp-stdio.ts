@@ -16,6 +16,7 @@ import { parseOnMiss } from './replay.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
 import { notice } from './notice.js';
 import { requiredTape, TAPE_OPTION } from './tape-arg.js';
+import { FAULT_OPTIONS, faultPlanFrom } from './fault-options.js';
 
 export const mcpStdioCommand: Command = {
   name: 'mcp-stdio',
@@ -23,7 +24,7 @@ export const mcpStdioCommand: Command = {
   usage: [
     'tapedeck mcp-stdio NAME --mode record|replay [--dir DIR | --store URL] [--name NAME] [--side-effects FILE]',
     '                   [--on-miss strict|lenient|live] [--save-as NAME] [--overwrite | --append] [--max-line-mb N]',
-    '                   [--verbose] -- COMMAND ARGS...',
+    '                   [--faults FILE] [--fault RULE]... [--seed N] [--verbose] -- COMMAND ARGS...',
     '',
     '  NAME              the tape (to record: a name; to replay: a name, a prefix, latest or a path to a .jsonl);',
     '                    --tape NAME says the same',
@@ -38,6 +39,10 @@ export const mcpStdioCommand: Command = {
     "  --max-line-mb N   the longest JSON-RPC line read, in MB (default 10, the MCP SDK's): replay answers a longer",
     '                    line with a -32700 error, record relays it unrecorded; one line on stderr either way',
     '  --overwrite/--append  when recording to a tape that exists',
+    '  --faults FILE     inject faults in replay: a YAML file of rules; a rule whose then is toolError or rpcError',
+    '                    answers the MCP requests it picks with it (see tapedeck replay --help for the rule shape)',
+    "  --fault RULE      one rule inline: '{when: {tool: refund_order}, then: {toolError: card declined}}'",
+    '  --seed N          the seed of rules with a probability',
     '  --verbose         structured logs on stderr',
     "stdout carries JSON-RPC only; tapedeck's own messages go to stderr.",
     STORE_USAGE,
@@ -54,10 +59,12 @@ export const mcpStdioCommand: Command = {
     overwrite: { type: 'boolean' },
     append: { type: 'boolean' },
     verbose: { type: 'boolean' },
+    ...FAULT_OPTIONS,
   },
   allowPositionals: true,
   async run(ctx) {
     const tape = requiredTape(ctx, 'tapedeck mcp-stdio NAME --mode record|replay [flags] -- COMMAND ARGS...');
+    const faults = faultPlanFrom(ctx.values);
     const mode = stringValue(ctx.values, 'mode');
     if (mode !== 'record' && mode !== 'replay')
       throw new TapedeckError('BAD_ARGS', `--mode must be record or replay (got ${mode === undefined ? 'nothing' : `"${mode}"`})`);
@@ -147,6 +154,7 @@ export const mcpStdioCommand: Command = {
           }),
           policy: policyForTape(loaded.exchanges, file),
           onMiss,
+          ...(faults ? { faults: faults.plan } : {}),
           out,
           stdin: process.stdin,
           stdout: ctx.stdout,

@@ -162,7 +162,11 @@ export const replayCommand: Command = {
           ...(llm === 'live'
             ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
             : []),
-          createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(mocks ? { mocks } : {}) }),
+          createMcpResponder({
+            ...(sideEffects ? { sideEffects } : {}),
+            ...(mocks ? { mocks } : {}),
+            ...(faults ? { faults: faults.plan } : {}),
+          }),
         ],
         llm,
         // Realtime / Live sessions go live whole, the overrides in their URL and setup (--live-after counts HTTP calls only).

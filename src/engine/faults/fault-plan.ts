@@ -26,9 +26,22 @@ export interface PickedFault {
   description: string;
 }
 
+/**
+ * Where a rule acts: on an HTTP answer (a status, a reset, a cut, a delay), on an MCP message's answer (a tool error,
+ * a JSON-RPC error), or on a WebSocket session (a close). Each place asks only for the rules that act there, so an
+ * MCP POST is not counted twice, once as HTTP and once as a message.
+ */
+export type FaultLevel = 'http' | 'mcp' | 'websocket';
+
+export function levelOf(then: FaultThen): FaultLevel {
+  if (then.toolError !== undefined || then.rpcError !== undefined) return 'mcp';
+  if (then.close !== undefined) return 'websocket';
+  return 'http';
+}
+
 export interface FaultPlan {
-  /** The fault this call gets, if any (counting it against every rule it matches). */
-  pick(facts: FaultFacts): PickedFault | undefined;
+  /** The fault this call gets at this level, if any (counting it against every rule of the level it matches). */
+  pick(facts: FaultFacts, level?: FaultLevel): PickedFault | undefined;
   /** Faults injected so far. */
   readonly injected: number;
 }
@@ -59,15 +72,16 @@ export function createFaultPlan(rules: readonly FaultRule[], opts: { seed?: numb
   const random = seeded(opts.seed ?? Date.now());
   const seen = rules.map(() => 0);
   const hits = rules.map(() => 0);
+  const levels = rules.map((r) => levelOf(r.then));
   let injected = 0;
   return {
     get injected() {
       return injected;
     },
-    pick(facts) {
+    pick(facts, level = 'http') {
       let picked: PickedFault | undefined;
       rules.forEach((rule, i) => {
-        if (!matches(rule, facts)) return;
+        if (levels[i] !== level || !matches(rule, facts)) return;
         const n = ++seen[i]!;
         if (picked !== undefined) return;
         const w = rule.when;

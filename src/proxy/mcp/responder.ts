@@ -15,6 +15,7 @@ import { LegacySseEndpoint } from './legacy-sse.js';
 import { McpPost } from './mcp-post.js';
 import { indexMcpRoutes, type McpRoute } from './route-index.js';
 import { McpReplayServer } from './server.js';
+import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -23,6 +24,8 @@ export interface McpResponderOptions {
   policy?: SideEffectPolicy;
   /** Mocked tool results (`--mock`), asked before the tape. */
   mocks?: Mocks;
+  /** Faults injected into the run (`--faults`): tool errors and JSON-RPC errors instead of recorded answers. */
+  faults?: FaultPlan;
 }
 
 const JSONRPC_MARKER = Buffer.from('"jsonrpc"');
@@ -80,7 +83,7 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
     exchanges: ctx.tape.exchanges,
     mocks: opts.mocks,
   };
-  const http = new StreamableHttpEndpoint(ctx, new McpReplayServer({ answer, out: ctx.out, log: ctx.log }));
+  const http = new StreamableHttpEndpoint(ctx, new McpReplayServer({ answer, out: ctx.out, log: ctx.log, faults: opts.faults }));
   const legacy = new Map<string, LegacySseEndpoint>();
   for (const [prefix, route] of routes) {
     const l = route.legacy;
@@ -90,6 +93,7 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
       answer: { ...answer, matcher: l.matcher, messagesOf: (ex) => l.answers.get(ex.id) ?? [], mocks: undefined },
       out: ctx.out,
       log: ctx.log,
+      faults: opts.faults,
     });
     legacy.set(prefix, new LegacySseEndpoint(ctx, l, server));
   }

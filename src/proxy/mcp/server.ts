@@ -9,10 +9,12 @@
  */
 import { exchangeRecord } from '../../engine/record.js';
 import type { Logger } from '../../log.js';
-import type { Message, RequestId } from '../../providers/mcp.js';
+import { rpcError, type Message, type RequestId } from '../../providers/mcp.js';
 import type { AnswerOptions } from '../../replay/mcp-answer.js';
 import type { ExchangeLog } from '../exchange-log.js';
-import { decideAll, type Decision, type McpContext } from './engine.js';
+import { decide, type Decision, type McpContext } from './engine.js';
+import type { FaultPlan } from '../../engine/faults/fault-plan.js';
+import { isRequestMessage } from '../../providers/mcp-batch.js';
 import type { ReplayTransport } from './transport.js';
 
 export interface McpServerOptions {
@@ -21,6 +23,8 @@ export interface McpServerOptions {
   /** The replay tape. */
   out: ExchangeLog;
   log: Logger;
+  /** Faults injected into the run (`--faults`): a request a rule picks gets a tool error or a JSON-RPC error instead. */
+  faults?: FaultPlan | undefined;
 }
 
 export class McpReplayServer {
@@ -41,7 +45,9 @@ export class McpReplayServer {
       live: live && ((message) => live(message, extra)),
       noLive: transport.noLive,
     };
-    const decisions = await decideAll(Array.isArray(value) ? value : [value], ctx);
+    const decisions: Decision[] = [];
+    for (const message of Array.isArray(value) ? value : [value])
+      decisions.push(this.injected(transport, message, extra) ?? (await decide(message, ctx)));
     // On the tape first, in order (a client may answer before this call returns), then sent.
     for (const d of decisions) this.record(transport, d, extra, decisions);
     for (const d of decisions) {
@@ -50,11 +56,36 @@ export class McpReplayServer {
     }
   }
 
+  /**
+   * A request a fault rule picks: answered with the rule's tool error (a `tools/call` result with `isError`) or
+   * JSON-RPC error, never from the tape (so a client that retries it gets the recorded answer).
+   */
+  private injected<Extra>(transport: ReplayTransport<Extra>, message: Message, extra: Extra): Decision | undefined {
+    if (this.opts.faults === undefined || !isRequestMessage(message)) return undefined;
+    const tool = message.method === 'tools/call' ? (message.params as { name?: unknown } | undefined)?.name : undefined;
+    const facts = {
+      route: transport.callOf(message, extra).route,
+      method: String(message.method),
+      tool: typeof tool === 'string' ? tool : undefined,
+    };
+    const fault = this.opts.faults.pick(facts, 'mcp');
+    if (fault === undefined) return undefined;
+    const id = message.id as RequestId;
+    const { then } = fault;
+    const answer: Message =
+      then.toolError !== undefined && tool !== undefined
+        ? { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: then.toolError }], isError: true } }
+        : rpcError(id, then.rpcError?.code ?? -32603, then.rpcError?.message ?? then.toolError ?? 'injected fault');
+    const match = { kind: 'fault' as const, reason: `injected by fault rule ${fault.description}` };
+    return { kind: 'answered', message, messages: [{ offsetMs: 0, message: answer }], match, at: performance.now() };
+  }
+
   /** Put what a message got on the replay tape, unless its live forward already did; log a blocked call or a miss. */
   private record<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, all: readonly Decision[]): void {
     if (d.forwarded?.recorded !== true) {
       const call = transport.callOf(d.message, extra);
-      const notes = d.match.kind === 'blocked' ? { blocked: d.match.reason } : undefined;
+      const notes =
+        d.match.kind === 'blocked' ? { blocked: d.match.reason } : d.match.kind === 'fault' ? { fault: d.match.reason } : undefined;
       this.opts.out.write(exchangeRecord(call, transport.answerOf(d, call, extra, all), { match: d.match, notes }));
     }
     if (d.match.kind === 'blocked' || d.match.kind === 'miss')

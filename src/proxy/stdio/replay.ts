@@ -8,6 +8,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
+import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 import { createExchangeLog } from '../exchange-log.js';
 import type { OnMiss, Timing } from '../types.js';
 import type { Matcher } from '../../replay/matcher.js';
@@ -40,6 +41,8 @@ interface StdioReplayBase {
   live?: (initialize: () => Message | undefined) => LiveStdioServer;
   /** The longest line read from the client, in bytes (default 10 MB, the MCP SDK's). */
   maxLineBytes?: number;
+  /** Faults injected into the run (`--faults`): tool errors and JSON-RPC errors instead of recorded answers. */
+  faults?: FaultPlan;
 }
 
 /** Serve until stdin ends; resolves 0 once every answer is written and the replay tape is complete. */
@@ -64,6 +67,7 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     answer: { matcher: opts.matcher, policy: opts.policy, onMiss: opts.onMiss, tapeName: opts.tape.name, exchanges: opts.tape.exchanges },
     out: tapeLog,
     log: opts.log,
+    faults: opts.faults,
   });
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
   await server.connect(transport);
