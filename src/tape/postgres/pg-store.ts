@@ -13,25 +13,23 @@ import type { TapeHeader } from '../schema.js';
 import type { TapeStats } from '../stats.js';
 import type { TapeListEntry, TapeProblem, TapeStore } from '../store.js';
 import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } from '../tape-reader.js';
-import { clientConfig, createPool, pgLocation, storeError, type PgLocation } from './connection.js';
+import { CLOSE_GRACE_MS, clientConfig, createPool, pgLocation, storeError, type PgLocation, type PgLocationOptions } from './connection.js';
+import { bounded, endWithin } from './deadline.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { importIntoPg } from './pg-import.js';
 import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
-export interface PgStoreOptions {
-  /** Over the URL's `?namespace=`. Default `default`. */
-  namespace?: string;
-}
+export type PgStoreOptions = PgLocationOptions;
 
 export async function createPgStore(url: string, opts: PgStoreOptions = {}): Promise<TapeStore> {
-  const loc = pgLocation(url, opts.namespace);
-  const pool = createPool(loc);
+  const loc = pgLocation(url, opts);
+  const { pool, end } = createPool(loc);
   const fail = (what: string, err: unknown): TapedeckError => storeError(loc, what, err);
   try {
     await ensureSchema(pool, loc);
   } catch (err) {
-    await pool.end().catch(() => undefined);
+    await end();
     throw fail('open', err);
   }
   const blobs = createPgBlobs(pool, fail);
@@ -190,6 +188,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       } catch (err) {
         throw fail('delete', err);
       }
+      let removed: { shas: string[] };
       try {
         // The writer's lock, held for the deletion: a tape being recorded (here or on any machine) is refused.
         const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
@@ -209,8 +208,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
           const row = gone.rows[0];
           if (row === undefined) throw await notFound(name);
           await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, notifyPayload(ns, name)]);
-          await blobs.collect(row.shas);
-          return { name, path: where(name), sideFiles: row.shas.length > 0 };
+          removed = row;
         } finally {
           await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
         }
@@ -219,6 +217,11 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       } finally {
         client.release();
       }
+      // With the connection back in the pool: the clean-up is calls of its own, each with its deadline.
+      await blobs.collect(removed.shas).catch((err: unknown) => {
+        throw fail('delete', err);
+      });
+      return { name, path: where(name), sideFiles: removed.shas.length > 0 };
     },
     readBlob(_name, body) {
       return blobs.read(body);
@@ -243,7 +246,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     async close() {
       await listener.close();
-      await pool.end().catch(() => undefined);
+      await end();
     },
   };
   return store;
@@ -295,7 +298,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
         if (client !== c) return;
         client = undefined;
         connecting = undefined;
-        void c.end().catch(() => undefined);
+        void endWithin(c, CLOSE_GRACE_MS);
         if (!closed && watchers.size > 0) {
           retry = setTimeout(() => void connect().then(notifyAll, () => undefined), 1000);
           retry.unref();
@@ -304,7 +307,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
       c.on('error', lost);
       c.on('end', lost);
       await c.connect();
-      await c.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      await bounded(c, loc.timeoutMs).query(`LISTEN ${NOTIFY_CHANNEL}`);
       client = c;
     })().catch((err: unknown) => {
       connecting = undefined;
@@ -338,7 +341,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
       watchers.clear();
       const c = client;
       client = undefined;
-      await c?.end().catch(() => undefined);
+      if (c !== undefined) await endWithin(c, CLOSE_GRACE_MS);
     },
   };
 }
