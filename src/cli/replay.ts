@@ -89,7 +89,7 @@ export const replayCommand: Command = {
     mock: { type: 'string' },
   },
   async run(ctx) {
-    const settings = serveSettings(ctx, { tapeRef: true });
+    const settings = serveSettings(ctx, { tapeRef: true, replay: true });
     const { config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
@@ -127,6 +127,7 @@ export const replayCommand: Command = {
         routes: settings.routeSources.chosen,
         fallbackRoutes: settings.routeSources.defaults,
         mode: 'replay',
+        whenTapeFails: config.whenTapeFails,
         onMiss,
         timing,
         ...(saveAs !== undefined ? { saveAs } : {}),

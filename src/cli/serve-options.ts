@@ -50,8 +50,11 @@ export interface ServeSettings {
   onTapeFailure: (err: TapedeckError) => void;
 }
 
-/** `opts.tapeRef`: `--tape` is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later. */
-export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } = {}): ServeSettings {
+/**
+ * `opts.tapeRef`: `--tape` is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later.
+ * `opts.replay`: the tape written is a replay tape (what the failure line speaks of).
+ */
+export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean; replay?: boolean } = {}): ServeSettings {
   const tape = stringValue(ctx.values, 'tape');
   if (tape === undefined) throw new TapedeckError('BAD_ARGS', '--tape NAME is required');
   if (ctx.values.sandbox === true && ctx.rest.length === 0)
@@ -82,9 +85,13 @@ export function serveSettings(ctx: CommandContext, opts: { tapeRef?: boolean } =
     ctx.env,
   );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
+  const [tapeKind, mode] = opts.replay === true ? ['replay tape', 'replay'] : ['tape', 'record'];
+  // Said once, when the tape fails: what happens to the requests from now on.
   const onTapeFailure = (err: TapedeckError): void =>
     void ctx.stderr.write(
-      `tapedeck: ${err.message}; nothing more will reach the tape (record answers 503 from now on, unless whenTapeFails: serve)\n`,
+      config.whenTapeFails === 'serve'
+        ? `tapedeck: ${err.message}; ${mode} goes on answering (whenTapeFails: serve), but the ${tapeKind} is incomplete from here\n`
+        : `tapedeck: ${err.message}; nothing more will reach the ${tapeKind} (${mode} answers 503 from now on, unless whenTapeFails: serve)\n`,
     );
   return { tape, config, log, routeSources: routeSources(file, flags), onTapeFailure };
 }
@@ -137,11 +144,12 @@ export async function serveUntilSignal(proxy: RunningProxy, ctx: CommandContext,
   await stopped;
   await proxy.close();
   // The count is what is on disk: a line that could not be written is not counted.
-  ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})\n`);
+  const tapeKind = proxy.source !== undefined ? 'replay tape' : 'tape';
+  ctx.stderr.write(`tapedeck: ${proxy.writer.count} exchange(s) on ${tapeKind} "${proxy.writer.name}" (${proxy.writer.path})\n`);
   log.flush();
   const failed = proxy.writer.failure;
   if (failed === undefined) return 0;
-  ctx.stderr.write(`tapedeck: the tape is incomplete: ${failed.message}\n`);
+  ctx.stderr.write(`tapedeck: the ${tapeKind} is incomplete: ${failed.message}\n`);
   return 1;
 }
 

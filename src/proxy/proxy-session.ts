@@ -128,6 +128,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     stopping,
     // The name it was loaded by (a tape file copied under another name keeps its header's name).
     blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
+    ...(opts.whenTapeFails ? { onTapeFailure: opts.whenTapeFails } : {}),
   });
   const sessions = lazySessions(
     async () =>

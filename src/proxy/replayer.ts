@@ -3,6 +3,9 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { httpError } from '../providers/errors.js';
+import { detectLlmApi } from '../providers/detect.js';
+import { TapedeckError } from '../errors.js';
+import type { TapeFailurePolicy } from './recorder.js';
 import { missCandidates, missError } from '../replay/miss.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
 import { bodyJson } from '../tape/body.js';
@@ -44,6 +47,11 @@ export interface ReplayerOptions {
   stopping?: Cancel;
   /** Bodies too large to hold: streamed from the tape's store, copied to the replay tape's. */
   blobs?: ReplayBlobs;
+  /**
+   * Once the replay tape can no longer be written (the database gone, the disk full), as record: `refuse` (default)
+   * answers every request 503, saying so; `serve` goes on answering from the tape, the replay tape incomplete.
+   */
+  onTapeFailure?: TapeFailurePolicy;
 }
 
 export interface Replayer {
@@ -89,8 +97,29 @@ export function createReplayer(opts: ReplayerOptions): Replayer {
     forwardLive,
   };
 
+  const refuseUnkept = opts.onTapeFailure !== 'serve';
+  let refusal: { failed: TapedeckError; answer: TapedeckError } | undefined;
+  /** The 503 of a replay whose replay tape failed: it speaks of the replay tape (made once per failure). */
+  const unkept = (failed: TapedeckError): TapedeckError => {
+    if (refusal?.failed !== failed)
+      refusal = {
+        failed,
+        answer: new TapedeckError(
+          'TAPE_WRITE_FAILED',
+          `replay answers no more requests: the replay tape cannot be written, and would not keep them (${failed.message})`,
+          { status: 503, cause: failed, ...(failed.details !== undefined ? { details: failed.details } : {}) },
+        ),
+      };
+    return refusal.answer;
+  };
+
   return {
     async handle(req, res) {
+      const failed = out.writer.failure;
+      if (failed !== undefined && refuseUnkept) {
+        sendError(res, httpError(unkept(failed), detectLlmApi(req.route.prefix, req.path, req.method, req.route.upstream)));
+        return;
+      }
       if (opts.matchHeaders === false) withoutTapedeckHeaders(res);
       const ctx: ReplayContext = ctxBase;
       const sink = nodeSink(res);

@@ -10,7 +10,6 @@ import { TapedeckError } from '../../errors.js';
 import { validateTapeName } from '../paths.js';
 import { resolveRef, tapeNotFound, type LatestKind, type ResolveSource } from '../resolve.js';
 import type { TapeHeader } from '../schema.js';
-import type { TapeStats } from '../stats.js';
 import type { TapeListEntry, TapeProblem, TapeStore } from '../store.js';
 import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } from '../tape-reader.js';
 import { CLOSE_GRACE_MS, clientConfig, createPool, pgLocation, storeError, type PgLocation, type PgLocationOptions } from './connection.js';
@@ -18,6 +17,7 @@ import { bounded, endWithin } from './deadline.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { importIntoPg } from './pg-import.js';
 import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
+import { isTapeName, rowStats } from './rows.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
 export type PgStoreOptions = PgLocationOptions;
@@ -79,7 +79,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     async latest(kind: LatestKind) {
       const r = await query<{ name: string }>(
         'read',
-        `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND ($2::text IS NULL OR mode = $2)
+        `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND ($2::text IS NULL OR mode = $2) AND name ~ '${NAME_PATTERN}'
           ORDER BY created_at DESC, name DESC LIMIT 1`,
         [ns, kind === 'any' ? null : kind],
       );
@@ -91,7 +91,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND name LIKE $2 ESCAPE '\\' ORDER BY name LIMIT $3`,
         [ns, `${likeEscape(prefix)}%`, limit],
       );
-      return r.rows.map((x) => x.name);
+      return r.rows.map((x) => x.name).filter(isTapeName);
     },
   };
 
@@ -130,9 +130,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     lines: (name) => records(name),
     async names() {
-      return (await query<{ name: string }>('read', 'SELECT name FROM tapedeck_tapes WHERE namespace = $1 ORDER BY name', [ns])).rows.map(
-        (r) => r.name,
-      );
+      // Only names tapedeck would write: a row another writer gave a name with control characters is never offered.
+      return (await query<{ name: string }>('read', 'SELECT name FROM tapedeck_tapes WHERE namespace = $1 ORDER BY name', [ns])).rows
+        .map((r) => r.name)
+        .filter(isTapeName);
     },
     async list(q = {}) {
       const params: unknown[] = [ns];
@@ -150,20 +151,27 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         add((p) => `t.id IN (SELECT e.tape_id FROM tapedeck_exchanges e WHERE e.tools @> ARRAY[${p}]::text[])`, q.tool);
       const limit = q.limit;
       if (limit !== undefined) params.push(limit + 1);
-      const r = await query<{ name: string; header: string; stats: TapeStats; modified_at: Date }>(
+      const r = await query<{ name: string; header: string; stats: unknown; modified_at: Date }>(
         'list',
         `SELECT t.name, t.header, t.stats, t.modified_at FROM tapedeck_tapes t WHERE ${conds.join(' AND ')}
           ORDER BY t.name${limit !== undefined ? ` LIMIT $${params.length}` : ''}`,
         params,
       );
       const rows = limit !== undefined ? r.rows.slice(0, limit) : r.rows;
+      // A row is input like a tape line (anyone with access to the database may have written it): one that is not
+      // what tapedeck writes is listed as unreadable, with why, and the listing goes on.
       const tapes: TapeListEntry[] = rows.map((row) => {
         const problems: TapeProblem[] = [];
+        const modifiedAt = row.modified_at.toISOString();
+        if (!isTapeName(row.name))
+          return { ok: false, name: row.name, error: 'not a tape name tapedeck writes: written by something else?', modifiedAt };
+        const stats = rowStats(row.stats);
+        if (!stats.ok) return { ok: false, name: row.name, error: stats.error, modifiedAt };
         try {
           const header: TapeHeader = parseHeader(where(row.name), JSON.parse(row.header));
-          return { ok: true, name: row.name, header, stats: row.stats, problems, modifiedAt: row.modified_at.toISOString() };
+          return { ok: true, name: row.name, header, stats: stats.stats, problems, modifiedAt };
         } catch (err) {
-          return { ok: false, name: row.name, error: (err as Error).message, modifiedAt: row.modified_at.toISOString() };
+          return { ok: false, name: row.name, error: (err as Error).message, modifiedAt };
         }
       });
       return limit !== undefined && r.rows.length > limit ? { tapes, next: (rows[rows.length - 1] as { name: string }).name } : { tapes };
@@ -177,7 +185,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         'SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND replay_of = $2 ORDER BY name',
         [ns, name],
       );
-      return r.rows.map((x) => x.name);
+      return r.rows.map((x) => x.name).filter(isTapeName);
     },
     async remove(name) {
       validateTapeName(name);
@@ -267,6 +275,9 @@ async function ensureSchema(pool: pg.Pool, loc: PgLocation): Promise<void> {
     client.release();
   }
 }
+
+/** The characters of a tape name (`validateTapeName`), as a PostgreSQL regular expression: picks rows in SQL. */
+const NAME_PATTERN = '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$';
 
 function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);

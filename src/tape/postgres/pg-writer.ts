@@ -29,6 +29,7 @@ import { CLOSE_GRACE_MS, clientConfig, storeError, type PgLocation } from './con
 import { bounded, cut, endWithin, type Db } from './deadline.js';
 import type { PgBlobs } from './pg-blobs.js';
 import { docField, DOC_OF_ROW, pgJson } from './pg-text.js';
+import { rowStats } from './rows.js';
 
 export const NOTIFY_CHANNEL = 'tapedeck_tapes';
 
@@ -293,7 +294,7 @@ async function claim(client: Db, ctx: PgWriterContext, opts: WriterOptions, name
     );
   }
   const ifExists = opts.ifExists ?? 'fail';
-  const found = await client.query<{ id: string; header: string; next_seq: number; next_pos: number; exchanges: number; stats: TapeStats }>(
+  const found = await client.query<{ id: string; header: string; next_seq: number; next_pos: number; exchanges: number; stats: unknown }>(
     'SELECT id, header, next_seq, next_pos, exchanges, stats FROM tapedeck_tapes WHERE namespace = $1 AND name = $2',
     [loc.namespace, name],
   );
@@ -306,6 +307,14 @@ async function claim(client: Db, ctx: PgWriterContext, opts: WriterOptions, name
   }
   if (row !== undefined && ifExists === 'append') {
     const header = parseHeader(ctx.where(name), JSON.parse(row.header));
+    // The totals go on from what the row holds: a row another writer broke is refused, not added to.
+    const stats = rowStats(row.stats);
+    if (!stats.ok) {
+      await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+      throw new TapedeckError('TAPE_CORRUPT', `cannot append to tape "${name}" (${ctx.where(name)}): ${stats.error}`, {
+        details: { tape: name, store: loc.display },
+      });
+    }
     const marked = await client.query<{ doc: string }>(
       `SELECT doc FROM tapedeck_exchanges WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'
      UNION ALL SELECT doc FROM tapedeck_parts WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'`,
@@ -317,7 +326,7 @@ async function claim(client: Db, ctx: PgWriterContext, opts: WriterOptions, name
       seq: row.next_seq,
       pos: row.next_pos,
       count: row.exchanges,
-      stats: row.stats,
+      stats: stats.stats,
       firstMarker: highestMarker(marked.rows.map((r) => r.doc).join('\n')) + 1,
       append: true,
     };
