@@ -49,6 +49,8 @@ const SECRET_PARAM = /pass|secret|token|credential/i;
 export function pgLocation(url: string, opts: PgLocationOptions = {}): PgLocation {
   let parsed: ConnectionOptions;
   let config: pg.ClientConfig;
+  // The parser reads anything else as a URL relative to a dummy host (a keyword/value string would become a database name).
+  if (!/^postgres(?:ql)?:\/\//i.test(url)) throw unreadable(url, undefined);
   try {
     parsed = parseConnectionString(url);
     config = toClientConfig(parsed) as pg.ClientConfig;
@@ -69,7 +71,7 @@ export function pgLocation(url: string, opts: PgLocationOptions = {}): PgLocatio
 
 /** A URL the driver's parser refuses, as one line that does not quote it. */
 function unreadable(url: string, err: unknown): TapedeckError {
-  const e = err as NodeJS.ErrnoException;
+  const e = (err ?? {}) as NodeJS.ErrnoException;
   // A certificate or key file named by the URL (sslrootcert=...): the path is no secret.
   if (typeof e.path === 'string' && e.code !== undefined)
     return new TapedeckError('BAD_ARGS', `the tape store URL names a file that cannot be read: ${e.path} (${e.code})`);
