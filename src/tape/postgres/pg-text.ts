@@ -11,11 +11,20 @@
 const NUL_ESCAPE = '\\u0000';
 
 /**
+ * Whether JSON text may hold a `\u0000` escape. `"0000"` first: V8 finds that short pattern by scanning for its
+ * first character, rare in tape lines, where the escape's own first characters (`\`, `u`) are everywhere (a
+ * 9 KB line: ~0.2 µs against ~6 µs).
+ */
+function mayHoldNul(text: string): boolean {
+  return text.includes('0000') && text.includes(NUL_ESCAPE);
+}
+
+/**
  * A record's text as a field of a batch: `"doc":<text>` as it is, or `"doc64":"<base64 of text>"` when the text may
  * hold a `\u0000` escape (an escaped backslash followed by `u0000` takes the same way: still exact).
  */
 export function docField(line: string): string {
-  return line.includes(NUL_ESCAPE) ? `"doc64":"${Buffer.from(line, 'utf8').toString('base64')}"` : `"doc":${line}`;
+  return mayHoldNul(line) ? `"doc64":"${Buffer.from(line, 'utf8').toString('base64')}"` : `"doc":${line}`;
 }
 
 /** The SQL that reads a batch row's record: its `doc`, or its `doc64` decoded. */
@@ -24,5 +33,5 @@ export const DOC_OF_ROW = `COALESCE(r.doc, convert_from(decode(r.doc64, 'base64'
 /** JSON text fit for a `jsonb` value or a `json_to_recordset` text field: each `\u0000` escape becomes `\ufffd`. */
 export function pgJson(json: string): string {
   // An escape is `\u0000` after an even run of backslashes (an odd run makes it a literal backslash and "u0000").
-  return json.includes(NUL_ESCAPE) ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : json;
+  return mayHoldNul(json) ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : json;
 }
