@@ -320,6 +320,7 @@ d('pull from a store holding a damaged body', () => {
       const failed = await runCliInProcess(['pull', 'big', '--from', store(), '--dir', into, '--overwrite']);
       expect(failed.code).toBe(1);
       expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+      expect(failed.stderr).toMatch(/stored body [0-9a-f]{12}\.\.\. in the store is damaged: size 1 bytes, recorded \d+/);
       expect(snapshot()).toEqual(before);
 
       // A tape in a sub-folder, into a folder where nothing was: nothing is left, not even the sub-folder.
