@@ -3,6 +3,7 @@ import { TapedeckError } from '../errors.js';
 import { createUsageCostFn } from '../inspect/cost.js';
 import { fit, formatCost, formatMs, styleFor } from '../inspect/format.js';
 import { listTapes, type TapeListing, type TapeSummary } from '../inspect/summary.js';
+import { visibleText } from '../inspect/visible-text.js';
 import { parseAge } from '../tape/housekeeping.js';
 import type { TapeQuery } from '../tape/store.js';
 import type { Command } from './command.js';
@@ -47,7 +48,7 @@ export const listCommand: Command = {
       if (ctx.values.json === true) {
         const tapes = page.tapes.map((r) => (r.ok ? r.summary : { name: r.name, error: r.error }));
         ctx.stdout.write(JSON.stringify(tapes, null, 2) + '\n');
-        if (page.next !== undefined) notice(ctx, `more tapes: add --after ${page.next}`, 'plain', 'tapedeck list');
+        if (page.next !== undefined) notice(ctx, `more tapes: add --after ${visibleText(page.next)}`, 'plain', 'tapedeck list');
         return 0;
       }
       const width = layoutWidth(ctx);
@@ -56,17 +57,19 @@ export const listCommand: Command = {
         ctx.stdout.write(`no tapes${filtered(query) ? ' match' : ''} in ${store.location}\n`);
         return 0;
       }
+      // Every line is text read from the store (names, models, errors): its control characters are shown, never sent.
+      const line = (text: string): string => fit(visibleText(text), width);
       for (const { row, depth } of grouped(page.tapes)) {
         const pad = '  '.repeat(depth);
         if (!row.ok) {
-          ctx.stdout.write(style.red(fit(`${pad}! ${row.name}: unreadable: ${row.error}`, width)) + '\n');
+          ctx.stdout.write(style.red(line(`${pad}! ${row.name}: unreadable: ${row.error}`)) + '\n');
           continue;
         }
-        const [head, ...facts] = summaryLines(row.summary, width, pad);
-        ctx.stdout.write(`${style.bold(head as string)}\n${facts.map((l) => `${l}\n`).join('')}`);
-        for (const p of row.summary.problems) ctx.stdout.write(style.yellow(fit(`${pad}    ! line ${p.line}: ${p.message}`, width)) + '\n');
+        const [head, ...facts] = summaryLines(row.summary, pad);
+        ctx.stdout.write(`${style.bold(line(head as string))}\n${facts.map((l) => `${line(l)}\n`).join('')}`);
+        for (const p of row.summary.problems) ctx.stdout.write(style.yellow(line(`${pad}    ! line ${p.line}: ${p.message}`)) + '\n');
       }
-      if (page.next !== undefined) ctx.stdout.write(style.dim(`more: add --after ${page.next}`) + '\n');
+      if (page.next !== undefined) ctx.stdout.write(style.dim(`more: add --after ${visibleText(page.next)}`) + '\n');
       return 0;
     });
   },
@@ -123,7 +126,7 @@ function grouped(rows: TapeListing[]): { row: TapeListing; depth: number }[] {
   return out;
 }
 
-function summaryLines(s: TapeSummary, width: number, pad: string): string[] {
+function summaryLines(s: TapeSummary, pad: string): string[] {
   const cost =
     s.cost === null ? 'cost -' : `${formatCost(s.cost)}${s.costedCalls < s.llmCalls ? ` (${s.costedCalls}/${s.llmCalls} priced)` : ''}`;
   const facts = [
@@ -135,19 +138,14 @@ function summaryLines(s: TapeSummary, width: number, pad: string): string[] {
     formatMs(s.durationMs),
   ];
   if (s.errors > 0) facts.push(`${s.errors} error(s)`);
-  const lines = [
-    fit(`${pad}${s.name}  ${s.createdAt.replace('T', ' ').slice(0, 19)}`, width),
-    fit(`${pad}    ${facts.join(' · ')}`, width),
-  ];
+  const lines = [`${pad}${s.name}  ${s.createdAt.replace('T', ' ').slice(0, 19)}`, `${pad}    ${facts.join(' · ')}`];
   if (s.matches) {
     const m = s.matches;
     lines.push(
-      fit(
-        `${pad}    replay of ${s.replayOf?.tape ?? '?'} (on-miss ${s.replayOf?.onMiss ?? '?'}): ` +
-          `exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}` +
-          (m.mock > 0 ? ` · mock ${m.mock}` : ''),
-        width,
-      ),
+      `${pad}    replay of ${s.replayOf?.tape ?? '?'} (on-miss ${s.replayOf?.onMiss ?? '?'}): ` +
+        `exact ${m.exact} · semantic ${m.semantic} · live ${m.live} · blocked ${m.blocked} · miss ${m.miss}` +
+        (m.mock > 0 ? ` · mock ${m.mock}` : '') +
+        ((m.fault ?? 0) > 0 ? ` · fault ${m.fault}` : ''),
     );
   }
   return lines;

@@ -106,7 +106,7 @@ export const replayCommand: Command = {
   },
   allowPositionals: true,
   async run(ctx) {
-    const settings = serveSettings(ctx, { usage: 'tapedeck replay NAME [flags] [-- COMMAND ARGS...]', tapeRef: true });
+    const settings = serveSettings(ctx, { usage: 'tapedeck replay NAME [flags] [-- COMMAND ARGS...]', tapeRef: true, replay: true });
     const { config, log } = settings;
     const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
     const timing = parseTiming(stringValue(ctx.values, 'timing'));
@@ -146,6 +146,7 @@ export const replayCommand: Command = {
         routes: settings.routeSources.chosen,
         fallbackRoutes: settings.routeSources.defaults,
         mode: 'replay',
+        whenTapeFails: config.whenTapeFails,
         onMiss,
         timing,
         ...(saveAs !== undefined ? { saveAs } : {}),

@@ -54,9 +54,10 @@ export interface ServeSettings {
 
 /**
  * `opts.usage`: the command's short usage, said when the tape is missing or two are named. `opts.tapeRef`: the tape
- * is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later.
+ * is a reference to an existing tape (a name, `latest`, a prefix, a path), resolved later. `opts.replay`: the tape
+ * written is a replay tape (what the failure line speaks of).
  */
-export function serveSettings(ctx: CommandContext, opts: { usage: string; tapeRef?: boolean }): ServeSettings {
+export function serveSettings(ctx: CommandContext, opts: { usage: string; tapeRef?: boolean; replay?: boolean }): ServeSettings {
   const tape = requiredTape(ctx, opts.usage);
   if (ctx.values.sandbox === true && ctx.rest.length === 0)
     throw new TapedeckError('BAD_ARGS', '--sandbox runs a command in a sandbox: add -- COMMAND ARGS...');
@@ -86,8 +87,16 @@ export function serveSettings(ctx: CommandContext, opts: { usage: string; tapeRe
     ctx.env,
   );
   const log = createLogger(ctx.values.verbose === true ? 'debug' : (ctx.env.TAPEDECK_LOG ?? 'warn'));
+  const [tapeKind, mode] = opts.replay === true ? ['replay tape', 'replay'] : ['tape', 'record'];
+  // Said once, when the tape fails: what happens to the requests from now on.
   const onTapeFailure = (err: TapedeckError): void =>
-    notice(ctx, `${err.message}; nothing more will reach the tape (record answers 503 from now on, unless whenTapeFails: serve)`, 'error');
+    notice(
+      ctx,
+      config.whenTapeFails === 'serve'
+        ? `${err.message}; ${mode} goes on answering (whenTapeFails: serve), but the ${tapeKind} is incomplete from here`
+        : `${err.message}; nothing more will reach the ${tapeKind} (${mode} answers 503 from now on, unless whenTapeFails: serve)`,
+      'error',
+    );
   return { tape, config, log, routeSources: routeSources(file, flags), onTapeFailure };
 }
 
@@ -144,11 +153,12 @@ export async function serveUntilSignal(
   await stopped;
   await proxy.close();
   // The count is what is on disk: a line that could not be written is not counted.
-  notice(ctx, `${proxy.writer.count} exchange(s) on tape "${proxy.writer.name}" (${proxy.writer.path})`);
+  const tapeKind = proxy.source !== undefined ? 'replay tape' : 'tape';
+  notice(ctx, `${proxy.writer.count} exchange(s) on ${tapeKind} "${proxy.writer.name}" (${proxy.writer.path})`);
   log.flush();
   const failed = proxy.writer.failure;
   if (failed === undefined) return after ? after(0) : 0;
-  notice(ctx, `the tape is incomplete: ${failed.message}`, 'error');
+  notice(ctx, `the ${tapeKind} is incomplete: ${failed.message}`, 'error');
   return 1;
 }
 

@@ -93,6 +93,7 @@ export const serveCommand: Command = {
           fallbackRoutes: settings.routeSources.defaults,
           redact: base.redact,
           onTapeFailure: base.onTapeFailure,
+          whenTapeFails: config.whenTapeFails,
           onMiss,
           timing,
           matcher: (loaded) =>

@@ -9,6 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
+import { TapedeckError } from '../errors.js';
 import { httpError } from '../providers/errors.js';
 import type { MatchInfo } from '../tape/schema.js';
 import type { NewExchange } from '../tape/store.js';
@@ -133,11 +134,23 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
     await answerFromTape(req, res, sink, tape === out ? replay : { ...replay, out: tape }, ctx.forwardLive);
   };
 
+  // The 503 of a replay whose replay tape failed speaks of the replay tape (made once per failure).
+  let refusal: { failed: TapedeckError; answer: TapedeckError } | undefined;
+  const refused = (failed: TapedeckError): TapedeckError => {
+    if (replay === undefined) return failed;
+    if (refusal?.failed !== failed) {
+      const said = `replay answers no more requests: the replay tape cannot be written, and would not keep them (${failed.message})`;
+      const details = failed.details !== undefined ? { details: failed.details } : {};
+      refusal = { failed, answer: new TapedeckError('TAPE_WRITE_FAILED', said, { status: 503, cause: failed, ...details }) };
+    }
+    return refusal.answer;
+  };
+
   return {
     async handle(req, res) {
       const failed = out.writer.failure;
       if (failed !== undefined && !serveUnrecorded) {
-        sendError(res, httpError(failed, requestMeaning(req).api));
+        sendError(res, httpError(refused(failed), requestMeaning(req).api));
         return;
       }
       if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);

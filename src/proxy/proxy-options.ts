@@ -62,6 +62,8 @@ export interface ReplayOptions extends CommonOptions {
   allowLive?: TapeAnswers['allowLive'];
   /** Send the `x-tapedeck-*` headers (how each answer matched). Default true; false for agents that snapshot headers. */
   matchHeaders?: boolean;
+  /** Once the replay tape fails: `refuse` (default) answers every request 503; `serve` answers on, unkept. As record. */
+  whenTapeFails?: TapeFailurePolicy;
   /** Recorded in the replay tape's header (`replayOf.llm`, `replayOf.overrides`). */
   llm?: 'tape' | 'live';
   overrides?: Record<string, unknown>;

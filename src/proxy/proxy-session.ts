@@ -125,8 +125,8 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     dispatcher,
     stopping,
     spill,
-    // The replay tape failing does not stop replay (the answers come from the tape): they are served unrecorded.
-    onTapeFailure: 'serve',
+    // As record: once the replay tape fails, 503 (or, with whenTapeFails: serve, answers that are not kept).
+    onTapeFailure: opts.whenTapeFails ?? 'refuse',
     faults: opts.faults,
     replay: {
       tape,

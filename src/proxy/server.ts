@@ -64,10 +64,13 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     close() {
       closing ??= (async () => {
         stopping.abort(shutdownReason());
+        const until = Date.now() + timeouts.shutdownMs;
         await listening.stop(() => sessions.closeAll());
         // Every exchange settles once its connection is gone; the bound is a safety net, never the normal path.
         await drainWithin(session.drain(), timeouts.shutdownMs, log);
-        await writer.close();
+        // A store that stopped answering fails the tape rather than hold the stop past its time (a healthy one gets at
+        // least half a second to confirm the last commit and let the tape go).
+        await writer.close({ withinMs: Math.max(500, until - Date.now()) });
         // Anything still in flight after the bound is abandoned, not waited for.
         await dispatcher.destroy().catch(() => undefined);
       })();

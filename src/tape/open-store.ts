@@ -9,6 +9,7 @@ import type { TapeStore } from './store.js';
 import { redactStoreUrl } from './url-credentials.js';
 import { withPathRefs } from './path-ref.js';
 
+/** Kept for callers of the library: prefer the store's own `location`, rebuilt from what its driver read. */
 export { redactStoreUrl };
 
 export interface StoreSpec {
@@ -28,8 +29,16 @@ export async function openStore(spec: StoreSpec): Promise<TapeStore> {
     // A path to a .jsonl is a tape reference here too, as in a folder.
     return withPathRefs(await createPgStore(spec.store, spec.namespace === undefined ? {} : { namespace: spec.namespace }));
   }
+  // Never the text itself: what is not a store URL tapedeck reads cannot be told apart from its password.
+  const what =
+    scheme !== undefined
+      ? `a "${scheme}:" URL, which is no tape store tapedeck knows`
+      : /^\s*[a-z_]+\s*=/i.test(spec.store)
+        ? 'a keyword/value connection string (host=... dbname=...), not a URL'
+        : 'not a URL';
   throw new TapedeckError(
     'BAD_ARGS',
-    `unknown tape store "${redactStoreUrl(spec.store)}": give a folder with --dir, or a postgres://USER@HOST:PORT/DB URL with --store`,
+    `the tape store given is ${what} (it is not printed, as it may hold a password): give a folder with --dir, or a ` +
+      'postgres://USER:PASSWORD@HOST:PORT/DB URL with --store',
   );
 }

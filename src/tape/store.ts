@@ -88,8 +88,12 @@ export interface TapeWriter {
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the cause attached), once the tape can no longer be written. */
   readonly failure: TapedeckError | undefined;
-  /** Flush, make durable, release the tape. Never throws for a failed tape: see `failure`. */
-  close(): Promise<void>;
+  /**
+   * Flush, make durable, release the tape. Never throws for a failed tape: see `failure`. `withinMs`: a stop's
+   * remaining time; a store that cannot confirm what is pending by then (a database that stopped answering) fails
+   * the tape with it rather than hold the stop (stores whose writes cannot hang ignore it).
+   */
+  close(opts?: { withinMs?: number }): Promise<void>;
 }
 
 /** An exchange being written while it is open: see `TapeWriter.begin` (`open-exchange.ts` implements it over any store). */

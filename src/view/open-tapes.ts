@@ -104,7 +104,13 @@ export function createOpenTapes(opts: OpenTapesOptions): OpenTapes {
       for (;;) {
         const page = await store.list({ limit: 1000, ...(after !== undefined ? { after } : {}) });
         for (const entry of page.tapes) {
-          const row = listingOf(entry, { usageCost });
+          // One row that cannot be summarised is that row's error, never the whole list's.
+          let row: ReturnType<typeof listingOf>;
+          try {
+            row = listingOf(entry, { usageCost });
+          } catch (err) {
+            row = { ok: false, name: entry.name, error: `cannot be summarised: ${(err as Error).message}` };
+          }
           out.push(
             row.ok
               ? { ...row.summary, ok: true, modifiedAt: row.modifiedAt }

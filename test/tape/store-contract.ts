@@ -401,6 +401,49 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
       }
     });
 
+    it('keeps U+0000 wherever a record holds it (prompt, answer, model, tool, session message), and copies it exactly', async () => {
+      const store = await make();
+      const other = await make();
+      try {
+        const w = await store.openWriter({ name: 'nul', header });
+        const prompt = { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'before\u0000after \\u0000 literal' }] };
+        await w.append(newExchange({ model: 'gpt-\u0000mini', tool: 'send\u0000mail', body: prompt, answer: { out: '\u0000' } }));
+        const open = await w.begin!({
+          startedAt: new Date().toISOString(),
+          offsetMs: 10,
+          transport: 'websocket',
+          route: '/openai',
+          request: { method: 'GET', path: '/v1/realtime', query: [], headers: {}, body: { kind: 'empty' } },
+          response: { status: 101, headers: {} },
+          timing: { durationMs: 0 },
+        });
+        await open.addFrames([{ from: 'server', offsetMs: 1, kind: 'text', data: { kind: 'text', text: 'nul:\u0000' } }]);
+        await open.end({ durationMs: 2 });
+        await w.append(newExchange()); // the tape still takes exchanges after them
+        await w.close();
+        expect(w.failure).toBeUndefined();
+        expect(w.count).toBe(3);
+        const tape = await store.load('nul');
+        expect(tape.problems).toEqual([]);
+        expect(tape.exchanges[0]?.request.body).toEqual({ kind: 'json', json: prompt });
+        expect(tape.exchanges[0]?.response?.body).toEqual({ kind: 'json', json: { out: '\u0000' } });
+        expect(tape.exchanges[0]?.llm?.model).toBe('gpt-\u0000mini');
+        expect(tape.exchanges[1]?.websocket?.frames[0]?.data).toEqual({ kind: 'text', text: 'nul:\u0000' });
+        const listed = (await store.list()).tapes[0];
+        expect(listed?.ok === true && listed.stats.exchanges).toBe(3);
+        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        expect((await copyTape(store, 'nul', other)).exchanges).toBe(3);
+        const a = [];
+        for await (const l of store.lines('nul')) a.push(l.text);
+        const b = [];
+        for await (const l of other.lines('nul')) b.push(l.text);
+        expect(b).toEqual(a);
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+
     it('a closed writer refuses appends; a tape written concurrently by many clients keeps every exchange', async () => {
       const store = await make();
       try {

@@ -123,7 +123,8 @@ export function createPgBlobs(pool: pg.Pool, onError: (what: string, err: unknow
       if (rows.length === 0) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... in the store`);
       const bytes = Buffer.concat(rows.map((r) => r.data));
       const mismatch = blobMismatch(body, bytes);
-      if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
+      if (mismatch !== undefined)
+        throw new TapedeckError('TAPE_CORRUPT', `stored body ${body.sha256.slice(0, 12)}... in the store is damaged: ${mismatch}`);
       return bytes;
     },
 

@@ -10,28 +10,26 @@ import { TapedeckError } from '../../errors.js';
 import { validateTapeName } from '../paths.js';
 import { resolveRef, tapeNotFound, type LatestKind, type ResolveSource } from '../resolve.js';
 import type { TapeHeader } from '../schema.js';
-import type { TapeStats } from '../stats.js';
 import type { TapeListEntry, TapeProblem, TapeStore } from '../store.js';
 import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } from '../tape-reader.js';
-import { clientConfig, createPool, pgLocation, storeError, type PgLocation } from './connection.js';
+import { CLOSE_GRACE_MS, clientConfig, createPool, pgLocation, storeError, type PgLocation, type PgLocationOptions } from './connection.js';
+import { bounded, endWithin } from './deadline.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { importIntoPg } from './pg-import.js';
 import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
+import { isTapeName, rowStats } from './rows.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
-export interface PgStoreOptions {
-  /** Over the URL's `?namespace=`. Default `default`. */
-  namespace?: string;
-}
+export type PgStoreOptions = PgLocationOptions;
 
 export async function createPgStore(url: string, opts: PgStoreOptions = {}): Promise<TapeStore> {
-  const loc = pgLocation(url, opts.namespace);
-  const pool = createPool(loc);
+  const loc = pgLocation(url, opts);
+  const { pool, end } = createPool(loc);
   const fail = (what: string, err: unknown): TapedeckError => storeError(loc, what, err);
   try {
     await ensureSchema(pool, loc);
   } catch (err) {
-    await pool.end().catch(() => undefined);
+    await end();
     throw fail('open', err);
   }
   const blobs = createPgBlobs(pool, fail);
@@ -81,7 +79,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     async latest(kind: LatestKind) {
       const r = await query<{ name: string }>(
         'read',
-        `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND ($2::text IS NULL OR mode = $2)
+        `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND ($2::text IS NULL OR mode = $2) AND name ~ '${NAME_PATTERN}'
           ORDER BY created_at DESC, name DESC LIMIT 1`,
         [ns, kind === 'any' ? null : kind],
       );
@@ -93,7 +91,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         `SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND name LIKE $2 ESCAPE '\\' ORDER BY name LIMIT $3`,
         [ns, `${likeEscape(prefix)}%`, limit],
       );
-      return r.rows.map((x) => x.name);
+      return r.rows.map((x) => x.name).filter(isTapeName);
     },
   };
 
@@ -132,9 +130,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     lines: (name) => records(name),
     async names() {
-      return (await query<{ name: string }>('read', 'SELECT name FROM tapedeck_tapes WHERE namespace = $1 ORDER BY name', [ns])).rows.map(
-        (r) => r.name,
-      );
+      // Only names tapedeck would write: a row another writer gave a name with control characters is never offered.
+      return (await query<{ name: string }>('read', 'SELECT name FROM tapedeck_tapes WHERE namespace = $1 ORDER BY name', [ns])).rows
+        .map((r) => r.name)
+        .filter(isTapeName);
     },
     async list(q = {}) {
       const params: unknown[] = [ns];
@@ -152,20 +151,27 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         add((p) => `t.id IN (SELECT e.tape_id FROM tapedeck_exchanges e WHERE e.tools @> ARRAY[${p}]::text[])`, q.tool);
       const limit = q.limit;
       if (limit !== undefined) params.push(limit + 1);
-      const r = await query<{ name: string; header: string; stats: TapeStats; modified_at: Date }>(
+      const r = await query<{ name: string; header: string; stats: unknown; modified_at: Date }>(
         'list',
         `SELECT t.name, t.header, t.stats, t.modified_at FROM tapedeck_tapes t WHERE ${conds.join(' AND ')}
           ORDER BY t.name${limit !== undefined ? ` LIMIT $${params.length}` : ''}`,
         params,
       );
       const rows = limit !== undefined ? r.rows.slice(0, limit) : r.rows;
+      // A row is input like a tape line (anyone with access to the database may have written it): one that is not
+      // what tapedeck writes is listed as unreadable, with why, and the listing goes on.
       const tapes: TapeListEntry[] = rows.map((row) => {
         const problems: TapeProblem[] = [];
+        const modifiedAt = row.modified_at.toISOString();
+        if (!isTapeName(row.name))
+          return { ok: false, name: row.name, error: 'not a tape name tapedeck writes: written by something else?', modifiedAt };
+        const stats = rowStats(row.stats);
+        if (!stats.ok) return { ok: false, name: row.name, error: stats.error, modifiedAt };
         try {
           const header: TapeHeader = parseHeader(where(row.name), JSON.parse(row.header));
-          return { ok: true, name: row.name, header, stats: row.stats, problems, modifiedAt: row.modified_at.toISOString() };
+          return { ok: true, name: row.name, header, stats: stats.stats, problems, modifiedAt };
         } catch (err) {
-          return { ok: false, name: row.name, error: (err as Error).message, modifiedAt: row.modified_at.toISOString() };
+          return { ok: false, name: row.name, error: (err as Error).message, modifiedAt };
         }
       });
       return limit !== undefined && r.rows.length > limit ? { tapes, next: (rows[rows.length - 1] as { name: string }).name } : { tapes };
@@ -179,7 +185,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
         'SELECT name FROM tapedeck_tapes WHERE namespace = $1 AND replay_of = $2 ORDER BY name',
         [ns, name],
       );
-      return r.rows.map((x) => x.name);
+      return r.rows.map((x) => x.name).filter(isTapeName);
     },
     async remove(name) {
       validateTapeName(name);
@@ -190,6 +196,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       } catch (err) {
         throw fail('delete', err);
       }
+      let removed: { shas: string[] };
       try {
         // The writer's lock, held for the deletion: a tape being recorded (here or on any machine) is refused.
         const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
@@ -209,8 +216,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
           const row = gone.rows[0];
           if (row === undefined) throw await notFound(name);
           await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, notifyPayload(ns, name)]);
-          await blobs.collect(row.shas);
-          return { name, path: where(name), sideFiles: row.shas.length > 0 };
+          removed = row;
         } finally {
           await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]).catch(() => undefined);
         }
@@ -219,6 +225,11 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       } finally {
         client.release();
       }
+      // With the connection back in the pool: the clean-up is calls of its own, each with its deadline.
+      await blobs.collect(removed.shas).catch((err: unknown) => {
+        throw fail('delete', err);
+      });
+      return { name, path: where(name), sideFiles: removed.shas.length > 0 };
     },
     readBlob(_name, body) {
       return blobs.read(body);
@@ -243,7 +254,7 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     async close() {
       await listener.close();
-      await pool.end().catch(() => undefined);
+      await end();
     },
   };
   return store;
@@ -264,6 +275,9 @@ async function ensureSchema(pool: pg.Pool, loc: PgLocation): Promise<void> {
     client.release();
   }
 }
+
+/** The characters of a tape name (`validateTapeName`), as a PostgreSQL regular expression: picks rows in SQL. */
+const NAME_PATTERN = '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$';
 
 function likeEscape(s: string): string {
   return s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -295,7 +309,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
         if (client !== c) return;
         client = undefined;
         connecting = undefined;
-        void c.end().catch(() => undefined);
+        void endWithin(c, CLOSE_GRACE_MS);
         if (!closed && watchers.size > 0) {
           retry = setTimeout(() => void connect().then(notifyAll, () => undefined), 1000);
           retry.unref();
@@ -304,7 +318,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
       c.on('error', lost);
       c.on('end', lost);
       await c.connect();
-      await c.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      await bounded(c, loc.timeoutMs).query(`LISTEN ${NOTIFY_CHANNEL}`);
       client = c;
     })().catch((err: unknown) => {
       connecting = undefined;
@@ -338,7 +352,7 @@ function createListener(loc: PgLocation): { watch(key: string, fn: () => void): 
       watchers.clear();
       const c = client;
       client = undefined;
-      await c?.end().catch(() => undefined);
+      if (c !== undefined) await endWithin(c, CLOSE_GRACE_MS);
     },
   };
 }

@@ -7,7 +7,9 @@
  * - the exchanges of one event-loop turn go in one statement, one round trip (group commit): the rows, the tape's
  *   running totals and the NOTIFY that live viewers follow;
  * - the database going away is loud, like a full disk: the first failure is reported once with the count of what is
- *   committed, and every later append rejects with it (the recorder answers 503 from then on).
+ *   committed, and every later append rejects with it (the recorder answers 503 from then on); so is a database that
+ *   stops answering (every call has a deadline, `deadline.ts`), and a stop never waits on it past its own time;
+ * - a record holding U+0000 (which PostgreSQL text and jsonb cannot hold) is stored all the same (`pg-text.ts`).
  */
 import { createInFlight } from '../in-flight.js';
 import { createHash } from 'node:crypto';
@@ -23,8 +25,11 @@ import { highestMarker } from '../secrets.js';
 import { addToStats, emptyStats, type TapeStats } from '../stats.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
 import { parseHeader } from '../tape-reader.js';
-import { clientConfig, storeError, type PgLocation } from './connection.js';
+import { CLOSE_GRACE_MS, clientConfig, storeError, type PgLocation } from './connection.js';
+import { bounded, cut, endWithin, type Db } from './deadline.js';
 import type { PgBlobs } from './pg-blobs.js';
+import { docField, DOC_OF_ROW, pgJson } from './pg-text.js';
+import { rowStats } from './rows.js';
 
 export const NOTIFY_CHANNEL = 'tapedeck_tapes';
 
@@ -39,7 +44,7 @@ export function tapeLockKey(namespace: string, name: string): string {
 }
 
 /** Who holds a tape's advisory lock (the application_name tapedeck writers set, where the server shows it). */
-export async function lockHolderOf(db: pg.ClientBase | pg.Pool, key: string): Promise<string> {
+export async function lockHolderOf(db: Db, key: string): Promise<string> {
   const k = BigInt(key);
   const classid = ((k >> 32n) & 0xffffffffn).toString();
   const objid = (k & 0xffffffffn).toString();
@@ -105,19 +110,24 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     }
     return failure;
   };
-  // The connection can drop between commits (the server stopped): that is the tape failing.
-  client.on('error', (err) => void fail(err));
+  // The connection can drop between commits (the server stopped) or go silent (cut, `deadline.ts`): the tape fails.
+  // Not once the writer lets it go (closing cuts a connection whose server does not say goodbye).
+  let letGo = false;
+  client.on('error', (err) => {
+    if (!letGo) void fail(err);
+  });
   try {
     await client.connect();
   } catch (err) {
     throw storeError(loc, `open tape "${name}"`, err);
   }
+  const db = bounded(client, loc.timeoutMs);
   const key = tapeLockKey(loc.namespace, name);
   let opened: Opened;
   try {
-    opened = await claim(client, ctx, opts, name, key);
+    opened = await claim(db, ctx, opts, name, key);
   } catch (err) {
-    await client.end().catch(() => undefined);
+    await endWithin(client, CLOSE_GRACE_MS);
     throw err instanceof TapedeckError ? err : storeError(loc, `open tape "${name}"`, err);
   }
   const { tapeId, header, append } = opened;
@@ -144,14 +154,14 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     const marking = markSessionsNext;
     try {
       // A named statement: parsed and planned once per writer's connection, not once per commit.
-      await client.query({
+      await db.query({
         name: 'tapedeck-append',
         text: APPEND,
         values: [
           tapeId,
           rowsJson(rows),
           [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
-          JSON.stringify(stats),
+          pgJson(JSON.stringify(stats)),
           rows.length,
           seq,
           NOTIFY_CHANNEL,
@@ -222,23 +232,38 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
         input,
       );
     },
-    async close() {
+    async close(closeOpts) {
       if (closed) return;
       closed = true;
-      await inFlight.settled();
-      await commit.settle();
+      const until = closeOpts?.withinMs === undefined ? undefined : Date.now() + closeOpts.withinMs;
+      const pending = (async () => {
+        await inFlight.settled();
+        await commit.settle();
+      })();
+      if (!(await settlesBy(pending, until))) {
+        // The store has not confirmed what is pending, and the stop's time is up: the tape fails with it, and the
+        // connection is cut (the tape's lock goes with it).
+        fail(Object.assign(new Error("did not confirm the last exchange(s) before the stop's time ran out"), { code: 'STORE_STOPPED' }));
+        letGo = true;
+        cut(client);
+        return;
+      }
       if (failure === undefined) {
-        try {
+        const tidy = (async () => {
           if (opts.discardIfEmpty === true && appended === 0 && !append) {
-            await client.query('DELETE FROM tapedeck_tapes WHERE id = $1', [tapeId]);
-            await client.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, payload]);
+            await db.query('DELETE FROM tapedeck_tapes WHERE id = $1', [tapeId]);
+            await db.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, payload]);
           }
-          await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
-        } catch {
-          // the connection is going away: the lock goes with it
+          await db.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        })().catch(() => undefined); // the connection is going away: the lock goes with it
+        letGo = true;
+        if (!(await settlesBy(tidy, until))) {
+          cut(client);
+          return;
         }
       }
-      await client.end().catch(() => undefined);
+      letGo = true;
+      await endWithin(client, CLOSE_GRACE_MS);
     },
   };
   return writer;
@@ -257,7 +282,7 @@ interface Opened {
 }
 
 /** Take the tape's lock on this connection, then create, replace or reopen the tape per `ifExists`. */
-async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOptions, name: string, key: string): Promise<Opened> {
+async function claim(client: Db, ctx: PgWriterContext, opts: WriterOptions, name: string, key: string): Promise<Opened> {
   const { loc } = ctx;
   const locked = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
   if (locked.rows[0]?.ok !== true) {
@@ -269,7 +294,7 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
     );
   }
   const ifExists = opts.ifExists ?? 'fail';
-  const found = await client.query<{ id: string; header: string; next_seq: number; next_pos: number; exchanges: number; stats: TapeStats }>(
+  const found = await client.query<{ id: string; header: string; next_seq: number; next_pos: number; exchanges: number; stats: unknown }>(
     'SELECT id, header, next_seq, next_pos, exchanges, stats FROM tapedeck_tapes WHERE namespace = $1 AND name = $2',
     [loc.namespace, name],
   );
@@ -282,6 +307,14 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
   }
   if (row !== undefined && ifExists === 'append') {
     const header = parseHeader(ctx.where(name), JSON.parse(row.header));
+    // The totals go on from what the row holds: a row another writer broke is refused, not added to.
+    const stats = rowStats(row.stats);
+    if (!stats.ok) {
+      await client.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
+      throw new TapedeckError('TAPE_CORRUPT', `cannot append to tape "${name}" (${ctx.where(name)}): ${stats.error}`, {
+        details: { tape: name, store: loc.display },
+      });
+    }
     const marked = await client.query<{ doc: string }>(
       `SELECT doc FROM tapedeck_exchanges WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'
      UNION ALL SELECT doc FROM tapedeck_parts WHERE tape_id = $1 AND doc::text LIKE '%[REDACTED:%'`,
@@ -293,7 +326,7 @@ async function claim(client: pg.Client, ctx: PgWriterContext, opts: WriterOption
       seq: row.next_seq,
       pos: row.next_pos,
       count: row.exchanges,
-      stats: row.stats,
+      stats: stats.stats,
       firstMarker: highestMarker(marked.rows.map((r) => r.doc).join('\n')) + 1,
       append: true,
     };
@@ -340,9 +373,9 @@ export const INSERT_ROWS = `ins AS (
    INSERT INTO tapedeck_exchanges
      (tape_id, seq, pos, started_at, route, method, path, exact_key, provider, model, tool_name, tools, match_kind, doc)
    SELECT $1, r.seq, r.pos, r.started_at, r.route, r.method, r.path, r.exact_key, r.provider, r.model, r.tool_name,
-          ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, r.doc
+          ARRAY(SELECT json_array_elements_text(r.tools)), r.match_kind, ${DOC_OF_ROW}
      FROM json_to_recordset($2::json) AS r(seq integer, pos integer, started_at timestamptz, route text, method text, path text,
-          exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json)
+          exact_key text, provider text, model text, tool_name text, tools json, match_kind text, doc json, doc64 text)
    RETURNING 1),
  refs AS (
    INSERT INTO tapedeck_blob_refs (tape_id, sha256) SELECT $1, unnest($3::text[]) ON CONFLICT DO NOTHING RETURNING 1)`;
@@ -351,7 +384,8 @@ export const INSERT_ROWS = `ins AS (
 export function insertParts(partsParam: string): string {
   return `parts AS (
    INSERT INTO tapedeck_parts (tape_id, pos, exchange, doc)
-   SELECT $1, r.pos, r.exchange, r.doc FROM json_to_recordset(${partsParam}::json) AS r(pos integer, exchange text, doc json)
+   SELECT $1, r.pos, r.exchange, ${DOC_OF_ROW}
+     FROM json_to_recordset(${partsParam}::json) AS r(pos integer, exchange text, doc json, doc64 text)
    RETURNING 1)`;
 }
 
@@ -366,7 +400,7 @@ const APPEND = `WITH ${INSERT_ROWS}, ${insertParts('$9')},
 
 /** Continuation records as one JSON array, their `doc` fields their own text. */
 export function partsJson(parts: readonly PartRow[]): string {
-  return `[${parts.map((p) => `{"pos":${p.pos},"exchange":${JSON.stringify(p.exchange)},"doc":${p.line}}`).join(',')}]`;
+  return `[${parts.map((p) => `{"pos":${p.pos},"exchange":${pgJson(JSON.stringify(p.exchange))},${docField(p.line)}}`).join(',')}]`;
 }
 
 /** The exchange a continuation record continues (its `exchange` field, read without parsing the record). */
@@ -388,7 +422,10 @@ export function blobShas(rows: readonly ExchangeRow[]): string[] {
   return [...new Set(rows.flatMap((r) => storedShas(r.ex)))];
 }
 
-/** The batch as one JSON array whose `doc` fields are the records' own text (no second encoding). */
+/**
+ * The batch as one JSON array whose `doc` fields are the records' own text (no second encoding; a record holding
+ * U+0000 goes as base64, `pg-text.ts`).
+ */
 export function rowsJson(rows: readonly ExchangeRow[]): string {
   let out = '[';
   for (let i = 0; i < rows.length; i++) {
@@ -408,8 +445,8 @@ export function rowsJson(rows: readonly ExchangeRow[]): string {
       tools,
       match_kind: ex.match?.kind ?? null,
     };
-    const head = JSON.stringify(cols);
-    out += `${i > 0 ? ',' : ''}${head.slice(0, -1)},"doc":${line}}`;
+    const head = pgJson(JSON.stringify(cols));
+    out += `${i > 0 ? ',' : ''}${head.slice(0, -1)},${docField(line)}}`;
   }
   return out + ']';
 }
@@ -423,4 +460,17 @@ function storedShas(ex: Exchange): string[] {
   add(ex.response?.body);
   for (const f of ex.websocket?.frames ?? []) add(f.data);
   return out;
+}
+
+/** Whether `p` settles by `until` (epoch ms; undefined: waits for it). */
+async function settlesBy(p: Promise<unknown>, until: number | undefined): Promise<boolean> {
+  if (until === undefined) {
+    await p;
+    return true;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()))));
+  const done = await Promise.race([p.then(() => true as const), late]);
+  clearTimeout(timer);
+  return done;
 }
