@@ -155,6 +155,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
         handshakeMs: timeouts.responseMs,
         ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
         spill,
+        faults: opts.faults,
       }),
     log,
     out.track,

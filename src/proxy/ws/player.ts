@@ -21,7 +21,6 @@ import type { MatchInfo, WsFrame } from '../../tape/schema.js';
 import { createSecretDetector } from '../../tape/secrets.js';
 import { round } from '../../tape/sse.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
-import type { NewExchange } from '../../tape/tape-writer.js';
 import type { BodySpill } from '../body-spill.js';
 import type { ExchangeLog } from '../exchange-log.js';
 import { chosenProtocol, createClientServer, upgradeHeaders } from './client-server.js';
@@ -29,8 +28,12 @@ import { refuseRaw } from '../raw-answer.js';
 import { settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
 import { messageFrame, spillsWhole } from './message-body.js';
-import { closeWith, sessionTape, sessionsUnsupported, wsTapeHeaders } from './session-tape.js';
+import { closeWith, sessionTape, sessionsUnsupported } from './session-tape.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
+import { wsCall } from './ws-call.js';
+import type { FaultPlan, PickedFault } from '../../engine/faults/fault-plan.js';
+import { elapsedSince } from '../../engine/call.js';
+import { exchangeRecord } from '../../engine/record.js';
 
 export interface SessionPlayerOptions {
   tape: LoadedTape;
@@ -42,6 +45,8 @@ export interface SessionPlayerOptions {
   redact?: RedactOptions;
   /** For sessions that go live: how long the upstream may take to switch protocols. */
   handshakeMs: number;
+  /** Faults injected into the run (`--faults`): a session a rule picks is closed with its code after N server messages. */
+  faults?: FaultPlan | undefined;
   /** Modified replay: the overrides for a session whose LLM calls go live, or undefined to play it from the tape. */
   live?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
   /** For sessions that go live: where messages too large to hold twice go as they are (the replay tape's store). */
@@ -98,7 +103,9 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         if (opts.onMiss === 'live') return relay(up, { match: { kind: 'live', reason: 'no session recorded here: forwarded on a miss' } });
         return refuse(up, opts, api?.provider === undefined ? undefined : { provider: api.provider, api: api.adapter.api });
       }
-      opts.out.track(settled(opts.log, up, playSession(up, play, opts, wss, register, api?.reader.missEvent)));
+      const facts = { route: up.route.prefix, provider: api?.provider, api: api?.adapter.api };
+      const fault = opts.faults?.pick(facts, 'websocket');
+      opts.out.track(settled(opts.log, up, playSession(up, play, opts, wss, register, api?.reader.missEvent, fault)));
     },
     closeAll() {
       for (const stop of stops) stop();
@@ -156,18 +163,10 @@ function refuse(up: WsUpgrade, opts: SessionPlayerOptions, api: { provider: stri
   });
   const answer = httpError(miss, api);
   refuseRaw(up.socket, answer);
+  const call = wsCall(up);
+  const response = { status: answer.status, headers: answer.headers, body: { kind: 'json' as const, json: answer.body } };
   opts.out.writer
-    .append({
-      startedAt: up.startedAt.toISOString(),
-      offsetMs: round(up.offsetMs),
-      transport: 'websocket',
-      route: up.route.prefix,
-      upstream: up.route.upstream,
-      request: { method: 'GET', path: up.path, query: up.query, headers: wsTapeHeaders(up.headers), body: { kind: 'empty' } },
-      response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
-      timing: { durationMs: round(performance.now() - up.t0) },
-      match: { kind: 'miss', reason },
-    })
+    .append(exchangeRecord(call, { response, timing: { durationMs: elapsedSince(call) } }, { match: { kind: 'miss', reason } }))
     .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket session'));
   opts.log.info({ route: up.route.prefix, path: up.path }, 'replay miss: no WebSocket session recorded here');
 }
@@ -179,6 +178,7 @@ async function playSession(
   wss: ReturnType<typeof createClientServer>,
   register: (stop: () => void) => () => void,
   missEvent: ((message: string, client: unknown) => unknown) | undefined,
+  fault?: PickedFault,
 ): Promise<void> {
   const elapsed = (): number => round(performance.now() - up.t0);
   const recorded = play.source;
@@ -195,24 +195,27 @@ async function playSession(
     play.done();
     return;
   }
-  const base: NewExchange = {
-    startedAt: up.startedAt.toISOString(),
-    offsetMs: round(up.offsetMs),
-    transport: 'websocket',
-    route: up.route.prefix,
-    upstream: up.route.upstream,
-    request: { method: 'GET', path: up.path, query: up.query, headers: wsTapeHeaders(up.headers), body: { kind: 'empty' } },
-    response: { status: 101, headers: head },
-    timing: { ttfbMs: elapsed(), durationMs: 0 },
-    match: { kind: 'exact', source: recorded.id, stage: 'session', reason: 'session replayed message by message' },
-  };
-  const tape = sessionTape(opts.out.writer, base);
+  const tape = sessionTape(
+    opts.out.writer,
+    exchangeRecord(
+      wsCall(up),
+      { response: { status: 101, headers: head }, timing: { ttfbMs: elapsed(), durationMs: 0 } },
+      { match: { kind: 'exact', source: recorded.id, stage: 'session', reason: 'session replayed message by message' } },
+    ),
+  );
   const record = (frame: WsFrame | Promise<WsFrame>): void => void tape.add(frame).catch(() => undefined);
 
   // Everything the server says goes out through one queue, in order, each message at its (scaled) recorded gap from
   // the client message it answers.
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
+  // A fault that closes the session after N server messages: the Nth goes out, then the close.
+  const faultClose = fault?.then.close;
+  let served = 0;
+  const closeByFault = (): void => {
+    if (faultClose === undefined) return;
+    deliver({ from: 'server', offsetMs: 0, kind: 'close', code: faultClose.code, reason: faultClose.reason ?? 'tapedeck fault' });
+  };
   const deliver = (f: WsFrame): void => {
     if (closed || client.readyState !== WebSocket.OPEN) return;
     if (f.kind === 'close') {
@@ -234,6 +237,7 @@ async function playSession(
         ? messageFrame('server', elapsed(), bytes, f.kind === 'binary', opts.spill)
         : { ...f, offsetMs: elapsed() },
     );
+    if (faultClose !== undefined && ++served === faultClose.afterMessages) closeByFault();
   };
   const send = (frames: readonly WsFrame[], from: number): void => {
     const arrived = performance.now();
@@ -244,6 +248,7 @@ async function playSession(
       }
     });
   };
+  if (faultClose !== undefined && (faultClose.afterMessages ?? 0) === 0) queue = queue.then(closeByFault);
   send(play.opening(), recorded.timing.ttfbMs ?? 0);
 
   let answered = 0;
@@ -305,7 +310,8 @@ async function playSession(
     stage: 'session',
     reason: firstMiss ?? `${answered} client message(s) answered from recording #${play.source.id}`,
   };
-  await tape.end({ durationMs: elapsed(), match }).catch(() => undefined);
+  const notes = fault === undefined ? {} : { notes: { fault: fault.description } };
+  await tape.end({ durationMs: elapsed(), match, ...notes }).catch(() => undefined);
 }
 
 /** A close reason fits in 123 bytes. */

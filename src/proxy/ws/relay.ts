@@ -25,6 +25,8 @@ import type { BodySpill } from '../body-spill.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
 import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
+import { wsCall } from './ws-call.js';
+import { exchangeRecord } from '../../engine/record.js';
 import { redactUrlCredentials } from '../../tape/url-credentials.js';
 
 export interface RelayOptions {
@@ -55,16 +57,8 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const query = opts.rewrite?.query ? opts.rewrite.query(up.query) : up.query;
   const rawQuery = opts.rewrite?.query ? undefined : up.rawQuery;
   const url = upstreamUrl(up.route, up.path, query, rawQuery).replace(/^http/i, 'ws');
-  const base: Omit<NewExchange, 'timing'> = {
-    startedAt: up.startedAt.toISOString(),
-    offsetMs: round(up.offsetMs),
-    transport: 'websocket',
-    route: up.route.prefix,
-    upstream: up.route.upstream,
-    request: { method: 'GET', path: up.path, query, headers: wsTapeHeaders(up.headers), body: { kind: 'empty' } },
-    ...(opts.match ? { match: opts.match } : {}),
-    ...(opts.notes ? { notes: opts.notes } : {}),
-  };
+  const call = wsCall(up, query);
+  const extras = { match: opts.match, notes: opts.notes };
   const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
 
   const cannot = opts.writer.begin === undefined ? sessionsUnsupported(opts.writer) : opts.writer.failure;
@@ -146,7 +140,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
       response = { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } };
     }
     await opts.writer
-      .append({ ...base, response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } })
+      .append(exchangeRecord(call, { response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } }, extras))
       .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket upgrade'));
     return;
   }
@@ -155,11 +149,10 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const protocol = upstream.protocol;
   if (protocol !== '') chosenProtocol.set(up.req, protocol);
   upgradeHeaders.set(up.req, upgraded ?? {});
-  const tape = sessionTape(opts.writer, {
-    ...base,
-    response: { status: 101, headers: wsTapeHeaders(upgraded ?? {}) },
-    timing: { ttfbMs, durationMs: 0 },
-  });
+  const tape = sessionTape(
+    opts.writer,
+    exchangeRecord(call, { response: { status: 101, headers: wsTapeHeaders(upgraded ?? {}) }, timing: { ttfbMs, durationMs: 0 } }, extras),
+  );
   const client = await new Promise<WebSocket | undefined>((resolve) => {
     if (up.socket.destroyed) return resolve(undefined);
     up.socket.once('close', () => resolve(undefined));
