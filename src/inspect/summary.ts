@@ -4,7 +4,9 @@
  * store keeps (`tape/stats.ts`), priced with the price table of the day.
  */
 import type { MatchKind, TapeHeader } from '../tape/schema.js';
-import { statsOf, type TapeStats } from '../tape/stats.js';
+import { addLlmCall, statsOf, type TapeStats } from '../tape/stats.js';
+import type { Exchange } from '../tape/schema.js';
+import { sessionSteps } from '../providers/sessions/expand.js';
 import type { LoadedTape, TapeListEntry, TapeProblem, TapeQuery, TapeStore } from '../tape/store.js';
 import { createUsageCostFn, type UsageCostFn } from './cost.js';
 
@@ -83,7 +85,20 @@ export function summaryFromStats(
 }
 
 export function summarizeTape(tape: LoadedTape, opts: SummarizeOptions = {}): TapeSummary {
-  return summaryFromStats(tape.name, tape.header, statsOf(tape.exchanges), tape.problems, opts);
+  return summaryFromStats(tape.name, tape.header, statsWithSessions(tape.exchanges), tape.problems, opts);
+}
+
+/**
+ * A tape's totals with each WebSocket session's responses counted as the LLM calls they are (their usage, models,
+ * tool calls), as `show` and `cost` count them: the tape layer's totals cannot read a session's messages.
+ */
+export function statsWithSessions(exchanges: readonly Exchange[]): TapeStats {
+  const stats = statsOf(exchanges);
+  for (const ex of exchanges) {
+    if (ex.websocket === undefined) continue;
+    for (const step of sessionSteps(ex).slice(1)) if (step.llm !== undefined) addLlmCall(stats, step.llm);
+  }
+  return stats;
 }
 
 /** One row of `list`: a summary, or why the tape could not be read at all (missing/corrupt header). */
@@ -103,5 +118,13 @@ export interface TapeListingPage {
 /** Summaries of a store's tapes, by name, filtered and paged. A tape that cannot be read is reported, never fatal. */
 export async function listTapes(store: TapeStore, query: TapeQuery = {}, opts: SummarizeOptions = {}): Promise<TapeListingPage> {
   const page = await store.list(query);
-  return { tapes: page.tapes.map((e) => listingOf(e, opts)), ...(page.next !== undefined ? { next: page.next } : {}) };
+  // A tape with sessions is read again (they are few) to count their LLM calls; its stored totals cannot.
+  const entries = await Promise.all(
+    page.tapes.map(async (e) => {
+      if (!e.ok || (e.stats.sessions ?? 0) === 0) return e;
+      const tape = await store.load(e.name, { resolveFiles: false }).catch(() => undefined);
+      return tape === undefined ? e : { ...e, stats: statsWithSessions(tape.exchanges) };
+    }),
+  );
+  return { tapes: entries.map((e) => listingOf(e, opts)), ...(page.next !== undefined ? { next: page.next } : {}) };
 }

@@ -16,6 +16,11 @@ export interface ModelUsage {
 
 export interface TapeStats {
   exchanges: number;
+  /**
+   * WebSocket sessions (Realtime, Live): their LLM calls are read from their messages by the providers, a layer above
+   * (`inspect/summary.ts` counts them); absent in totals an earlier tapedeck stored.
+   */
+  sessions?: number;
   llmCalls: number;
   /** MCP `tools/call` requests. */
   mcpToolCalls: number;
@@ -38,6 +43,7 @@ export interface TapeStats {
 export function emptyStats(): TapeStats {
   return {
     exchanges: 0,
+    sessions: 0,
     llmCalls: 0,
     mcpToolCalls: 0,
     modelToolCalls: 0,
@@ -62,12 +68,16 @@ export function addToStats(stats: TapeStats, ex: Exchange): TapeStats {
   // Totals stored by an earlier tapedeck may lack a kind it did not know.
   if (ex.match) stats.matches[ex.match.kind] = (stats.matches[ex.match.kind] ?? 0) + 1;
   if (exchangeError(ex) !== undefined) stats.errors++;
+  if (ex.websocket !== undefined) stats.sessions = (stats.sessions ?? 0) + 1;
   if (ex.mcp?.method === 'tools/call') {
     stats.mcpToolCalls++;
     if (ex.mcp.toolName !== undefined) addName(stats.tools, ex.mcp.toolName);
   }
-  const llm = ex.llm;
-  if (llm === undefined) return stats;
+  return ex.llm === undefined ? stats : addLlmCall(stats, ex.llm);
+}
+
+/** Count one LLM call (`ex.llm`, or one response of a session) in `stats`. */
+export function addLlmCall(stats: TapeStats, llm: NonNullable<Exchange['llm']>): TapeStats {
   stats.llmCalls++;
   stats.modelToolCalls += llm.toolCalls.length;
   for (const call of llm.toolCalls) addName(stats.tools, call.name);

@@ -44,7 +44,7 @@ describe('tapedeck list on tapes recorded through the proxy', () => {
     expect(replay.mode).toBe('replay');
     expect(replay.exchanges).toBe(2);
     expect(replay.replayOf).toEqual({ tape: 'agent', onMiss: 'strict' });
-    expect(replay.matches).toEqual({ exact: 1, semantic: 0, live: 0, blocked: 0, miss: 1, mock: 0 });
+    expect(replay.matches).toEqual({ exact: 1, semantic: 0, live: 0, blocked: 0, miss: 1, mock: 0, fault: 0 });
 
     expect(rows[2]).toEqual({ name: 'zz-not-a-tape', error: expect.stringContaining('no header line') as unknown });
   });

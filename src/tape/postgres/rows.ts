@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { MAX_TAPE_NAME, validateTapeName } from '../paths.js';
-import { MatchKindSchema } from '../schema.js';
+import { MatchKindSchema, type MatchKind } from '../schema.js';
 import type { TapeStats } from '../stats.js';
 
 const count = z.number().int().nonnegative();
@@ -17,6 +17,7 @@ const ModelUsageSchema = z.object({ calls: count, inputTokens: count, outputToke
 /** A tape row's `stats` column: the running totals as `stats.ts` keeps them. */
 export const TapeStatsSchema = z.object({
   exchanges: count,
+  sessions: count.optional(),
   llmCalls: count,
   mcpToolCalls: count,
   modelToolCalls: count,
@@ -25,7 +26,10 @@ export const TapeStatsSchema = z.object({
   usage: z.record(z.string(), ModelUsageSchema),
   startMs: z.number().nullable(),
   endMs: z.number().nullable(),
-  matches: z.record(MatchKindSchema, count),
+  // Totals an earlier tapedeck stored lack the kinds it did not know (`fault`): they count 0.
+  matches: z
+    .partialRecord(MatchKindSchema, count)
+    .transform((m) => Object.fromEntries(MatchKindSchema.options.map((k) => [k, m[k] ?? 0])) as Record<MatchKind, number>),
   models: names,
   providers: names,
   tools: names,
