@@ -16,7 +16,7 @@ import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } f
 import { clientConfig, createPool, pgLocation, storeError, type PgLocation } from './connection.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { importIntoPg } from './pg-import.js';
-import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
+import { lockHeldBy, lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
 export interface PgStoreOptions {
@@ -109,6 +109,14 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     async has(name) {
       return (await tapeRow(name)) !== undefined;
+    },
+    async writing(name) {
+      const key = tapeLockKey(ns, validateTapeName(name));
+      try {
+        return await lockHeldBy(pool, key);
+      } catch (err) {
+        throw fail('read', err);
+      }
     },
     async header(name) {
       const row = await tapeRow(name);
