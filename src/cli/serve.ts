@@ -49,8 +49,9 @@ export const serveCommand: Command = {
     json: { type: 'boolean' },
   },
   async run(ctx) {
-    const defaultTape = stringValue(ctx.values, 'tape');
-    if (defaultTape !== undefined) validateTapeName(defaultTape);
+    const givenTape = stringValue(ctx.values, 'tape');
+    // As the store names it (`--tape t.jsonl` is the tape t), so the report does too.
+    const defaultTape = givenTape === undefined ? undefined : validateTapeName(givenTape);
     if (ctx.rest.length > 0)
       throw new TapedeckError('BAD_ARGS', 'serve runs no command: start it, point the tests at it (TAPEDECK_URL), stop it');
     // serve's --tape is optional (a default); the shared settings want one.
@@ -131,11 +132,14 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
     ...report.map((t) => {
       const name = `  ${t.tape.padEnd(width)}  `;
       if (t.error !== undefined) return `${name}not opened: ${t.error.message}`;
+      const replay =
+        `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
+        `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
+      // A tape recorded, closed, then opened again in auto mode (a retried test) was replayed too.
       const what =
-        t.mode === 'record'
-          ? `recorded ${t.recorded} exchange(s)`
-          : `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
-            `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
+        t.mode === 'replay'
+          ? replay
+          : `recorded ${t.recorded} exchange(s)${t.replayed + t.missed + t.live > 0 ? `; opened again: ${replay}` : ''}`;
       return `${name}${what}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
     }),
   ];

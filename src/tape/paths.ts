@@ -11,8 +11,12 @@ export const MAX_TAPE_NAME_PART = 200;
 /** The longest tape name, sub-folders included. */
 export const MAX_TAPE_NAME = 1000;
 
-/** Tape names are file names: letters, digits, `.`, `_`, `-`, and `/` for sub-folders; no `..`. */
-export function validateTapeName(name: string): string {
+/**
+ * Tape names are file names: letters, digits, `.`, `_`, `-`, and `/` for sub-folders; no `..`. A name may end in
+ * `.jsonl` (the tape's file): it is taken off first, and what is left must be a tape name (`...jsonl` is `..`).
+ */
+export function validateTapeName(given: string): string {
+  const name = given.endsWith(TAPE_EXT) ? given.slice(0, -TAPE_EXT.length) : given;
   const longest = Math.max(...name.split('/').map((p) => p.length));
   if (name.length > MAX_TAPE_NAME || longest > MAX_TAPE_NAME_PART) {
     throw new TapedeckError(
@@ -22,11 +26,14 @@ export function validateTapeName(name: string): string {
     );
   }
   if (name === '' || !/^[\w.-]+(\/[\w.-]+)*$/.test(name) || name.split('/').some((p) => p === '..' || p === '.')) {
-    throw new TapedeckError('BAD_ARGS', `invalid tape name "${name}": use letters, digits, ".", "_", "-" (and "/" for folders)`, {
-      status: 400,
-    });
+    const bare = name === given ? '' : ` (without its "${TAPE_EXT}": "${name}")`;
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `invalid tape name "${given}"${bare}: use letters, digits, ".", "_", "-" (and "/" for folders), no part "." or ".."`,
+      { status: 400 },
+    );
   }
-  return name.endsWith(TAPE_EXT) ? name.slice(0, -TAPE_EXT.length) : name;
+  return name;
 }
 
 export function tapeFile(dir: string, name: string): string {
