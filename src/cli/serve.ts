@@ -140,7 +140,9 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
         t.mode === 'replay'
           ? replay
           : `recorded ${t.recorded} exchange(s)${t.replayed + t.missed + t.live > 0 ? `; opened again: ${replay}` : ''}`;
-      return `${name}${what}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
+      const earlier =
+        t.earlier !== undefined ? `; "${t.earlier}", this test's tape by the earlier naming rule, is still there: delete it` : '';
+      return `${name}${what}${earlier}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
     }),
   ];
 }

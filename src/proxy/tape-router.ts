@@ -50,6 +50,8 @@ export interface TapeReport {
   error?: { code: string; message: string };
   /** The first write failure: the tape is incomplete. */
   failed?: string;
+  /** A test's tape that did not exist, while the tape the earlier naming rule gave the test does (`test-tapes.ts`). */
+  earlier?: string;
 }
 
 export interface TapeSessionEntry {
