@@ -29,7 +29,7 @@ describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
         timeout: 240_000,
       });
       expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
-      expect(run.stdout).toMatch(/4 passed/);
+      expect(run.stdout).toMatch(/6 passed/);
     },
     300_000,
   );
