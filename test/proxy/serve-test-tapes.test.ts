@@ -62,6 +62,15 @@ describe('tapedeck serve: the tape of a test (GET /@?file=...&name=...)', () => 
       const tokyo = `${server.url}/@${encodeURIComponent('w/天気/東京の天気')}/openai/v1`;
       expect(await ask(tokyo, 'tokyo')).toBe('echo: tokyo');
       expect((await createDirStore(dir).load('w/天気/東京の天気')).exchanges).toHaveLength(1);
+      // A header cannot carry such a name as it is: %-encoded, as in the path.
+      const byHeader = new OpenAI({
+        apiKey: 'sk-test',
+        baseURL: `${server.url}/openai/v1`,
+        maxRetries: 0,
+        defaultHeaders: { 'x-tapedeck-tape': encodeURIComponent('w/天気/東京の天気') },
+      });
+      const answer = await byHeader.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'tokyo' }] });
+      expect(answer.choices[0]?.message.content).toBe('echo: tokyo');
     } finally {
       await server.close();
     }
