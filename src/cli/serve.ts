@@ -26,7 +26,8 @@ export const serveCommand: Command = {
     '',
     "  The tape of a request: its path's first segment @NAME (base URL http://127.0.0.1:8787/@NAME/openai/v1 is the",
     '  tape NAME, route /openai; %2F in NAME for a sub-folder), else the header x-tapedeck-tape: NAME (forward-proxy',
-    '  clients), else --tape. A request that names none is answered 400 (tapedeck_no_tape).',
+    '  clients), else --tape. A request that names none is answered 400 (tapedeck_no_tape). The tape of a test:',
+    '  GET /@?file=FILE&name=SUITE&name=TEST answers {"tape": NAME} (what the vitest and pytest helpers ask).',
     '  --mode M            auto (default): replay a tape that exists, record one that does not; record: record every',
     '                      tape (one that exists is an error, 409); replay: replay every tape (a missing one is an',
     '                      error, 404); refresh: record every tape afresh, replacing what it held',
@@ -54,8 +55,9 @@ export const serveCommand: Command = {
     json: { type: 'boolean' },
   },
   async run(ctx) {
-    const defaultTape = stringValue(ctx.values, 'tape');
-    if (defaultTape !== undefined) validateTapeName(defaultTape);
+    const givenTape = stringValue(ctx.values, 'tape');
+    // As the store names it (`--tape t.jsonl` is the tape t), so the report does too.
+    const defaultTape = givenTape === undefined ? undefined : validateTapeName(givenTape);
     if (ctx.rest.length > 0)
       throw new TapedeckError('BAD_ARGS', 'serve runs no command: start it, point the tests at it (TAPEDECK_URL), stop it');
     // serve's --tape is optional (a default); the shared settings want one.
@@ -149,12 +151,17 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
     ...report.map((t) => {
       const name = `  ${t.tape.padEnd(width)}  `;
       if (t.error !== undefined) return `${name}not opened: ${t.error.message}`;
+      const replay =
+        `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
+        `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
+      // A tape recorded, closed, then opened again in auto mode (a retried test) was replayed too.
       const what =
-        t.mode === 'record'
-          ? `recorded ${t.recorded} exchange(s)`
-          : `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
-            `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
-      return `${name}${what}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
+        t.mode === 'replay'
+          ? replay
+          : `recorded ${t.recorded} exchange(s)${t.replayed + t.missed + t.live > 0 ? `; opened again: ${replay}` : ''}`;
+      const earlier =
+        t.earlier !== undefined ? `; "${t.earlier}", this test's tape by the earlier naming rule, is still there: delete it` : '';
+      return `${name}${what}${earlier}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
     }),
   ];
 }

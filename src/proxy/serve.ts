@@ -2,7 +2,8 @@
  * `tapedeck serve`: one proxy for a whole test suite, each test with its own tape, chosen per request (`tape-name.ts`)
  * and opened on first use (`tape-router.ts`). Each tape's requests go through the same record or replay session a
  * single-tape proxy builds (`proxy-session.ts`), with that tape's routes (a replayed tape's recorded routes), clock
- * and WebSocket sessions; the server listens like one (`listen.ts`).
+ * and WebSocket sessions; the server listens like one (`listen.ts`). The test-runner helpers ask it which tape a
+ * test has (`GET /@?file=...&name=...`, `test-tapes.ts`) and close a test's tape when the test is over (`DELETE /@NAME`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -25,6 +26,7 @@ import { proxyDispatcher, storeOf } from './server.js';
 import { chooseTape, TAPE_HEADER } from './tape-name.js';
 import { createTapeRouter, type ServeMode, type TapeReport, type TapeRouterOptions } from './tape-router.js';
 import { refuseRaw } from './raw-answer.js';
+import { createTestTapes, type TestTapes } from './test-tapes.js';
 import { sendError } from './sink.js';
 import { createUpgradeListener } from './ws/upgrade.js';
 
@@ -75,9 +77,12 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     replay: opts.replay,
     context: { dispatcher, stopping, log, timeouts },
   });
+  const testTapes = createTestTapes(store);
+  const withEarlier = (report: TapeReport[]): TapeReport[] => report.map((row) => withEarlierTape(row, testTapes));
   const listening = await listenProxy({ ...opts, log }, (own, forward) =>
     createServeFront({
       router,
+      testTapes,
       own,
       forward,
       log,
@@ -93,22 +98,41 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     url: listening.url,
     host: listening.host,
     port: listening.port,
-    tapes: () => router.report(),
+    tapes: () => withEarlier(router.report()),
     close() {
       closing ??= (async () => {
         stopping.abort(shutdownReason());
         await listening.stop(() => router.endSessions());
         const report = await router.close((work) => drainWithin(work, timeouts.shutdownMs, log));
         await dispatcher.destroy().catch(() => undefined);
-        return report;
+        return withEarlier(report);
       })();
       return closing;
     },
   };
 }
 
+/**
+ * A test's tape that did not exist while the tape the earlier naming rule gave it does: its report row says where that
+ * recording is, and so does a replay's "not found".
+ */
+function withEarlierTape(row: TapeReport, testTapes: TestTapes): TapeReport {
+  const earlier = testTapes.earlierOf(row.tape);
+  if (earlier === undefined) return row;
+  const error = row.error?.code === 'TAPE_NOT_FOUND' ? { error: { ...row.error, message: notFoundWithEarlier(row.tape, earlier) } } : {};
+  return { ...row, earlier, ...error };
+}
+
+function notFoundWithEarlier(tape: string, earlier: string): string {
+  return (
+    `no tape "${tape}": this test's recording is probably the tape "${earlier}", named by the earlier naming rule ` +
+    `(which several tests could share): rename it to "${tape}" if it holds this test alone, else record the test again`
+  );
+}
+
 interface FrontOptions {
   router: ReturnType<typeof createTapeRouter>;
+  testTapes: TestTapes;
   own: OwnHosts;
   forward: ForwardProxy;
   log: Logger;
@@ -119,9 +143,11 @@ interface FrontOptions {
 
 /** `DELETE /@NAME`: close that tape now (a test helper, when its test is over). */
 const CLOSE_TAPE = /^\/@[^/?#]+\/?$/;
+/** `GET /@?file=FILE&name=NAME...`: the tape of that test. */
+const TEST_TAPE = /^\/@\/?(\?|$)/;
 
 /** The request and upgrade listeners: choose the tape, open its session, hand the request to that session's listeners. */
-function createServeFront({ router, own, forward, log, defaultTape, drain }: FrontOptions): Front {
+function createServeFront({ router, testTapes, own, forward, log, defaultTape, drain }: FrontOptions): Front {
   // Each session's listeners, built once: its routes, its handlers, its tape's clock.
   const fronts = new WeakMap<ProxySession, Front>();
   const frontOf = (session: ProxySession): Front => {
@@ -163,8 +189,22 @@ function createServeFront({ router, own, forward, log, defaultTape, drain }: Fro
     const choice = chooseTape(req, target === undefined || target.self, defaultTape);
     req.url = choice.url;
     delete req.headers[TAPE_HEADER];
-    const { session } = await router.open(choice.tape);
+    const { session } = await router.open(choice.tape).catch((err: unknown) => {
+      const earlier = testTapes.earlierOf(choice.tape);
+      if (earlier === undefined || !isTapedeckError(err) || err.code !== 'TAPE_NOT_FOUND') throw err;
+      throw new TapedeckError('TAPE_NOT_FOUND', notFoundWithEarlier(choice.tape, earlier), { details: { tape: choice.tape, earlier } });
+    });
     return frontOf(session);
+  };
+
+  /** The tape of the test `GET /@?file=...&name=...` names, as JSON: `{"tape": NAME, "earlier"?: NAME}`. */
+  const answerTestTape = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    req.resume();
+    const refused = hostRefusal(req.headers, { own, who: "one of tapedeck's own names" });
+    if (refused !== undefined) throw refused;
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+    const answer = await testTapes.tapeFor(query);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
   };
 
   /** Close the tape `DELETE /@NAME` names; answers what it did (`{"tape": null}` when it was not open). */
@@ -178,10 +218,13 @@ function createServeFront({ router, own, forward, log, defaultTape, drain }: Fro
   };
 
   const request = (req: IncomingMessage, res: ServerResponse): void => {
+    const toSelf = forward.targetOf(req) === undefined;
     const work =
-      req.method === 'DELETE' && forward.targetOf(req) === undefined && CLOSE_TAPE.test(req.url ?? '')
+      toSelf && req.method === 'DELETE' && CLOSE_TAPE.test(req.url ?? '')
         ? closeTape(req, res)
-        : route(req).then((front) => front.request(req, res));
+        : toSelf && req.method === 'GET' && TEST_TAPE.test(req.url ?? '')
+          ? answerTestTape(req, res)
+          : route(req).then((front) => front.request(req, res));
     work.then(
       () => undefined,
       (err: unknown) => {

@@ -1,8 +1,8 @@
 /**
  * Which tape a request to `tapedeck serve` goes to: the first path segment `@NAME` (`/@NAME/openai/v1/...`, so an
  * SDK's base URL can carry it; `%2F` in NAME for a tape in a sub-folder), else the `x-tapedeck-tape` header (for
- * clients that cannot change their path, and requests that come through the forward proxy), else the server's
- * default tape. The path prefix is taken off before routing, the header before the request is recorded or matched.
+ * clients that cannot change their path, and requests that come through the forward proxy; %-encoded like the path
+ * for a name with letters beyond ASCII, which a header cannot carry), else the server's default tape. The path prefix is taken off before routing, the header before the request is recorded or matched.
  */
 import type { IncomingMessage } from 'node:http';
 import { TapedeckError } from '../errors.js';
@@ -31,7 +31,7 @@ export function chooseTape(req: IncomingMessage, addressedToSelf: boolean, defau
     const rest = m[3] ?? '';
     return { tape: tapeName(decode(m[2] ?? '')), url: `${m[1] ?? ''}${rest.startsWith('/') ? rest : `/${rest}`}` };
   }
-  if (header !== undefined && header.trim() !== '') return { tape: tapeName(header.trim()), url };
+  if (header !== undefined && header.trim() !== '') return { tape: tapeName(decode(header.trim())), url };
   if (defaultTape !== undefined) return { tape: defaultTape, url };
   const path = url.replace(/^https?:\/\/[^/?#]*/i, '').split('?')[0] ?? '/';
   throw new TapedeckError(
@@ -46,7 +46,7 @@ function decode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new TapedeckError('BAD_ARGS', `invalid tape name "@${segment}" in the path (bad %-encoding)`, { status: 400 });
+    throw new TapedeckError('BAD_ARGS', `invalid tape name "${segment}" (bad %-encoding)`, { status: 400 });
   }
 }
 

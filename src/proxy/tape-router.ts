@@ -4,7 +4,8 @@
  * tape (the store's lock keeps other processes off it too), in replay mode the tape loaded and its matcher and
  * responders built once. `auto` replays a tape that exists and records one that does not; `refresh` records every
  * tape afresh. What each tape did (recorded, replayed, missed) is tallied as its exchanges reach their tape, for the
- * report when the server stops.
+ * report when the server stops: over every time the tape was opened (a tape closed when its test is over may be
+ * opened again, by a retried test: a recording then goes on, `auto` replays what was just recorded).
  */
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import type { TapeStore, TapeWriter } from '../tape/store.js';
@@ -28,12 +29,15 @@ export interface TapeRouterOptions {
   context: Omit<SessionContext, 'store'>;
 }
 
-/** What one tape did while the server ran. */
+/** What one tape did while the server ran (every time it was opened). */
 export interface TapeReport {
   tape: string;
-  /** What the server did with it: recorded it, or replayed it. */
+  /**
+   * What the server did with it: `record` when it recorded the tape (then, opened again in `auto` mode, it may have
+   * replayed it too: `replayed` says), else `replay`. A tape that could not be opened: what was tried.
+   */
   mode: 'record' | 'replay';
-  /** Exchanges recorded (record), or answered from the tape (replay: exact, similar or mocked). */
+  /** Exchanges recorded, and requests answered from the tape (exact, similar or mocked). */
   recorded: number;
   replayed: number;
   /** Requests the tape could not answer (a miss, or a blocked side effect). */
@@ -46,6 +50,8 @@ export interface TapeReport {
   error?: { code: string; message: string };
   /** The first write failure: the tape is incomplete. */
   failed?: string;
+  /** A test's tape that did not exist, while the tape the earlier naming rule gave the test does (`test-tapes.ts`). */
+  earlier?: string;
 }
 
 export interface TapeSessionEntry {
@@ -71,25 +77,37 @@ export interface TapeRouter {
   report(): TapeReport[];
 }
 
+/** One opening of a tape: its session, from the first request until it is closed (its test over, or the server stopped). */
 interface Slot {
   tape: string;
   mode: 'record' | 'replay';
-  tally: TapeTally;
   opening: Promise<TapeSessionEntry>;
   session?: ProxySession;
   writer?: TapeWriter;
-  error?: TapedeckError;
   /** Set while the tape is being closed early (`release`): a request for it waits, then opens it again. */
   closing?: Promise<void>;
 }
 
+/** What a tape did over the whole run, however many times it was opened. */
+interface Entry {
+  tally: TapeTally;
+  /** The modes it was opened in. */
+  opened: Set<'record' | 'replay'>;
+  /** The mode its last opening tried, and why that failed (cleared when an opening succeeds). */
+  tried: 'record' | 'replay';
+  error?: TapedeckError;
+  /** The first write failure of any of its writers. */
+  failed?: string;
+  /** The last replay tape kept. */
+  savedAs?: string;
+  /** Closed early at least once: recorded again, it is appended to. */
+  released: boolean;
+}
+
 export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
-  // The sessions opened or opening; `seen` also keeps a tape whose session could not be opened, for the report.
+  // The sessions opened or opening, by tape; every tape asked for, in order, with what it did.
   const slots = new Map<string, Slot>();
-  const seen = new Map<string, Slot>();
-  // A tape's counts over every time it was opened; the tapes closed early (recorded again: appended).
-  const tallies = new Map<string, TapeTally>();
-  const released = new Set<string>();
+  const entries = new Map<string, Entry>();
   let closed = false;
 
   const modeFor = async (tape: string): Promise<'record' | 'replay'> => {
@@ -97,18 +115,19 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
     return opts.mode === 'replay' ? 'replay' : 'record';
   };
 
-  const start = async (slot: Slot): Promise<TapeSessionEntry> => {
+  const start = async (slot: Slot, entry: Entry): Promise<TapeSessionEntry> => {
     slot.mode = await modeFor(slot.tape);
-    const store = tallyingStore(opts.store, opts.replayStore, slot.tally);
+    entry.tried = slot.mode;
+    const store = tallyingStore(opts.store, opts.replayStore, entry.tally);
     const spec: SessionSpec =
       slot.mode === 'record'
         ? {
             ...opts.record,
             mode: 'record',
             tape: slot.tape,
-            ifExists: released.has(slot.tape) ? 'append' : opts.mode === 'refresh' ? 'overwrite' : 'fail',
+            ifExists: entry.released ? 'append' : opts.mode === 'refresh' ? 'overwrite' : 'fail',
           }
-        : // One replay tape per tape and server run; `keepEmpty` is false, so a tape nobody reached leaves none.
+        : // One replay tape per opening; `keepEmpty` is false, so a tape nobody reached leaves none.
           { ...opts.replay, mode: 'replay', tape: slot.tape };
     const session = await openProxySession(spec, { ...opts.context, store });
     slot.writer = session.writer;
@@ -118,26 +137,37 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
       throw new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping');
     }
     slot.session = session;
+    entry.opened.add(slot.mode);
+    delete entry.error;
     return { tape: slot.tape, session };
   };
 
-  const reportOf = (slot: Slot): TapeReport => {
-    const t = slot.tally;
-    const keptReplay = slot.mode === 'replay' && slot.writer !== undefined && opts.replayStore === opts.store && slot.writer.count > 0;
+  /** What an opening leaves in its tape's entry once its writer is closed (or, for a report, so far). */
+  const noteWriter = (entry: Entry, slot: Slot): void => {
+    const writer = slot.writer;
+    if (writer === undefined) return;
+    if (writer.failure !== undefined) entry.failed ??= writer.failure.message;
+    if (slot.mode === 'replay' && opts.replayStore === opts.store && writer.count > 0) entry.savedAs = writer.name;
+  };
+
+  const reportOf = (tape: string, entry: Entry): TapeReport => {
+    const open = slots.get(tape);
+    if (open !== undefined) noteWriter(entry, open);
+    const t = entry.tally;
     return {
-      tape: slot.tape,
-      mode: slot.mode,
+      tape,
+      mode: entry.opened.has('record') ? 'record' : entry.opened.has('replay') ? 'replay' : entry.tried,
       recorded: t.recorded,
       replayed: t.replayed,
       missed: t.missed,
       live: t.live,
-      ...(keptReplay && slot.writer ? { savedAs: slot.writer.name } : {}),
-      ...(slot.error ? { error: { code: slot.error.code, message: slot.error.message } } : {}),
-      ...(slot.writer?.failure ? { failed: slot.writer.failure.message } : {}),
+      ...(entry.savedAs !== undefined ? { savedAs: entry.savedAs } : {}),
+      ...(entry.error ? { error: { code: entry.error.code, message: entry.error.message } } : {}),
+      ...(entry.failed !== undefined ? { failed: entry.failed } : {}),
     };
   };
 
-  const report = (): TapeReport[] => [...seen.values()].map(reportOf);
+  const report = (): TapeReport[] => [...entries].map(([tape, entry]) => reportOf(tape, entry));
 
   const router: TapeRouter = {
     open(name) {
@@ -146,24 +176,24 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
       // Being closed early: open it again once it is.
       if (slot?.closing !== undefined) return slot.closing.then(() => router.open(name));
       if (slot === undefined) {
-        const fresh: Slot = {
-          tape: name,
-          mode: opts.mode === 'replay' ? 'replay' : 'record',
-          tally: tallies.get(name) ?? { recorded: 0, replayed: 0, missed: 0, live: 0 },
-          opening: Promise.resolve() as unknown as Promise<TapeSessionEntry>,
-        };
-        fresh.opening = start(fresh).catch((err: unknown) => {
+        const mode = opts.mode === 'replay' ? 'replay' : 'record';
+        let entry = entries.get(name);
+        if (entry === undefined) {
+          entry = { tally: { recorded: 0, replayed: 0, missed: 0, live: 0 }, opened: new Set(), tried: mode, released: false };
+          entries.set(name, entry);
+        }
+        const fresh: Slot = { tape: name, mode, opening: Promise.resolve() as unknown as Promise<TapeSessionEntry> };
+        const of = entry;
+        fresh.opening = start(fresh, of).catch((err: unknown) => {
           const known = isTapedeckError(err)
             ? err
             : new TapedeckError('INTERNAL', `could not open tape "${name}": ${(err as Error).message}`, { cause: err });
-          fresh.error = known;
+          of.error = known;
           // A tape that could not be opened is tried again by its next request (another process may have let it go).
           if (slots.get(name) === fresh) slots.delete(name);
           throw known;
         });
-        tallies.set(name, fresh.tally);
         slots.set(name, fresh);
-        seen.set(name, fresh);
         slot = fresh;
       }
       return slot.opening;
@@ -172,9 +202,10 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
       const slot = slots.get(name);
       if (slot === undefined) return undefined;
       await slot.opening.catch(() => undefined);
+      const entry = entries.get(name) as Entry;
       if (slot.closing !== undefined) {
         await slot.closing;
-        return reportOf(slot);
+        return reportOf(name, entry);
       }
       const session = slot.session;
       if (slots.get(name) !== slot || session === undefined) return undefined;
@@ -182,11 +213,12 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
         session.sessions.closeAll();
         await drain(session.drain());
         await session.writer.close();
-        released.add(name);
+        noteWriter(entry, slot);
+        entry.released = true;
         slots.delete(name);
       })();
       await slot.closing;
-      return reportOf(slot);
+      return reportOf(name, entry);
     },
     endSessions() {
       for (const slot of slots.values()) slot.session?.sessions.closeAll();
@@ -198,6 +230,7 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
       const open = [...slots.values()].filter((s) => s.session !== undefined && s.closing === undefined);
       await drain(Promise.all(open.map((s) => (s.session as ProxySession).drain())).then(() => undefined));
       await Promise.all(open.map((s) => (s.writer as TapeWriter).close()));
+      for (const s of open) noteWriter(entries.get(s.tape) as Entry, s);
       return report();
     },
     report,

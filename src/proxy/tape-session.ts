@@ -71,6 +71,22 @@ export function indexKey(ex: Exchange): string {
   return hash('sha256', exactKey(ex), 'hex');
 }
 
+/**
+ * TAPE_LOCKED when a writer holds the tape: it is being recorded (by another tapedeck, on another machine), and what
+ * it holds so far is not the recording, so replaying it would answer with misses. Asked after the tape is loaded: a
+ * writer takes the lock before it touches the tape, so a recording that began while the tape was read is seen too.
+ */
+async function refuseTapeBeingRecorded(store: TapeStore, tape: string): Promise<void> {
+  const by = await store.writing(tape);
+  if (by === undefined) return;
+  throw new TapedeckError(
+    'TAPE_LOCKED',
+    `cannot replay tape "${tape}": it is being recorded by ${by}, and is not complete yet. Replay it once that ` +
+      `recording is over (its test done, or that tapedeck stopped)`,
+    { status: 409, details: { tape, writer: by } },
+  );
+}
+
 export async function openTapeSession(opts: SessionOptions): Promise<TapeSession> {
   const onFailure = { ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}), indexKey };
   if (opts.mode === 'record') {
@@ -88,6 +104,7 @@ export async function openTapeSession(opts: SessionOptions): Promise<TapeSession
   if (saveAs === opts.tape)
     throw new TapedeckError('BAD_ARGS', `a replay is saved as a tape of its own: "${saveAs}" is the tape it replays`);
   const source = await opts.store.load(opts.tape, opts.streamLargeBodies === true ? { inlineUpTo: STREAMED_BODY_BYTES } : {});
+  await refuseTapeBeingRecorded(opts.store, opts.tape);
   // Fallbacks (built-in defaults), then the routes recorded on the tape, then any given now: later wins.
   const byPrefix = new Map([...(opts.fallbackRoutes ?? []), ...source.header.routes].map((r) => [r.prefix, r] as const));
   for (const r of opts.routes) byPrefix.set(r.prefix, r);

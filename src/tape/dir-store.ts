@@ -14,7 +14,7 @@ import { TapedeckError } from '../errors.js';
 import { storedBody } from './exchange-encoder.js';
 import { importIntoDir } from './dir-import.js';
 import { listByScanning } from './listing.js';
-import { acquireTapeLock } from './lock.js';
+import { acquireTapeLock, describeLockHolder } from './lock.js';
 import { sideDir, TAPE_EXT, tapeFile, validateTapeName } from './paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
 import { statsOf } from './stats.js';
@@ -68,6 +68,9 @@ export function createDirStore(dir: string, opts: DirStoreOptions = {}): TapeSto
     },
     async has(name) {
       return (await fingerprint(name)) !== undefined;
+    },
+    async writing(name) {
+      return describeLockHolder(fileOf(name));
     },
     async header(name) {
       if (!(await store.has(name))) throw await notFound(name);

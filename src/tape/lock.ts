@@ -80,6 +80,12 @@ export function refuseLocked(tapeName: string, tapePath: string, what: string): 
   );
 }
 
+/** Who holds the tape's lock, as messages name it (`pid 4242 (since ...)`), undefined when nobody live does. */
+export function describeLockHolder(tapePath: string): string | undefined {
+  const holder = lockHolder(tapePath);
+  return holder === undefined ? undefined : `${holderName(holder)} (since ${holder.since})`;
+}
+
 function holderName(holder: LockInfo): string {
   return holder.pid > 0 ? `pid ${holder.pid}${holder.host !== hostname() ? ` on ${holder.host}` : ''}` : 'another process';
 }

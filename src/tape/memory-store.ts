@@ -171,6 +171,9 @@ export function createMemoryStore(): TapeStore {
       changed(name);
       return count;
     },
+    async writing(name) {
+      return tapes.get(validateTapeName(name))?.writing === true ? 'this process' : undefined;
+    },
     async has(name) {
       return tapes.has(validateTapeName(name));
     },

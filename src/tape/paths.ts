@@ -4,29 +4,40 @@ import { TapedeckError } from '../errors.js';
 export const TAPE_EXT = '.jsonl';
 
 /**
- * The longest part of a tape name (between `/`): a file name is at most 255 bytes, and a tape's files add to its name
- * (`.replay-<timestamp>` for its replays, `.jsonl.lock`: 43 characters).
+ * The longest part of a tape name (between `/`), in UTF-8 bytes: a file name is at most 255 bytes, and a tape's files
+ * add to its name (`.replay-<timestamp>` for its replays, `.jsonl.lock`: 43 characters).
  */
 export const MAX_TAPE_NAME_PART = 200;
-/** The longest tape name, sub-folders included. */
+/** The longest tape name, sub-folders included, in UTF-8 bytes. */
 export const MAX_TAPE_NAME = 1000;
 
-/** Tape names are file names: letters, digits, `.`, `_`, `-`, and `/` for sub-folders; no `..`. */
-export function validateTapeName(name: string): string {
-  const longest = Math.max(...name.split('/').map((p) => p.length));
-  if (name.length > MAX_TAPE_NAME || longest > MAX_TAPE_NAME_PART) {
+/** A tape name: parts of letters (any script, with their marks), digits, `_`, `.`, `-`, joined by `/`. */
+const TAPE_NAME = /^[\p{L}\p{N}\p{M}_.-]+(\/[\p{L}\p{N}\p{M}_.-]+)*$/u;
+
+/**
+ * Tape names are file names: letters, digits, `.`, `_`, `-`, and `/` for sub-folders; no `..`. A name may end in
+ * `.jsonl` (the tape's file): it is taken off first, and what is left must be a tape name (`...jsonl` is `..`).
+ */
+export function validateTapeName(given: string): string {
+  const name = given.endsWith(TAPE_EXT) ? given.slice(0, -TAPE_EXT.length) : given;
+  const bytes = Buffer.byteLength(name, 'utf8');
+  const longest = Math.max(...name.split('/').map((p) => Buffer.byteLength(p, 'utf8')));
+  if (bytes > MAX_TAPE_NAME || longest > MAX_TAPE_NAME_PART) {
     throw new TapedeckError(
       'BAD_ARGS',
-      `invalid tape name "${name.slice(0, 40)}...": the tape name is too long (${name.length > MAX_TAPE_NAME ? `${name.length} characters, at most ${MAX_TAPE_NAME}` : `a part of ${longest} characters, at most ${MAX_TAPE_NAME_PART} between "/"`})`,
+      `invalid tape name "${name.slice(0, 40)}...": the tape name is too long (${bytes > MAX_TAPE_NAME ? `${bytes} bytes, at most ${MAX_TAPE_NAME}` : `a part of ${longest} bytes, at most ${MAX_TAPE_NAME_PART} between "/"`})`,
       { status: 400 },
     );
   }
-  if (name === '' || !/^[\w.-]+(\/[\w.-]+)*$/.test(name) || name.split('/').some((p) => p === '..' || p === '.')) {
-    throw new TapedeckError('BAD_ARGS', `invalid tape name "${name}": use letters, digits, ".", "_", "-" (and "/" for folders)`, {
-      status: 400,
-    });
+  if (name === '' || !TAPE_NAME.test(name) || name.split('/').some((p) => p === '..' || p === '.')) {
+    const bare = name === given ? '' : ` (without its "${TAPE_EXT}": "${name}")`;
+    throw new TapedeckError(
+      'BAD_ARGS',
+      `invalid tape name "${given}"${bare}: use letters, digits, ".", "_", "-" (and "/" for folders), no part "." or ".."`,
+      { status: 400 },
+    );
   }
-  return name.endsWith(TAPE_EXT) ? name.slice(0, -TAPE_EXT.length) : name;
+  return name;
 }
 
 export function tapeFile(dir: string, name: string): string {

@@ -210,6 +210,11 @@ export interface TapeStore {
   importTape(tape: TapeImport, opts?: ImportOptions): Promise<number>;
   /** Whether a tape of this name exists. */
   has(name: string): Promise<boolean>;
+  /**
+   * Who is writing the tape now (`pid 4242 (since ...)`, a database connection, this process), undefined when no
+   * writer holds it: a tape being recorded is not replayed, it is incomplete.
+   */
+  writing(name: string): Promise<string | undefined>;
   /** The header alone (TAPE_NOT_FOUND, TAPE_CORRUPT, TAPE_FORMAT_UNSUPPORTED). */
   header(name: string): Promise<TapeHeader>;
   /** A whole tape: header, exchanges in order, problems. */

@@ -1,5 +1,6 @@
 /**
- * `tapedeck-proxy/vitest`: each test gets its own tape in one `tapedeck serve`, named after the test, with the base-URL
+ * `tapedeck-proxy/vitest`: each test gets its own tape in one `tapedeck serve`, named after the test (the server names it:
+ * `GET /@?file=...&name=...`, the rule every test-runner helper shares), with the base-URL
  * variables the SDKs read (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`, `TAPEDECK_URL`, ...)
  * pointing at it while the test runs.
  *
@@ -15,10 +16,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import { agentEnv } from '../proxy/agent-env.js';
 import { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
-import { testTapeName, type NamedTask } from './test-tape-name.js';
+import { testIdOf, testTapeName, type NamedTask } from './test-tape-name.js';
 
 export { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
-export { testTapeName, type NamedTask } from './test-tape-name.js';
+export { testIdOf, testTapeName, type NamedTask } from './test-tape-name.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,7 +29,7 @@ declare module 'vitest' {
 }
 
 export interface UseTapedeckOptions extends ServeProcessOptions {
-  /** Name the tape of a test (default `testTapeName`: file / describe / test). */
+  /** Name the tape of a test yourself (default: the server names it after file / describe / test, as `testTapeName`). */
   tapeName?: (task: NamedTask) => string;
 }
 
@@ -39,13 +40,24 @@ export interface Tapedeck {
   readonly url: string;
   /** The variables set for the current test. */
   readonly env: Readonly<Record<string, string>>;
-  /** The base URL of any test's tape (for concurrent tests). */
+  /** The base URL of any test's tape (for concurrent tests; named here by `testTapeName`, the server's rule). */
   urlFor(task: NamedTask): string;
 }
 
 /** The base URL of a tape in a `tapedeck serve` at `serveUrl`. */
 export function tapeUrl(serveUrl: string, tape: string): string {
   return `${serveUrl.replace(/\/+$/, '')}/@${encodeURIComponent(tape)}`;
+}
+
+/** The tape `tapedeck serve` at `serveUrl` gives a test (`GET /@?file=...&name=...`); a refusal is thrown as it says. */
+export async function askTapeName(serveUrl: string, task: NamedTask): Promise<string> {
+  const id = testIdOf(task);
+  const query = new URLSearchParams([['file', id.file], ...id.names.map((n) => ['name', n] as [string, string])]);
+  const res = await fetch(`${serveUrl.replace(/\/+$/, '')}/@?${query.toString()}`);
+  const body = (await res.json().catch(() => ({}))) as { tape?: string; error?: { message?: string } };
+  if (!res.ok || typeof body.tape !== 'string')
+    throw new Error(`tapedeck: no tape for this test: ${body.error?.message ?? `tapedeck serve at ${serveUrl} answered ${res.status}`}`);
+  return body.tape;
 }
 
 export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
@@ -66,8 +78,8 @@ export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
   afterAll(async () => {
     await own?.stop();
   });
-  beforeEach((ctx) => {
-    const tape = nameOf(ctx.task);
+  beforeEach(async (ctx) => {
+    const tape = opts.tapeName !== undefined ? opts.tapeName(ctx.task) : await askTapeName(serveUrl as string, ctx.task);
     const url = tapeUrl(serveUrl as string, tape);
     const env = agentEnv({ url });
     for (const [k, v] of Object.entries(env)) {

@@ -138,6 +138,21 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
       }
     });
 
+    it('says who is writing a tape while a writer holds it, and nobody once it is closed', async () => {
+      const store = await make();
+      try {
+        expect(await store.writing('recording')).toBeUndefined();
+        const w = await store.openWriter({ name: 'recording', header });
+        await w.append(newExchange());
+        expect(await store.writing('recording')).toMatch(new RegExp(`pid ${process.pid}|this process`));
+        await w.close();
+        expect(await store.writing('recording')).toBeUndefined();
+        await expect(store.writing('../out')).rejects.toMatchObject({ code: 'BAD_ARGS' });
+      } finally {
+        await store.close();
+      }
+    });
+
     it('never removes a tape being written; removes it (and says so) once closed', async () => {
       const store = await make();
       try {

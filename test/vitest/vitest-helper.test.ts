@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDirStore } from '../../src/tape/dir-store.js';
-import { testTapeName } from '../../src/vitest/test-tape-name.js';
+import { tapeNameForTest } from '../../src/tape/test-tape-name.js';
+import { testIdOf, testTapeName } from '../../src/vitest/test-tape-name.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -37,12 +38,18 @@ describe('tapedeck-proxy/vitest', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('names a tape after its file, describe blocks and test', () => {
+  it('names a tape after its file, describe blocks and test, as the server does', () => {
     const file = { name: 'tests/agent.test.ts' };
     const fileTask = { name: 'tests/agent.test.ts', file };
-    const suite = { name: 'weather / today', suite: fileTask, file };
-    expect(testTapeName({ name: 'answers in °C, fast!', suite, file })).toBe('tests/agent/weather-today/answers-in-C-fast');
-    expect(testTapeName({ name: '..', suite: fileTask, file })).toBe('tests/agent/_');
+    const suite = { name: 'weather today', suite: fileTask, file };
+    expect(testIdOf({ name: 'answers in °C, fast!', suite, file })).toEqual({
+      file: 'tests/agent.test.ts',
+      names: ['weather today', 'answers in °C, fast!'],
+    });
+    expect(testTapeName({ name: 'answers in celsius', suite, file })).toBe('tests/agent/weather-today/answers-in-celsius');
+    expect(testTapeName({ name: 'answers in °C, fast!', suite, file })).toBe(
+      tapeNameForTest({ file: 'tests/agent.test.ts', names: ['weather today', 'answers in °C, fast!'] }),
+    );
   });
 
   it(
@@ -55,15 +62,27 @@ describe('tapedeck-proxy/vitest', () => {
         TAPEDECK_SERVE_ARGS: `--route /openai=${upstream.url}`,
       });
       expect(first.code, first.out).toBe(0);
-      expect(first.out).toMatch(/2 tape\(s\): 2 recorded, 0 replayed/);
+      expect(first.out).toMatch(/6 tape\(s\): 6 recorded, 0 replayed/);
       const store = createDirStore(dir);
-      expect(await store.names()).toEqual(['agent.fixture/weather/answers-in-celsius', 'agent.fixture/weather/answers-in-fahrenheit']);
-      expect(upstream.requests).toHaveLength(2);
+      const calc = (sum: string): string => tapeNameForTest({ file: 'agent.fixture.ts', names: [`calc[${sum}]`] });
+      expect(calc('1+1')).not.toBe(calc('1-1'));
+      expect(await store.names()).toEqual(
+        [
+          'agent.fixture/weather/answers-in-celsius',
+          'agent.fixture/weather/answers-in-fahrenheit',
+          'agent.fixture/天気/東京の天気',
+          'agent.fixture/天気/大阪の天気',
+          calc('1+1'),
+          calc('1-1'),
+        ].sort(),
+      );
+      expect(upstream.requests).toHaveLength(6);
 
       const second = await runVitest({ TAPEDECK_DIR: dir, TAPEDECK_SERVE_ARGS: '', FIXTURE_GLOBAL_SETUP: '0' });
       expect(second.code, second.out).toBe(0);
-      expect(second.out).toMatch(/2 tape\(s\): 0 recorded, 2 replayed/);
-      expect(upstream.requests).toHaveLength(2);
+      expect(second.out).toMatch(/6 tape\(s\): 0 recorded, 6 replayed/);
+      expect(second.out).not.toMatch(/request\(s\) missed/);
+      expect(upstream.requests).toHaveLength(6);
     },
   );
 });

@@ -2,7 +2,8 @@
 The ``tapedeck`` fixture: each test gets its own tape in one ``tapedeck serve`` for the session, named after the
 test (``tests/test_agent.py::TestWeather::test_celsius`` is the tape ``tests/test_agent/TestWeather/test_celsius``),
 and the base-URL variables the SDKs read point at it while the test runs; when the test is over its tape is
-closed (``DELETE /@NAME``), its file and lock given back.
+closed (``DELETE /@NAME``), its file and lock given back. The server names the tape (``GET /@?file=...&name=...``):
+one rule for every test runner's helper, so a parametrized test (``test_calc[1+1]``) gets a tape of its own.
 
 The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session: tapedeck as
 ``command.find_command`` finds it (``TAPEDECK_COMMAND``, ``node_modules/.bin``, the ``PATH``, else
@@ -20,11 +21,12 @@ import shlex
 import signal
 import subprocess
 import threading
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
-from urllib.parse import quote
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from urllib.parse import quote, urlencode
 
 import pytest
 
@@ -36,20 +38,28 @@ def tape_url(serve_url: str, tape: str) -> str:
     return f"{serve_url.rstrip('/')}/@{quote(tape, safe='')}"
 
 
-def _segment(text: str) -> str:
-    s = re.sub(r"[^\w.-]+", "-", text, flags=re.ASCII)
-    s = re.sub(r"-{2,}", "-", s)
-    s = re.sub(r"^[-.]+|-+$", "", s)
-    return s or "_"
+def names_of(node: pytest.Item) -> Tuple[str, List[str]]:
+    """What names a test, as ``tapedeck serve`` takes it: its file, and its class(es) and name (parameters included)."""
+    file = node.nodeid.split("::", 1)[0]
+    # The nodes inside the file, outermost first (a parameter id may itself hold "::": the nodes say where names end).
+    names = [n.name for n in node.listchain() if "::" in n.nodeid]
+    return file, names
 
 
-def tape_name_for(nodeid: str) -> str:
-    """``path/test_x.py::Class::test_y[param]`` -> ``path/test_x/Class/test_y-param``."""
-    path, _, rest = nodeid.partition("::")
-    path = re.sub(r"\.py$", "", path.replace("\\", "/"))
-    parts = [p for p in path.split("/") if p not in ("", ".", "..")]
-    parts += [p for p in rest.split("::") if p]
-    return "/".join(_segment(p) for p in parts)
+def tape_for(serve_url: str, file: str, names: Sequence[str]) -> str:
+    """The tape ``tapedeck serve`` at ``serve_url`` gives the test (``GET /@?file=FILE&name=NAME...``)."""
+    query = urlencode([("file", file)] + [("name", n) for n in names])
+    try:
+        with urllib.request.urlopen(f"{serve_url.rstrip('/')}/@?{query}", timeout=30) as res:
+            return json.load(res)["tape"]
+    except urllib.error.HTTPError as err:
+        try:
+            message = json.load(err)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = f"tapedeck serve at {serve_url} answered {err.code}"
+        raise RuntimeError(f"tapedeck: no tape for this test: {message}") from None
+    except (OSError, ValueError, KeyError) as err:
+        raise RuntimeError(f"tapedeck: cannot ask tapedeck serve at {serve_url} for this test's tape: {err}") from None
 
 
 def agent_env(url: str) -> Dict[str, str]:
@@ -222,7 +232,7 @@ def _close_tape(url: str) -> None:
 @pytest.fixture
 def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tapedeck]:
     """This test's tape, and the SDK base-URL variables pointing at it for the test's duration."""
-    tape = tape_name_for(request.node.nodeid)
+    tape = tape_for(tapedeck_server, *names_of(request.node))
     url = tape_url(tapedeck_server, tape)
     env = agent_env(url)
     for key, value in env.items():

@@ -16,7 +16,7 @@ import { CLOSE_GRACE_MS, clientConfig, createPool, pgLocation, storeError, type 
 import { bounded, endWithin } from './deadline.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { importIntoPg } from './pg-import.js';
-import { lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
+import { lockHeldBy, lockHolderOf, NOTIFY_CHANNEL, notifyPayload, openPgWriter, tapeLockKey } from './pg-writer.js';
 import { isTapeName, rowStats } from './rows.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 
@@ -107,6 +107,14 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
     },
     async has(name) {
       return (await tapeRow(name)) !== undefined;
+    },
+    async writing(name) {
+      const key = tapeLockKey(ns, validateTapeName(name));
+      try {
+        return await lockHeldBy(pool, key);
+      } catch (err) {
+        throw fail('read', err);
+      }
     },
     async header(name) {
       const row = await tapeRow(name);

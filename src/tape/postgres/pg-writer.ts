@@ -45,24 +45,30 @@ export function tapeLockKey(namespace: string, name: string): string {
 
 /** Who holds a tape's advisory lock (the application_name tapedeck writers set, where the server shows it). */
 export async function lockHolderOf(db: Db, key: string): Promise<string> {
-  const k = BigInt(key);
-  const classid = ((k >> 32n) & 0xffffffffn).toString();
-  const objid = (k & 0xffffffffn).toString();
   try {
-    const r = await db.query<{ application_name: string | null; client_addr: string | null; backend_start: Date | null }>(
-      `SELECT a.application_name, a.client_addr::text AS client_addr, a.backend_start
-         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 1
-        LIMIT 1`,
-      [classid, objid],
-    );
-    const row = r.rows[0];
-    if (row?.application_name?.startsWith('tapedeck') === true)
-      return `${row.application_name.replace(/^tapedeck writer /, '')}${row.backend_start ? ` (since ${row.backend_start.toISOString()})` : ''}`;
-    return row?.client_addr ? `a connection from ${row.client_addr}` : 'another tapedeck';
+    return (await lockHeldBy(db, key)) ?? 'another tapedeck';
   } catch {
     return 'another tapedeck';
   }
+}
+
+/** Who holds a tape's advisory lock, undefined when nobody does (a failed query throws). */
+export async function lockHeldBy(db: Db, key: string): Promise<string | undefined> {
+  const k = BigInt(key);
+  const classid = ((k >> 32n) & 0xffffffffn).toString();
+  const objid = (k & 0xffffffffn).toString();
+  const r = await db.query<{ application_name: string | null; client_addr: string | null; backend_start: Date | null }>(
+    `SELECT a.application_name, a.client_addr::text AS client_addr, a.backend_start
+       FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 1
+      LIMIT 1`,
+    [classid, objid],
+  );
+  const row = r.rows[0];
+  if (row === undefined) return undefined;
+  if (row.application_name?.startsWith('tapedeck') === true)
+    return `${row.application_name.replace(/^tapedeck writer /, '')}${row.backend_start ? ` (since ${row.backend_start.toISOString()})` : ''}`;
+  return row.client_addr ? `a connection from ${row.client_addr}` : 'another tapedeck';
 }
 
 export interface PgWriterContext {
