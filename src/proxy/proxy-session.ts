@@ -65,7 +65,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       onTapeFailure: opts.onTapeFailure,
     });
     const out = createExchangeLog(writer, log);
-    const spill = createBodySpill(store, writer.name);
+    const spill = createBodySpill(store, writer);
     const { handle } = createRecorder({
       out,
       dispatcher,
@@ -113,7 +113,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
   const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
-  const spill = createBodySpill(store, writer.name);
+  const spill = createBodySpill(store, writer);
   const replayer = createReplayer({
     tape,
     matcher,
