@@ -190,12 +190,10 @@ export function createMemoryStore(): TapeStore {
       const exchanges =
         readOpts?.resolveFiles === false
           ? parsed.exchanges
-          : await resolveStoredBodies(
-              parsed.exchanges,
-              parsed.problems,
-              (b) => store.readBlob(name, b),
-              readOpts?.inlineUpTo === undefined ? undefined : { above: readOpts.inlineUpTo, open: (b) => store.openBlob(name, b) },
-            );
+          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => store.readBlob(name, b), {
+              above: readOpts?.inlineUpTo,
+              open: (b) => store.openBlob(name, b),
+            });
       return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
     },
     async *lines(name) {

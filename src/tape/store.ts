@@ -45,6 +45,11 @@ export interface ReadTapeOptions {
   /**
    * With `resolveFiles`: bodies stored apart that are larger than this many bytes are checked (size and sha256, read
    * as a stream) but left as references, for replay to stream them with `openBlob`. Default: every body is loaded.
+   *
+   * Streams stored apart (`response.eventsFile`) are read into `events` when their side file is no larger than this
+   * (default 16 MiB, `STREAMED_BODY_BYTES`: a stream is stored apart only above that, so by default none is); a larger
+   * one stays a reference, every line checked, for whoever needs its events to read them from the store event by
+   * event (`tape/event-file.ts`). A stream is never held whole by reading a tape.
    */
   inlineUpTo?: number;
 }

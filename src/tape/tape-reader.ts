@@ -13,7 +13,7 @@ import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Ex
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
-import { verifiedBlobStream } from './large-body.js';
+import { STREAMED_BODY_BYTES, verifiedBlobStream } from './large-body.js';
 import { parseEvents, readEvents } from './event-file.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
@@ -116,9 +116,13 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     throw err;
   }
   const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
-  const large = opts.inlineUpTo === undefined ? undefined : { above: opts.inlineUpTo, open: (b: StoredBody) => streamSideFile(file, b) };
   const usable =
-    opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), large) : exchanges;
+    opts.resolveFiles !== false
+      ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), {
+          above: opts.inlineUpTo,
+          open: (b) => streamSideFile(file, b),
+        })
+      : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
@@ -260,16 +264,17 @@ export async function resolveStoredBodies(
   exchanges: Exchange[],
   problems: TapeProblem[],
   read: (body: StoredBody) => Promise<Buffer>,
-  large?: { above: number; open: (body: StoredBody) => Readable },
+  large: { above?: number | undefined; open: (body: StoredBody) => Readable },
 ): Promise<Exchange[]> {
   const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
     body?.kind !== 'file' ? body : inlineBody(body, await read(body));
   // A body too large to hold stays a reference, checked now (read as a stream) so that a corrupt one is never served.
   const resolveOrCheck = async (body: StoredBody): Promise<Body> => {
-    if (large === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
+    if (large.above === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
     for await (const chunk of large.open(body)) void chunk;
     return body;
   };
+  const eventsAbove = large.above ?? STREAMED_BODY_BYTES;
   const kept: Exchange[] = [];
   for (const ex of exchanges) {
     // The side file being read, for the problem's message.
@@ -286,7 +291,7 @@ export async function resolveStoredBodies(
       const stream = ex.response?.eventsFile;
       if (ex.response !== undefined && stream !== undefined) {
         which = stream.file;
-        if (large === undefined || stream.bytes <= large.above) {
+        if (stream.bytes <= eventsAbove) {
           ex.response.events = parseEvents(await read(stream), stream);
           delete ex.response.eventsFile;
         } else {
