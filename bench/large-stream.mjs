@@ -32,7 +32,10 @@ function rssMb(pid, field) {
 const event = (i) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', model: 'bench-model', choices: [{ index: 0, delta: { content: `word${i} ` }, finish_reason: null }] })}\n\n`;
 const count = Math.ceil((MB * 1024 * 1024) / Buffer.byteLength(event(500_000)));
-const last = [`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', model: 'bench-model', choices: [], usage: { prompt_tokens: 9, completion_tokens: count, total_tokens: count + 9 } })}\n\n`, 'data: [DONE]\n\n'];
+const last = [
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', model: 'bench-model', choices: [], usage: { prompt_tokens: 9, completion_tokens: count, total_tokens: count + 9 } })}\n\n`,
+  'data: [DONE]\n\n',
+];
 
 function expectedSha() {
   const hash = createHash('sha256');
@@ -113,7 +116,9 @@ export async function run() {
     const recordPeak = rssMb(rec.pid, 'VmHWM');
     await rec.stop();
     if (got.status !== 200 || got.sha256 !== sha) throw new Error('large-stream bench: the client did not get the stream byte for byte');
-    const tape = readFileSync(path.join(dir, 'stream.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+    const tape = readFileSync(path.join(dir, 'stream.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const onTape = tape.length === 2;
     rows.push(['record, idle', idle], [`record, ${MB} MB stream to a reading client (peak)`, recordPeak]);
     rows.push([`  on the tape`, onTape ? `yes (format ${JSON.parse(tape[0]).format})` : 'no']);
@@ -126,7 +131,9 @@ export async function run() {
       const slowPeak = rssMb(play.pid, 'VmHWM');
       const served = await ask(play.url);
       const servedPeak = rssMb(play.pid, 'VmHWM');
-      const replays = spawnSync('ls', [dir], { encoding: 'utf8' }).stdout.split('\n').filter((f) => f.startsWith('stream.replay-') && f.endsWith('.jsonl'));
+      const replays = spawnSync('ls', [dir], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter((f) => f.startsWith('stream.replay-') && f.endsWith('.jsonl'));
       await play.stop();
       if (slow.sha256 !== served.sha256 || served.status !== 200) throw new Error('large-stream bench: replay was not byte for byte');
       rows.push(

@@ -5,18 +5,30 @@
  * through the store: the recorded exchanges in their order, each sent call's answer in place of the recorded one,
  * everything not sent as recorded.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
+import { copyBlob, createBodySpill, type BodySpill } from '../proxy/body-spill.js';
+import { createDirStore } from '../tape/dir-store.js';
+import { eventLines, readEvents } from '../tape/event-file.js';
+import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
+import type { StoredEvents } from '../tape/schema.js';
+import type { StoredBody, TapeWriter } from '../tape/store.js';
+import { createScrubber, type Scrubber } from './scrub.js';
+import { readStream, type StreamRead } from './stream-read.js';
 import { TapedeckError } from '../errors.js';
 import type { CostFn } from '../inspect/cost.js';
 import { orderExchanges } from '../inspect/steps.js';
 import type { SideEffectsFile } from '../replay/side-effects.js';
 import type { RedactOptions } from '../tape/redact.js';
-import type { Exchange, Route } from '../tape/schema.js';
+import type { Exchange, Route, SseEvent } from '../tape/schema.js';
 import type { NewExchange, TapeStore } from '../tape/store.js';
 import { compareCall, type CallSide } from './compare.js';
 import { missingLine } from './credentials.js';
 import { DEFAULT_THRESHOLDS, SEVERITIES, type Finding, type Severity, type Thresholds } from './finding.js';
-import { hostOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
+import { hostOf, keysOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
 import { sendCalls } from './send.js';
 
 export interface DriftOptions {
@@ -28,6 +40,8 @@ export interface DriftOptions {
   sideEffects?: SideEffectsFile;
   sample?: number;
   keys?: Readonly<Record<string, string>>;
+  /** `--allow-host HOST`: hosts a key may go to beside the provider's own API and the routes given (`key-hosts.ts`). */
+  allowHosts?: readonly string[];
   env?: NodeJS.ProcessEnv;
   costOf: CostFn;
   thresholds?: Partial<Thresholds>;
@@ -70,6 +84,8 @@ export interface DriftReport {
   thresholds: Thresholds;
   /** Headers a redacted credential was in that drift had no key for (left out). */
   dropped: { route: string; name: string }[];
+  /** Keys drift did not send because the call went elsewhere than where they may go (`key-hosts.ts`). */
+  withheld: { route: string; host: string; names: string[]; reason: string }[];
   /** The tape the fresh answers were written to (`refresh`), else null. */
   refreshed: string | null;
   /** Only planned (`dryRun`). */
@@ -85,7 +101,8 @@ export function atLeast(verdict: CallVerdict, level: Severity): boolean {
 
 export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
   const found = await opts.store.resolve(opts.tape);
-  const tape = await found.store.load(found.name);
+  // Bodies and streams too large to hold stay in the store, read as streams when needed (bounded memory).
+  const tape = await found.store.load(found.name, { inlineUpTo: STREAMED_BODY_BYTES });
   const thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
   const plan = planDrift(tape, {
     ...(opts.routes ? { routes: opts.routes } : {}),
@@ -93,6 +110,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
     ...(opts.sideEffects ? { sideEffects: opts.sideEffects } : {}),
     ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
     ...(opts.keys ? { keys: opts.keys } : {}),
+    ...(opts.allowHosts ? { allowHosts: opts.allowHosts } : {}),
     env: opts.env ?? process.env,
     costOf: opts.costOf,
   });
@@ -108,6 +126,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
     costUsd: null,
     thresholds,
     dropped: plan.needs.dropped,
+    withheld: plan.needs.withheld,
     refreshed: null,
     dryRun: opts.dryRun === true,
   };
@@ -117,39 +136,85 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
 
   const t = opts.timeouts ?? { connect: 10, response: 300, idle: 120 };
   const dispatcher = new Agent({ connect: { timeout: t.connect * 1000 }, headersTimeout: t.response * 1000, bodyTimeout: t.idle * 1000 });
-  let fresh: Map<PlannedCall, Exchange>;
+  const scrub = createScrubber(keysOf(plan), opts.redact);
+  const source: Place = { open: (b) => found.store.openBlob(found.name, b) };
+  const scratch = openScratch();
   try {
-    fresh = await sendCalls(plan.calls, { dispatcher, ...(opts.onSend ? { onSend: opts.onSend } : {}) });
-  } finally {
-    await dispatcher.close().catch(() => undefined);
-  }
-
-  let cost: number | null = 0;
-  for (const call of plan.calls) {
-    const ex = fresh.get(call) as Exchange;
-    const c = compareCall(call.exchange, ex, { thresholds, costOf: opts.costOf });
-    const verdict = worst(c.findings);
-    report.counts[verdict]++;
-    if (RANK[verdict] > RANK[report.verdict]) report.verdict = verdict;
-    report.calls.push({
-      step: call.step,
-      call: call.label,
-      route: call.route.prefix,
-      host: hostOf(call.route.upstream),
-      verdict,
-      findings: c.findings.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
-      similarity: c.similarity,
-      recorded: c.recorded,
-      fresh: c.fresh,
-    });
-    if (ex.llm?.usage !== undefined) {
-      const usd = opts.costOf(ex);
-      cost = usd === null || cost === null ? null : cost + usd;
+    let fresh: Map<PlannedCall, Exchange>;
+    try {
+      fresh = await sendCalls(plan.calls, {
+        dispatcher,
+        spill: scratch.spill,
+        openRecorded: source.open,
+        scrub,
+        ...(opts.onSend ? { onSend: opts.onSend } : {}),
+      });
+    } finally {
+      await dispatcher.close().catch(() => undefined);
     }
+
+    let cost: number | null = 0;
+    for (const call of plan.calls) {
+      const ex = fresh.get(call) as Exchange;
+      const streams = { recorded: await streamOf(call.exchange, source), fresh: await streamOf(ex, scratch) };
+      const c = compareCall(call.exchange, ex, { thresholds, costOf: opts.costOf, streams });
+      const verdict = worst(c.findings);
+      report.counts[verdict]++;
+      if (RANK[verdict] > RANK[report.verdict]) report.verdict = verdict;
+      report.calls.push({
+        step: call.step,
+        call: call.label,
+        route: call.route.prefix,
+        host: hostOf(call.route.upstream),
+        verdict,
+        findings: c.findings.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
+        similarity: c.similarity,
+        recorded: c.recorded,
+        fresh: c.fresh,
+      });
+      if (ex.llm?.usage !== undefined) {
+        const usd = opts.costOf(ex);
+        cost = usd === null || cost === null ? null : cost + usd;
+      }
+    }
+    report.costUsd = cost === null ? null : Math.round(cost * 1e9) / 1e9;
+    if (opts.refresh)
+      report.refreshed = await writeRefreshed(opts, found.store, found.name, tape.header.routes, tape.exchanges, fresh, {
+        source,
+        scratch,
+        scrub,
+      });
+  } finally {
+    scratch.remove();
   }
-  report.costUsd = cost === null ? null : Math.round(cost * 1e9) / 1e9;
-  if (opts.refresh) report.refreshed = await writeRefreshed(opts, found.store, found.name, tape.header.routes, tape.exchanges, fresh);
-  return report;
+  // Built from the scrubbed answers already; once more as a whole, as record would write it.
+  return scrub.value(report);
+}
+
+/** Where a body or stream stored apart can be read from. */
+interface Place {
+  open(body: StoredBody): Readable;
+}
+
+/**
+ * Where drift keeps the fresh answers too large to hold (bodies and streams over 16 MiB) until it has compared them
+ * and, with `refresh`, written them to the refreshed tape: a folder of its own, removed when drift is done. Their
+ * events are kept as they came; they are redacted when they go to a tape.
+ */
+function openScratch(): Place & { spill: BodySpill; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-drift-'));
+  const store = createDirStore(dir);
+  return {
+    spill: createBodySpill(store, { name: 'fresh', eventLines }),
+    open: (body) => store.openBlob('fresh', body),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The shape and model of a stream stored apart, read event by event; undefined for any other answer. */
+async function streamOf(ex: Exchange, from: Place): Promise<StreamRead | undefined> {
+  const stored = ex.response?.eventsFile;
+  return stored === undefined ? undefined : readStream(readEvents(from.open(stored), stored));
 }
 
 function worst(findings: readonly Finding[]): CallVerdict {
@@ -166,32 +231,109 @@ async function writeRefreshed(
   routes: readonly Route[],
   recorded: readonly Exchange[],
   fresh: ReadonlyMap<PlannedCall, Exchange>,
+  parts: { source: Place; scratch: Place & { spill: BodySpill }; scrub: Scrubber },
 ): Promise<string> {
   const byId = new Map([...fresh].map(([call, ex]) => [call.exchange.id, { call, ex }] as const));
   const target = opts.refresh?.saveAs ?? name;
   const given = new Map((opts.routes ?? []).map((r) => [r.prefix, r.upstream] as const));
+  // The server gave each MCP session a new id: the calls kept as recorded in it carry the new one too.
+  const sessionIds = new Map<string, string>();
+  for (const { call, ex } of byId.values())
+    if (call.exchange.mcp?.sessionId !== undefined && ex.mcp?.sessionId !== undefined)
+      sessionIds.set(call.exchange.mcp.sessionId, ex.mcp.sessionId);
+  const ordered = orderExchanges(recorded);
+  const written = ordered.map((ex) => byId.get(ex.id)?.ex ?? withSession(ex, sessionIds));
+  // Where each large part is: a fresh answer's in the scratch folder, the rest in the tape's store; when the tape is
+  // written over itself, its own are copied to the scratch folder first (opening the writer clears them).
+  const home = new Map<string, () => Readable>();
+  for (const { ex } of byId.values())
+    for (const p of [ex.response?.body, ex.response?.eventsFile]) if (p?.kind === 'file') home.set(p.sha256, () => parts.scratch.open(p));
+  if (target === name)
+    for (const ex of written)
+      for (const p of storedParts(ex))
+        if (!home.has(p.sha256)) {
+          const copy = await copyBlob(parts.source.open(p), parts.scratch.spill, p.encoding);
+          home.set(p.sha256, () => parts.scratch.open(copy));
+        }
   const writer = await store.openWriter({
     name: target,
     header: { mode: 'record', routes: routes.map((r) => ({ prefix: r.prefix, upstream: given.get(r.prefix) ?? r.upstream })) },
     ifExists: opts.refresh?.saveAs === undefined || opts.refresh.overwrite === true ? 'overwrite' : 'fail',
     ...(opts.redact ? { redact: opts.redact } : {}),
   });
-  // The server gave each MCP session a new id: the calls kept as recorded in it carry the new one too.
-  const sessionIds = new Map<string, string>();
-  for (const { call, ex } of byId.values())
-    if (call.exchange.mcp?.sessionId !== undefined && ex.mcp?.sessionId !== undefined)
-      sessionIds.set(call.exchange.mcp.sessionId, ex.mcp.sessionId);
+  const from = (p: StoredBody): Readable => home.get(p.sha256)?.() ?? parts.source.open(p);
   try {
-    for (const ex of orderExchanges(recorded)) {
-      const sent = byId.get(ex.id);
-      const { type: _t, id: _i, seq: _s, ...rest } = sent?.ex ?? withSession(ex, sessionIds);
-      await writer.append({ ...rest, offsetMs: ex.offsetMs } as NewExchange);
+    for (const [i, ex] of written.entries()) {
+      const { type: _t, id: _i, seq: _s, ...rest } = await withPartsIn(ex, store, writer, from, parts.scrub);
+      await writer.append({ ...rest, offsetMs: ordered[i]?.offsetMs ?? ex.offsetMs } as NewExchange);
     }
   } finally {
     await writer.close();
   }
   if (writer.failure) throw writer.failure;
   return target;
+}
+
+/** The bodies and streams an exchange keeps apart from its line. */
+function storedParts(ex: Exchange): StoredBody[] {
+  const out: StoredBody[] = [];
+  if (ex.request.body.kind === 'file') out.push(ex.request.body);
+  if (ex.response?.body?.kind === 'file') out.push(ex.response.body);
+  if (ex.response?.eventsFile) out.push(ex.response.eventsFile);
+  return out;
+}
+
+/** `ex` with its large parts copied into the tape `writer` writes (as they stream; scrubbed; a stream's events redacted by the writer). */
+async function withPartsIn(
+  ex: Exchange,
+  store: TapeStore,
+  writer: TapeWriter,
+  from: (p: StoredBody) => Readable,
+  scrub: Scrubber,
+): Promise<Exchange> {
+  if (storedParts(ex).length === 0) return ex;
+  const spill = createBodySpill(store, writer);
+  const body = async (p: StoredBody): Promise<StoredBody> => {
+    const sink = spill.sink();
+    try {
+      for await (const chunk of scrub.bytes(from(p))) sink.write(chunk);
+    } catch (err) {
+      sink.abort();
+      throw err;
+    }
+    return sink.end(p.encoding);
+  };
+  const events = async (p: StoredEvents): Promise<StoredEvents> => {
+    const lines = writer.eventLines;
+    if (lines === undefined) throw new TapedeckError('INTERNAL', `the store of tape "${writer.name}" cannot keep a stream apart`);
+    const sink = spill.sink();
+    let batch: SseEvent[] = [];
+    let n = 0;
+    const flush = (): void => {
+      if (batch.length > 0) sink.write(Buffer.from(lines(batch)));
+      n += batch.length;
+      batch = [];
+    };
+    try {
+      for await (const ev of readEvents(from(p), p)) {
+        batch.push(scrub.value(ev));
+        if (batch.length >= 1000) flush();
+      }
+      flush();
+    } catch (err) {
+      sink.abort();
+      throw err;
+    }
+    return { ...(await sink.end('text')), encoding: 'text', events: n };
+  };
+  const out: Exchange = { ...ex, request: { ...ex.request } };
+  if (ex.request.body.kind === 'file') out.request.body = await body(ex.request.body);
+  if (ex.response !== undefined) {
+    out.response = { ...ex.response };
+    if (ex.response.body?.kind === 'file') out.response.body = await body(ex.response.body);
+    if (ex.response.eventsFile) out.response.eventsFile = await events(ex.response.eventsFile);
+  }
+  return out;
 }
 
 function withSession(ex: Exchange, ids: ReadonlyMap<string, string>): Exchange {
