@@ -2,34 +2,26 @@
  * `tapedeck drift`: send a tape's calls to the live upstreams again and say how today's answers differ from the
  * recorded ones (see `compare.ts` for what is compared and how severe each change is). The plan is made, checked
  * (credentials) and shown (`onPreflight`) before anything is sent. `refresh` writes the fresh answers as a tape
- * through the store: the recorded exchanges in their order, each sent call's answer in place of the recorded one,
- * everything not sent as recorded.
+ * through the store (`refresh.ts`). Answers too large to hold are kept apart as they stream, and what drift writes is
+ * redacted (`scrub.ts`); keys go only where they belong (`key-hosts.ts`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
-import { copyBlob, createBodySpill, type BodySpill } from '../proxy/body-spill.js';
-import { createDirStore } from '../tape/dir-store.js';
-import { eventLines, readEvents } from '../tape/event-file.js';
-import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
-import type { StoredEvents } from '../tape/schema.js';
-import type { StoredBody, TapeWriter } from '../tape/store.js';
-import { createScrubber, type Scrubber } from './scrub.js';
-import { readStream, type StreamRead } from './stream-read.js';
 import { TapedeckError } from '../errors.js';
 import type { CostFn } from '../inspect/cost.js';
-import { orderExchanges } from '../inspect/steps.js';
 import type { SideEffectsFile } from '../replay/side-effects.js';
+import { readEvents } from '../tape/event-file.js';
+import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
 import type { RedactOptions } from '../tape/redact.js';
-import type { Exchange, Route, SseEvent } from '../tape/schema.js';
-import type { NewExchange, TapeStore } from '../tape/store.js';
+import type { Exchange, Route } from '../tape/schema.js';
+import type { TapeStore } from '../tape/store.js';
 import { compareCall, type CallSide } from './compare.js';
 import { missingLine } from './credentials.js';
 import { DEFAULT_THRESHOLDS, SEVERITIES, type Finding, type Severity, type Thresholds } from './finding.js';
 import { hostOf, keysOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
+import { openScratch, writeRefreshed, type Place } from './refresh.js';
+import { createScrubber } from './scrub.js';
 import { sendCalls } from './send.js';
+import { readStream, type StreamRead } from './stream-read.js';
 
 export interface DriftOptions {
   store: TapeStore;
@@ -179,36 +171,17 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
     }
     report.costUsd = cost === null ? null : Math.round(cost * 1e9) / 1e9;
     if (opts.refresh)
-      report.refreshed = await writeRefreshed(opts, found.store, found.name, tape.header.routes, tape.exchanges, fresh, {
-        source,
-        scratch,
-        scrub,
-      });
+      report.refreshed = await writeRefreshed(
+        { store: found.store, name: found.name, routes: tape.header.routes, recorded: tape.exchanges },
+        fresh,
+        { ...opts.refresh, ...(opts.routes ? { routes: opts.routes } : {}), ...(opts.redact ? { redact: opts.redact } : {}) },
+        { source, scratch, scrub },
+      );
   } finally {
     scratch.remove();
   }
   // Built from the scrubbed answers already; once more as a whole, as record would write it.
   return scrub.value(report);
-}
-
-/** Where a body or stream stored apart can be read from. */
-interface Place {
-  open(body: StoredBody): Readable;
-}
-
-/**
- * Where drift keeps the fresh answers too large to hold (bodies and streams over 16 MiB) until it has compared them
- * and, with `refresh`, written them to the refreshed tape: a folder of its own, removed when drift is done. Their
- * events are kept as they came; they are redacted when they go to a tape.
- */
-function openScratch(): Place & { spill: BodySpill; remove(): void } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-drift-'));
-  const store = createDirStore(dir);
-  return {
-    spill: createBodySpill(store, { name: 'fresh', eventLines }),
-    open: (body) => store.openBlob('fresh', body),
-    remove: () => rmSync(dir, { recursive: true, force: true }),
-  };
 }
 
 /** The shape and model of a stream stored apart, read event by event; undefined for any other answer. */
@@ -221,131 +194,4 @@ function worst(findings: readonly Finding[]): CallVerdict {
   let v: CallVerdict = 'unchanged';
   for (const f of findings) if (RANK[f.severity] > RANK[v]) v = f.severity;
   return v;
-}
-
-/** The refreshed tape: every recorded exchange in order, a sent call's fresh answer in its place. */
-async function writeRefreshed(
-  opts: DriftOptions,
-  store: TapeStore,
-  name: string,
-  routes: readonly Route[],
-  recorded: readonly Exchange[],
-  fresh: ReadonlyMap<PlannedCall, Exchange>,
-  parts: { source: Place; scratch: Place & { spill: BodySpill }; scrub: Scrubber },
-): Promise<string> {
-  const byId = new Map([...fresh].map(([call, ex]) => [call.exchange.id, { call, ex }] as const));
-  const target = opts.refresh?.saveAs ?? name;
-  const given = new Map((opts.routes ?? []).map((r) => [r.prefix, r.upstream] as const));
-  // The server gave each MCP session a new id: the calls kept as recorded in it carry the new one too.
-  const sessionIds = new Map<string, string>();
-  for (const { call, ex } of byId.values())
-    if (call.exchange.mcp?.sessionId !== undefined && ex.mcp?.sessionId !== undefined)
-      sessionIds.set(call.exchange.mcp.sessionId, ex.mcp.sessionId);
-  const ordered = orderExchanges(recorded);
-  const written = ordered.map((ex) => byId.get(ex.id)?.ex ?? withSession(ex, sessionIds));
-  // Where each large part is: a fresh answer's in the scratch folder, the rest in the tape's store; when the tape is
-  // written over itself, its own are copied to the scratch folder first (opening the writer clears them).
-  const home = new Map<string, () => Readable>();
-  for (const { ex } of byId.values())
-    for (const p of [ex.response?.body, ex.response?.eventsFile]) if (p?.kind === 'file') home.set(p.sha256, () => parts.scratch.open(p));
-  if (target === name)
-    for (const ex of written)
-      for (const p of storedParts(ex))
-        if (!home.has(p.sha256)) {
-          const copy = await copyBlob(parts.source.open(p), parts.scratch.spill, p.encoding);
-          home.set(p.sha256, () => parts.scratch.open(copy));
-        }
-  const writer = await store.openWriter({
-    name: target,
-    header: { mode: 'record', routes: routes.map((r) => ({ prefix: r.prefix, upstream: given.get(r.prefix) ?? r.upstream })) },
-    ifExists: opts.refresh?.saveAs === undefined || opts.refresh.overwrite === true ? 'overwrite' : 'fail',
-    ...(opts.redact ? { redact: opts.redact } : {}),
-  });
-  const from = (p: StoredBody): Readable => home.get(p.sha256)?.() ?? parts.source.open(p);
-  try {
-    for (const [i, ex] of written.entries()) {
-      const { type: _t, id: _i, seq: _s, ...rest } = await withPartsIn(ex, store, writer, from, parts.scrub);
-      await writer.append({ ...rest, offsetMs: ordered[i]?.offsetMs ?? ex.offsetMs } as NewExchange);
-    }
-  } finally {
-    await writer.close();
-  }
-  if (writer.failure) throw writer.failure;
-  return target;
-}
-
-/** The bodies and streams an exchange keeps apart from its line. */
-function storedParts(ex: Exchange): StoredBody[] {
-  const out: StoredBody[] = [];
-  if (ex.request.body.kind === 'file') out.push(ex.request.body);
-  if (ex.response?.body?.kind === 'file') out.push(ex.response.body);
-  if (ex.response?.eventsFile) out.push(ex.response.eventsFile);
-  return out;
-}
-
-/** `ex` with its large parts copied into the tape `writer` writes (as they stream; scrubbed; a stream's events redacted by the writer). */
-async function withPartsIn(
-  ex: Exchange,
-  store: TapeStore,
-  writer: TapeWriter,
-  from: (p: StoredBody) => Readable,
-  scrub: Scrubber,
-): Promise<Exchange> {
-  if (storedParts(ex).length === 0) return ex;
-  const spill = createBodySpill(store, writer);
-  const body = async (p: StoredBody): Promise<StoredBody> => {
-    const sink = spill.sink();
-    try {
-      for await (const chunk of scrub.bytes(from(p))) sink.write(chunk);
-    } catch (err) {
-      sink.abort();
-      throw err;
-    }
-    return sink.end(p.encoding);
-  };
-  const events = async (p: StoredEvents): Promise<StoredEvents> => {
-    const lines = writer.eventLines;
-    if (lines === undefined) throw new TapedeckError('INTERNAL', `the store of tape "${writer.name}" cannot keep a stream apart`);
-    const sink = spill.sink();
-    let batch: SseEvent[] = [];
-    let n = 0;
-    const flush = (): void => {
-      if (batch.length > 0) sink.write(Buffer.from(lines(batch)));
-      n += batch.length;
-      batch = [];
-    };
-    try {
-      for await (const ev of readEvents(from(p), p)) {
-        batch.push(scrub.value(ev));
-        if (batch.length >= 1000) flush();
-      }
-      flush();
-    } catch (err) {
-      sink.abort();
-      throw err;
-    }
-    return { ...(await sink.end('text')), encoding: 'text', events: n };
-  };
-  const out: Exchange = { ...ex, request: { ...ex.request } };
-  if (ex.request.body.kind === 'file') out.request.body = await body(ex.request.body);
-  if (ex.response !== undefined) {
-    out.response = { ...ex.response };
-    if (ex.response.body?.kind === 'file') out.response.body = await body(ex.response.body);
-    if (ex.response.eventsFile) out.response.eventsFile = await events(ex.response.eventsFile);
-  }
-  return out;
-}
-
-function withSession(ex: Exchange, ids: ReadonlyMap<string, string>): Exchange {
-  const old = ex.request.headers['mcp-session-id'] ?? ex.mcp?.sessionId;
-  const now = old === undefined ? undefined : ids.get(old);
-  if (now === undefined) return ex;
-  return {
-    ...ex,
-    request: {
-      ...ex.request,
-      headers: { ...ex.request.headers, ...(ex.request.headers['mcp-session-id'] ? { 'mcp-session-id': now } : {}) },
-    },
-    ...(ex.mcp ? { mcp: { ...ex.mcp, sessionId: now } } : {}),
-  };
 }
