@@ -87,7 +87,8 @@ function ask(url, idleMs = 0, onIdle = () => undefined) {
           bytes += c.byteLength;
         });
         res.on('end', () => resolve({ status: res.statusCode, sha256: hash.digest('hex'), bytes }));
-        res.on('error', reject);
+        // The proxy cut the answer (it could not put it on the tape): how far it got.
+        res.on('error', () => resolve({ status: 'cut', sha256: '', bytes }));
         res.resume();
       },
     );
@@ -115,12 +116,12 @@ export async function run() {
     const got = await ask(rec.url);
     const recordPeak = rssMb(rec.pid, 'VmHWM');
     await rec.stop();
-    if (got.status !== 200 || got.sha256 !== sha) throw new Error('large-stream bench: the client did not get the stream byte for byte');
     const tape = readFileSync(path.join(dir, 'stream.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l !== '');
     const onTape = tape.length === 2;
     rows.push(['record, idle', idle], [`record, ${MB} MB stream to a reading client (peak)`, recordPeak]);
+    if (got.status !== 200 || got.sha256 !== sha) rows.push(['  the client got', `${got.status}, ${got.bytes} bytes, not the stream`]);
     rows.push([`  on the tape`, onTape ? `yes (format ${JSON.parse(tape[0]).format})` : 'no']);
 
     if (onTape) {

@@ -147,6 +147,9 @@ function streamFinding(c: StreamChange, add: Add): void {
   }
 }
 
+/** How much of each answer's text is compared word by word (256 Ki characters: far more than a model's usual answer). */
+const SIMILAR_CHARS = 256 * 1024;
+
 /** Tool calls (names, then arguments) and the text; returns the text similarity. */
 function compareAnswers(recorded: Exchange, fresh: Exchange, t: Thresholds, add: Add): number | null {
   const a = recorded.llm?.toolCalls ?? [];
@@ -165,7 +168,8 @@ function compareAnswers(recorded: Exchange, fresh: Exchange, t: Thresholds, add:
   const ra = recorded.llm?.outputText ?? '';
   const fa = fresh.llm?.outputText ?? '';
   if (ra === '' && fa === '') return null;
-  const sim = textSimilarity(ra, fa);
+  // Word by word over the start of each answer: an answer of megabytes is not held in words to be compared.
+  const sim = textSimilarity(ra.slice(0, SIMILAR_CHARS), fa.slice(0, SIMILAR_CHARS));
   if (sim < t.minSimilarity)
     add('notable', 'answer', `another answer (similarity ${sim.toFixed(2)} < ${t.minSimilarity}): ${JSON.stringify(shorten(fa, 80))}`);
   else if (ra !== fa) add('noise', 'answer', `reworded (similarity ${sim.toFixed(2)})`);
