@@ -98,13 +98,24 @@ export function describeStream(
   const adapter = adapterFor(meaning?.api);
   if (meaning === undefined || adapter === undefined) return undefined;
   const answer = newAnswer();
+  let flat = 0;
   return {
     push(events) {
       for (const ev of events) foldEvent(adapter, answer, ev);
+      // The text grows a delta at a time, a rope of millions of small strings (~50 bytes each, several times the text):
+      // made one string again every MiB or so.
+      if (answer.text.length + answer.thinking.length - flat > FLATTEN_CHARS) {
+        answer.text.indexOf('\u0000');
+        answer.thinking.indexOf('\u0000');
+        flat = answer.text.length + answer.thinking.length;
+      }
     },
     meaning: () => withAnswer(meaning, answer),
   };
 }
+
+/** How much a described stream's text may grow before it is made one string again (see `describeStream`). */
+const FLATTEN_CHARS = 1024 * 1024;
 
 function foldEvent(adapter: ProviderAdapter, answer: Answer, ev: SseEvent): void {
   if (ev.data === '' || ev.data === '[DONE]') return;
