@@ -1,5 +1,15 @@
 // `npm run bench`: every benchmark in this folder, one after the other (run after `npm run build`).
-const suites = ['./proxy.mjs', './matching.mjs', './sse-split.mjs', './redaction.mjs', './view.mjs', './store.mjs', './large-body.mjs', './large-stream.mjs', './drift-large.mjs'];
+const suites = [
+  './proxy.mjs',
+  './matching.mjs',
+  './sse-split.mjs',
+  './redaction.mjs',
+  './view.mjs',
+  './store.mjs',
+  './large-body.mjs',
+  './large-stream.mjs',
+  './drift-large.mjs',
+];
 for (const suite of suites) {
   let mod;
   try {
