@@ -8,6 +8,8 @@ const suites = [
   './store.mjs',
   './large-body.mjs',
   './ws-memory.mjs',
+  './large-stream.mjs',
+  './drift-large.mjs',
 ];
 for (const suite of suites) {
   let mod;

@@ -3,6 +3,7 @@ import { routeSources } from '../config/config.js';
 import { renderDriftMarkdown } from '../drift/render-markdown.js';
 import { renderDrift, renderNotSent, renderPreflight } from '../drift/render.js';
 import { atLeast, runDrift } from '../drift/run-drift.js';
+import { parseAllowedHost } from '../drift/key-hosts.js';
 import type { Severity } from '../drift/finding.js';
 import { TapedeckError } from '../errors.js';
 import { createCostFn } from '../inspect/cost.js';
@@ -18,7 +19,8 @@ export const driftCommand: Command = {
   name: 'drift',
   summary: "send a tape's LLM (and safe MCP) calls to the live APIs again and report what changed since it was recorded",
   usage: [
-    'tapedeck drift NAME [--sample N] [--route PREFIX=URL]... [--side-effects FILE] [--key ROUTE=VAR]... [--dry-run]',
+    'tapedeck drift NAME [--sample N] [--route PREFIX=URL]... [--side-effects FILE] [--key ROUTE=VAR]... [--allow-host HOST]...',
+    '               [--dry-run]',
     '               [--json | --markdown] [--fail-on breaking|notable|noise] [--refresh [--save-as NAME [--overwrite]]]',
     '               [--min-similarity S] [--cost-ratio R] [--latency-ratio R] [--dir DIR | --store URL] [--width N | --wide]',
     '',
@@ -27,6 +29,8 @@ export const driftCommand: Command = {
     "  --route PREFIX=URL  send a route's calls to another upstream (repeatable; default: where they were recorded)",
     '  --side-effects FILE a reviewed side-effects file: MCP tools it marks safe are called too (never any other tool)',
     '  --key ROUTE=VAR     the variable holding the key for a route (default: what its SDK reads, OPENAI_API_KEY, ...)',
+    "  --allow-host HOST   a key may go to HOST (or HOST:PORT) too; by default only to its provider's own API and to",
+    '                      the routes given now (--route, --config): never to another upstream a tape names',
     '  --dry-run           print what would be sent, to which hosts, at what cost, and send nothing',
     '  --json / --markdown the report as JSON / as Markdown for a pull-request comment',
     '  --fail-on LEVEL     exit 1 on drift at least this severe (default breaking)',
@@ -49,6 +53,7 @@ export const driftCommand: Command = {
     sample: { type: 'string' },
     'side-effects': { type: 'string' },
     key: { type: 'string', multiple: true },
+    'allow-host': { type: 'string', multiple: true },
     'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
     markdown: { type: 'boolean' },
@@ -83,6 +88,11 @@ export const driftCommand: Command = {
       if (m === null) throw new TapedeckError('BAD_ARGS', `--key needs ROUTE=VAR, like /openai=MY_OPENAI_KEY (got "${k}")`);
       keys[m[1] as string] = m[2] as string;
     }
+    const allowHosts = stringList(v, 'allow-host').map((h) => {
+      const host = parseAllowedHost(h);
+      if (host === undefined) throw new TapedeckError('BAD_ARGS', `--allow-host needs a host or HOST:PORT, like api.groq.com (got "${h}")`);
+      return host;
+    });
     const thresholds = {
       minSimilarity: ratio(v, 'min-similarity', 0, 1),
       costRatio: ratio(v, 'cost-ratio', 1, Infinity),
@@ -105,6 +115,7 @@ export const driftCommand: Command = {
         ...(sideEffectsFile ? { sideEffects: loadSideEffects(sideEffectsFile) } : {}),
         ...(sampleText !== undefined ? { sample: Number(sampleText) } : {}),
         keys,
+        allowHosts,
         env: ctx.env,
         costOf: createCostFn(priceTable(config.prices)),
         thresholds: Object.fromEntries(Object.entries(thresholds).filter(([, x]) => x !== undefined)),

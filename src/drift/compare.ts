@@ -13,9 +13,11 @@ import { argsHash, normalizeArgs } from '../inspect/tool-sequence.js';
 import { textSimilarity } from '../inspect/similarity.js';
 import { shorten } from '../inspect/format.js';
 import type { CostFn } from '../inspect/cost.js';
-import { bodyJson } from '../tape/body.js';
+import { bodyJson, decodeBody } from '../tape/body.js';
+import { isStreamed } from '../tape/sse.js';
+import { modelIn, type StreamRead } from './stream-read.js';
 import { isEventStream } from '../proxy/headers.js';
-import type { Exchange } from '../tape/schema.js';
+import type { Body, Exchange } from '../tape/schema.js';
 import { compareShapes, shapeOf } from './shape.js';
 import { shapeFinding, type Add, type Finding, type Severity, type Thresholds } from './finding.js';
 import { compareStreams, streamShape, type StreamChange } from './stream-shape.js';
@@ -39,7 +41,14 @@ export interface CallComparison {
   fresh: CallSide;
 }
 
-export function compareCall(recorded: Exchange, fresh: Exchange, opts: { thresholds: Thresholds; costOf: CostFn }): CallComparison {
+export interface CompareOptions {
+  thresholds: Thresholds;
+  costOf: CostFn;
+  /** Streams stored apart (too large to hold), read beforehand: their shape and model (`stream-read.ts`). */
+  streams?: { recorded?: StreamRead | undefined; fresh?: StreamRead | undefined };
+}
+
+export function compareCall(recorded: Exchange, fresh: Exchange, opts: CompareOptions): CallComparison {
   const t = opts.thresholds;
   const findings: Finding[] = [];
   const add = (severity: Severity, aspect: string, message: string): void => void findings.push({ severity, aspect, message });
@@ -48,7 +57,7 @@ export function compareCall(recorded: Exchange, fresh: Exchange, opts: { thresho
     ttfbMs: ex.timing.ttfbMs ?? null,
     tokens: tokensOf(ex),
     costUsd: ex.llm?.usage === undefined ? null : opts.costOf(ex),
-    model: answerModel(ex) ?? null,
+    model: (ex === fresh ? opts.streams?.fresh?.model : opts.streams?.recorded?.model) ?? answerModel(ex) ?? null,
   });
   const out: CallComparison = { findings, similarity: null, recorded: side(recorded), fresh: side(fresh) };
 
@@ -74,8 +83,9 @@ export function compareCall(recorded: Exchange, fresh: Exchange, opts: { thresho
     for (const f of compareMcp(recorded, fresh, t)) findings.push(f);
     out.similarity = mcpSimilarity(recorded, fresh);
   } else {
-    compareBodies(recorded, fresh, add);
-    if (recorded.llm !== undefined && fresh.llm !== undefined) out.similarity = compareAnswers(recorded, fresh, t, add);
+    // An answer not read (too large to hold) says nothing of its text or tool calls: not compared.
+    const read = compareBodies(recorded, fresh, add, opts.streams);
+    if (read && recorded.llm !== undefined && fresh.llm !== undefined) out.similarity = compareAnswers(recorded, fresh, t, add);
   }
   const rm = out.recorded.model;
   const fm = out.fresh.model;
@@ -88,23 +98,38 @@ export function compareCall(recorded: Exchange, fresh: Exchange, opts: { thresho
   return out;
 }
 
-/** JSON body against JSON body, stream against stream; a JSON answer that became a stream (or the reverse) is breaking. */
-function compareBodies(recorded: Exchange, fresh: Exchange, add: Add): void {
-  const wasStream = recorded.response?.events !== undefined || isEventStream(recorded.response?.headers['content-type']);
-  const isStream = fresh.response?.events !== undefined || isEventStream(fresh.response?.headers['content-type']);
+/**
+ * JSON body against JSON body, stream against stream; a JSON answer that became a stream (or the reverse) is breaking.
+ * False when an answer was too large to be read (kept apart as its bytes).
+ */
+function compareBodies(recorded: Exchange, fresh: Exchange, add: Add, streams: CompareOptions['streams']): boolean {
+  const streamed = (r: Exchange['response']): boolean => (r !== undefined && isStreamed(r)) || isEventStream(r?.headers['content-type']);
+  const wasStream = streamed(recorded.response);
+  const isStream = streamed(fresh.response);
   if (wasStream !== isStream) {
     add('breaking', 'shape', wasStream ? 'the answer was an event stream, now it is not' : 'the answer is an event stream now, it was not');
-    return;
+    return true;
   }
   if (wasStream) {
-    for (const c of compareStreams(streamShape(recorded.response?.events ?? []), streamShape(fresh.response?.events ?? [])))
-      streamFinding(c, add);
-    return;
+    const before = streams?.recorded?.shape ?? streamShape(recorded.response?.events ?? []);
+    const after = streams?.fresh?.shape ?? streamShape(fresh.response?.events ?? []);
+    for (const c of compareStreams(before, after)) streamFinding(c, add);
+    return true;
+  }
+  // An answer too large to hold (over 16 MiB) is kept apart as its bytes, never parsed: its fields are not compared.
+  const large = [recorded.response?.body, fresh.response?.body].some((b) => b?.kind === 'file');
+  if (large) {
+    add(
+      'noise',
+      'size',
+      `the answer is ${sizeText(fresh.response?.body)}, was ${sizeText(recorded.response?.body)}: over 16 MiB, its fields are not compared`,
+    );
+    return false;
   }
   const a = bodyJson(recorded.response?.body);
   const b = bodyJson(fresh.response?.body);
-  if (a === undefined || b === undefined) return;
-  for (const c of compareShapes(shapeOf(a), shapeOf(b))) shapeFinding(c, add);
+  if (a !== undefined && b !== undefined) for (const c of compareShapes(shapeOf(a), shapeOf(b))) shapeFinding(c, add);
+  return true;
 }
 
 function streamFinding(c: StreamChange, add: Add): void {
@@ -121,6 +146,9 @@ function streamFinding(c: StreamChange, add: Add): void {
       return shapeFinding(c, add);
   }
 }
+
+/** How much of each answer's text is compared word by word (256 Ki characters: far more than a model's usual answer). */
+const SIMILAR_CHARS = 256 * 1024;
 
 /** Tool calls (names, then arguments) and the text; returns the text similarity. */
 function compareAnswers(recorded: Exchange, fresh: Exchange, t: Thresholds, add: Add): number | null {
@@ -140,7 +168,8 @@ function compareAnswers(recorded: Exchange, fresh: Exchange, t: Thresholds, add:
   const ra = recorded.llm?.outputText ?? '';
   const fa = fresh.llm?.outputText ?? '';
   if (ra === '' && fa === '') return null;
-  const sim = textSimilarity(ra, fa);
+  // Word by word over the start of each answer: an answer of megabytes is not held in words to be compared.
+  const sim = textSimilarity(ra.slice(0, SIMILAR_CHARS), fa.slice(0, SIMILAR_CHARS));
   if (sim < t.minSimilarity)
     add('notable', 'answer', `another answer (similarity ${sim.toFixed(2)} < ${t.minSimilarity}): ${JSON.stringify(shorten(fa, 80))}`);
   else if (ra !== fa) add('noise', 'answer', `reworded (similarity ${sim.toFixed(2)})`);
@@ -170,30 +199,28 @@ function tokensOf(ex: Exchange): number | null {
 
 /** The model an answer names (`gpt-4o-mini-2024-07-18` for `gpt-4o-mini`): the body's, or the first event's that says. */
 export function answerModel(ex: Exchange): string | undefined {
-  const pick = (v: unknown): string | undefined => {
-    if (v === null || typeof v !== 'object') return undefined;
-    const o = v as Record<string, unknown>;
-    for (const x of [
-      o.model,
-      o.modelVersion,
-      (o.message as Record<string, unknown> | undefined)?.model,
-      (o.response as Record<string, unknown> | undefined)?.model,
-    ])
-      if (typeof x === 'string' && x !== '') return x;
-    return undefined;
-  };
-  const body = pick(bodyJson(ex.response?.body));
+  const body = modelIn(bodyJson(ex.response?.body));
   if (body !== undefined) return body;
   for (const ev of ex.response?.events ?? []) {
     if (ev.data === '' || ev.data === '[DONE]') continue;
     try {
-      const m = pick(JSON.parse(ev.data));
+      const m = modelIn(JSON.parse(ev.data));
       if (m !== undefined) return m;
     } catch {
       // not JSON
     }
   }
   return undefined;
+}
+
+/** A body's size for people (`2.1 KB`, `100.0 MB`). */
+function sizeText(body: Body | undefined): string {
+  const bytes = body === undefined ? 0 : body.kind === 'file' ? body.bytes : decodeBody(body).byteLength;
+  return bytes >= 1024 * 1024
+    ? `${(bytes / 1024 / 1024).toFixed(1)} MB`
+    : bytes >= 1024
+      ? `${(bytes / 1024).toFixed(1)} KB`
+      : `${bytes} bytes`;
 }
 
 function errorText(ex: Exchange): string {

@@ -43,6 +43,8 @@ export interface PlannedCall {
   headers: Record<string, string>;
   query: [string, string][];
   filled: { headers: string[]; query: string[] };
+  /** The origin the keys drift filled may go to, when it filled one (`key-hosts.ts`). */
+  keysTo?: string;
 }
 
 export interface SkippedCall {
@@ -74,6 +76,8 @@ export interface PlanOptions {
   sample?: number;
   /** `--key ROUTE=VAR`: the variable whose value goes in a route's redacted credential. */
   keys?: Readonly<Record<string, string>>;
+  /** `--allow-host HOST`: hosts a key may go to beside the provider's own API and the routes given now (`key-hosts.ts`). */
+  allowHosts?: readonly string[];
   env: NodeJS.ProcessEnv;
   costOf: CostFn;
 }
@@ -122,7 +126,13 @@ export function planDrift(tape: LoadedTape, opts: PlanOptions): DriftPlan {
     if (!calls.includes(s)) skipped.push({ step: s.step, label: s.label, reason: `not in the sample of ${opts.sample}` });
   skipped.sort((a, b) => a.step - b.step);
 
-  const needs = credentialsFor(calls, { env: opts.env, keys: opts.keys ?? {} });
+  const filledValues = new Set<string>();
+  const needs = credentialsFor(calls, {
+    env: opts.env,
+    keys: opts.keys ?? {},
+    destinations: { given: chosen, allowed: opts.allowHosts ?? [] },
+    filledValues,
+  });
   const hosts = new Map<string, number>();
   let cost: number | null = 0;
   let unpriced = 0;
@@ -134,7 +144,7 @@ export function planDrift(tape: LoadedTape, opts: PlanOptions): DriftPlan {
     if (usd === null) unpriced++;
     else if (cost !== null) cost += usd;
   }
-  return {
+  const plan: DriftPlan = {
     calls,
     skipped,
     hosts: [...hosts].map(([host, n]) => ({ host, calls: n })),
@@ -142,6 +152,16 @@ export function planDrift(tape: LoadedTape, opts: PlanOptions): DriftPlan {
     unpriced,
     needs,
   };
+  planKeys.set(plan, filledValues);
+  return plan;
+}
+
+/** The key values a plan filled, kept beside it (never among its fields, so a plan written out shows none). */
+const planKeys = new WeakMap<DriftPlan, ReadonlySet<string>>();
+
+/** The key values `plan` filled in its calls: what drift keeps out of everything it writes. */
+export function keysOf(plan: DriftPlan): ReadonlySet<string> {
+  return planKeys.get(plan) ?? new Set();
 }
 
 /** Why drift does not send an exchange; undefined when it may. */

@@ -53,6 +53,14 @@ export function renderDriftMarkdown(r: DriftReport, failOn: Severity): string[] 
       r.skipped.map((s) => `- step ${s.step} ${mdText(s.label)}: ${mdText(s.reason)}`),
     ),
   );
+  if (r.withheld.length > 0)
+    out.push(
+      '',
+      ...mdDetails(
+        `keys not sent (${r.withheld.length})`,
+        r.withheld.map((w) => `- ${mdText(w.names.join(', '))} on ${mdText(w.route)} to ${mdText(w.host)}: ${mdText(w.reason)}`),
+      ),
+    );
   const t = r.thresholds;
   out.push(
     '',

@@ -19,7 +19,16 @@ export function renderPreflight(plan: DriftPlan, tape: string): string[] {
     );
   for (const d of plan.needs.dropped)
     out.push(`  not sent: header ${d.name} on ${d.route} (redacted on the tape; --key ${d.route}=VAR sends a variable's value)`);
+  out.push(...withheldLines(plan.needs.withheld));
   return out;
+}
+
+/** Keys drift did not send (the call went elsewhere than where they may go), and the flags that would send them. */
+export function withheldLines(withheld: DriftPlan['needs']['withheld']): string[] {
+  return withheld.map(
+    (w) =>
+      `  key not sent: ${w.names.join(', ')} on ${w.route} to ${w.host}: ${w.reason} (--route ${w.route}=URL or --allow-host ${w.host} sends it)`,
+  );
 }
 
 export function renderNotSent(plan: Pick<DriftPlan, 'skipped'>, width: number, style: Style): string[] {
@@ -64,6 +73,7 @@ export function renderDrift(r: DriftReport, width: number, style: Style): string
       out.push(...wrapText(`${call.call}: ${f.message}`, width, `  step ${String(call.step).padEnd(4)} `, ' '.repeat(12)));
   }
   out.push(...renderNotSent(r, width, style));
+  if (r.withheld.length > 0) out.push('', style.bold('keys not sent'), ...withheldLines(r.withheld).map((l) => style.dim(fit(l, width))));
   if (r.refreshed !== null) out.push('', `refreshed: the fresh answers are on tape "${r.refreshed}"`);
   return out;
 }

@@ -2,22 +2,26 @@
  * `tapedeck drift`: send a tape's calls to the live upstreams again and say how today's answers differ from the
  * recorded ones (see `compare.ts` for what is compared and how severe each change is). The plan is made, checked
  * (credentials) and shown (`onPreflight`) before anything is sent. `refresh` writes the fresh answers as a tape
- * through the store: the recorded exchanges in their order, each sent call's answer in place of the recorded one,
- * everything not sent as recorded.
+ * through the store (`refresh.ts`). Answers too large to hold are kept apart as they stream, and what drift writes is
+ * redacted (`scrub.ts`); keys go only where they belong (`key-hosts.ts`).
  */
 import { Agent } from 'undici';
 import { TapedeckError } from '../errors.js';
 import type { CostFn } from '../inspect/cost.js';
-import { orderExchanges } from '../inspect/steps.js';
 import type { SideEffectsFile } from '../replay/side-effects.js';
+import { readEvents } from '../tape/event-file.js';
+import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
 import type { RedactOptions } from '../tape/redact.js';
 import type { Exchange, Route } from '../tape/schema.js';
-import type { NewExchange, TapeStore } from '../tape/store.js';
+import type { TapeStore } from '../tape/store.js';
 import { compareCall, type CallSide } from './compare.js';
 import { missingLine } from './credentials.js';
 import { DEFAULT_THRESHOLDS, SEVERITIES, type Finding, type Severity, type Thresholds } from './finding.js';
-import { hostOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
+import { hostOf, keysOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
+import { openScratch, writeRefreshed, type Place } from './refresh.js';
+import { createScrubber } from './scrub.js';
 import { sendCalls } from './send.js';
+import { readStream, type StreamRead } from './stream-read.js';
 
 export interface DriftOptions {
   store: TapeStore;
@@ -28,6 +32,8 @@ export interface DriftOptions {
   sideEffects?: SideEffectsFile;
   sample?: number;
   keys?: Readonly<Record<string, string>>;
+  /** `--allow-host HOST`: hosts a key may go to beside the provider's own API and the routes given (`key-hosts.ts`). */
+  allowHosts?: readonly string[];
   env?: NodeJS.ProcessEnv;
   costOf: CostFn;
   thresholds?: Partial<Thresholds>;
@@ -70,6 +76,8 @@ export interface DriftReport {
   thresholds: Thresholds;
   /** Headers a redacted credential was in that drift had no key for (left out). */
   dropped: { route: string; name: string }[];
+  /** Keys drift did not send because the call went elsewhere than where they may go (`key-hosts.ts`). */
+  withheld: { route: string; host: string; names: string[]; reason: string }[];
   /** The tape the fresh answers were written to (`refresh`), else null. */
   refreshed: string | null;
   /** Only planned (`dryRun`). */
@@ -85,7 +93,8 @@ export function atLeast(verdict: CallVerdict, level: Severity): boolean {
 
 export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
   const found = await opts.store.resolve(opts.tape);
-  const tape = await found.store.load(found.name);
+  // Bodies and streams too large to hold stay in the store, read as streams when needed (bounded memory).
+  const tape = await found.store.load(found.name, { inlineUpTo: STREAMED_BODY_BYTES });
   const thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
   const plan = planDrift(tape, {
     ...(opts.routes ? { routes: opts.routes } : {}),
@@ -93,6 +102,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
     ...(opts.sideEffects ? { sideEffects: opts.sideEffects } : {}),
     ...(opts.sample !== undefined ? { sample: opts.sample } : {}),
     ...(opts.keys ? { keys: opts.keys } : {}),
+    ...(opts.allowHosts ? { allowHosts: opts.allowHosts } : {}),
     env: opts.env ?? process.env,
     costOf: opts.costOf,
   });
@@ -108,6 +118,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
     costUsd: null,
     thresholds,
     dropped: plan.needs.dropped,
+    withheld: plan.needs.withheld,
     refreshed: null,
     dryRun: opts.dryRun === true,
   };
@@ -117,93 +128,70 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
 
   const t = opts.timeouts ?? { connect: 10, response: 300, idle: 120 };
   const dispatcher = new Agent({ connect: { timeout: t.connect * 1000 }, headersTimeout: t.response * 1000, bodyTimeout: t.idle * 1000 });
-  let fresh: Map<PlannedCall, Exchange>;
+  const scrub = createScrubber(keysOf(plan), opts.redact);
+  const source: Place = { open: (b) => found.store.openBlob(found.name, b) };
+  const scratch = openScratch();
   try {
-    fresh = await sendCalls(plan.calls, { dispatcher, ...(opts.onSend ? { onSend: opts.onSend } : {}) });
-  } finally {
-    await dispatcher.close().catch(() => undefined);
-  }
-
-  let cost: number | null = 0;
-  for (const call of plan.calls) {
-    const ex = fresh.get(call) as Exchange;
-    const c = compareCall(call.exchange, ex, { thresholds, costOf: opts.costOf });
-    const verdict = worst(c.findings);
-    report.counts[verdict]++;
-    if (RANK[verdict] > RANK[report.verdict]) report.verdict = verdict;
-    report.calls.push({
-      step: call.step,
-      call: call.label,
-      route: call.route.prefix,
-      host: hostOf(call.route.upstream),
-      verdict,
-      findings: c.findings.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
-      similarity: c.similarity,
-      recorded: c.recorded,
-      fresh: c.fresh,
-    });
-    if (ex.llm?.usage !== undefined) {
-      const usd = opts.costOf(ex);
-      cost = usd === null || cost === null ? null : cost + usd;
+    let fresh: Map<PlannedCall, Exchange>;
+    try {
+      fresh = await sendCalls(plan.calls, {
+        dispatcher,
+        spill: scratch.spill,
+        openRecorded: source.open,
+        scrub,
+        ...(opts.onSend ? { onSend: opts.onSend } : {}),
+      });
+    } finally {
+      await dispatcher.close().catch(() => undefined);
     }
+
+    let cost: number | null = 0;
+    for (const call of plan.calls) {
+      const ex = fresh.get(call) as Exchange;
+      const streams = { recorded: await streamOf(call.exchange, source), fresh: await streamOf(ex, scratch) };
+      const c = compareCall(call.exchange, ex, { thresholds, costOf: opts.costOf, streams });
+      const verdict = worst(c.findings);
+      report.counts[verdict]++;
+      if (RANK[verdict] > RANK[report.verdict]) report.verdict = verdict;
+      report.calls.push({
+        step: call.step,
+        call: call.label,
+        route: call.route.prefix,
+        host: hostOf(call.route.upstream),
+        verdict,
+        findings: c.findings.sort((a, b) => SEVERITIES.indexOf(a.severity) - SEVERITIES.indexOf(b.severity)),
+        similarity: c.similarity,
+        recorded: c.recorded,
+        fresh: c.fresh,
+      });
+      if (ex.llm?.usage !== undefined) {
+        const usd = opts.costOf(ex);
+        cost = usd === null || cost === null ? null : cost + usd;
+      }
+    }
+    report.costUsd = cost === null ? null : Math.round(cost * 1e9) / 1e9;
+    if (opts.refresh)
+      report.refreshed = await writeRefreshed(
+        { store: found.store, name: found.name, routes: tape.header.routes, recorded: tape.exchanges },
+        fresh,
+        { ...opts.refresh, ...(opts.routes ? { routes: opts.routes } : {}), ...(opts.redact ? { redact: opts.redact } : {}) },
+        { source, scratch, scrub },
+      );
+  } finally {
+    scratch.remove();
   }
-  report.costUsd = cost === null ? null : Math.round(cost * 1e9) / 1e9;
-  if (opts.refresh) report.refreshed = await writeRefreshed(opts, found.store, found.name, tape.header.routes, tape.exchanges, fresh);
-  return report;
+  // Built from the scrubbed answers already; once more as a whole, as record would write it.
+  return scrub.value(report);
+}
+
+/** The shape and model of a stream stored apart, read event by event; undefined for any other answer. */
+async function streamOf(ex: Exchange, from: Place): Promise<StreamRead | undefined> {
+  const stored = ex.response?.eventsFile;
+  return stored === undefined ? undefined : readStream(readEvents(from.open(stored), stored));
 }
 
 function worst(findings: readonly Finding[]): CallVerdict {
   let v: CallVerdict = 'unchanged';
   for (const f of findings) if (RANK[f.severity] > RANK[v]) v = f.severity;
   return v;
-}
-
-/** The refreshed tape: every recorded exchange in order, a sent call's fresh answer in its place. */
-async function writeRefreshed(
-  opts: DriftOptions,
-  store: TapeStore,
-  name: string,
-  routes: readonly Route[],
-  recorded: readonly Exchange[],
-  fresh: ReadonlyMap<PlannedCall, Exchange>,
-): Promise<string> {
-  const byId = new Map([...fresh].map(([call, ex]) => [call.exchange.id, { call, ex }] as const));
-  const target = opts.refresh?.saveAs ?? name;
-  const given = new Map((opts.routes ?? []).map((r) => [r.prefix, r.upstream] as const));
-  const writer = await store.openWriter({
-    name: target,
-    header: { mode: 'record', routes: routes.map((r) => ({ prefix: r.prefix, upstream: given.get(r.prefix) ?? r.upstream })) },
-    ifExists: opts.refresh?.saveAs === undefined || opts.refresh.overwrite === true ? 'overwrite' : 'fail',
-    ...(opts.redact ? { redact: opts.redact } : {}),
-  });
-  // The server gave each MCP session a new id: the calls kept as recorded in it carry the new one too.
-  const sessionIds = new Map<string, string>();
-  for (const { call, ex } of byId.values())
-    if (call.exchange.mcp?.sessionId !== undefined && ex.mcp?.sessionId !== undefined)
-      sessionIds.set(call.exchange.mcp.sessionId, ex.mcp.sessionId);
-  try {
-    for (const ex of orderExchanges(recorded)) {
-      const sent = byId.get(ex.id);
-      const { type: _t, id: _i, seq: _s, ...rest } = sent?.ex ?? withSession(ex, sessionIds);
-      await writer.append({ ...rest, offsetMs: ex.offsetMs } as NewExchange);
-    }
-  } finally {
-    await writer.close();
-  }
-  if (writer.failure) throw writer.failure;
-  return target;
-}
-
-function withSession(ex: Exchange, ids: ReadonlyMap<string, string>): Exchange {
-  const old = ex.request.headers['mcp-session-id'] ?? ex.mcp?.sessionId;
-  const now = old === undefined ? undefined : ids.get(old);
-  if (now === undefined) return ex;
-  return {
-    ...ex,
-    request: {
-      ...ex.request,
-      headers: { ...ex.request.headers, ...(ex.request.headers['mcp-session-id'] ? { 'mcp-session-id': now } : {}) },
-    },
-    ...(ex.mcp ? { mcp: { ...ex.mcp, sessionId: now } } : {}),
-  };
 }

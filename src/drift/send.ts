@@ -15,6 +15,11 @@ import { decodeBody } from '../tape/body.js';
 import { REDACTED } from '../tape/redact.js';
 import { upstreamUrl } from '../tape/routes.js';
 import type { Exchange, Route } from '../tape/schema.js';
+import type { Readable } from 'node:stream';
+import { TapedeckError } from '../errors.js';
+import type { BodySpill } from '../proxy/body-spill.js';
+import type { StoredBody } from '../tape/store.js';
+import type { Scrubber } from './scrub.js';
 import { VERSION } from '../version.js';
 import type { PlannedCall } from './plan.js';
 
@@ -22,6 +27,12 @@ export interface SendOptions {
   dispatcher: Dispatcher;
   /** Told before each call goes out. */
   onSend?: (call: PlannedCall) => void;
+  /** Where an answer too large to hold goes as it streams (bodies and event streams over 16 MiB). */
+  spill?: BodySpill;
+  /** A recorded request body too large to hold, from the tape's store. */
+  openRecorded?: (body: StoredBody) => Readable;
+  /** What is kept of each fresh call is redacted by it (the keys drift sent never stay on it). */
+  scrub?: Scrubber;
 }
 
 /** The fresh exchange of each call (described like a recording; same `id` and `seq` as the recorded one). */
@@ -29,38 +40,45 @@ export async function sendCalls(calls: readonly PlannedCall[], opts: SendOptions
   const out = new Map<PlannedCall, Exchange>();
   /** Recorded session (`ROUTE#ID`) -> the session the server gave drift. */
   const sessions = new Map<string, string>();
-  const opened: { route: Route; path: string; id: string; headers: Record<string, string> }[] = [];
+  const opened: { route: Route; path: string; id: string; headers: Record<string, string>; keysTo: string | undefined }[] = [];
   for (const call of calls) {
     const headers = { ...call.headers };
     const method = call.exchange.mcp?.method;
     if (call.session !== undefined && method !== 'initialize') {
       if (!sessions.has(call.session) && call.exchange.mcp?.sessionId !== undefined) {
         // The tape has no initialize for this session (or it was not sent): open one.
-        const fresh = await send(initializeCall(call), opts.dispatcher);
+        const fresh = await send(initializeCall(call), opts);
         const id = fresh.response?.headers['mcp-session-id'];
         if (id !== undefined) {
           sessions.set(call.session, id);
-          opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers) });
-          await send({ ...initializeCall(call), body: { jsonrpc: '2.0', method: 'notifications/initialized' } }, opts.dispatcher, id);
+          opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers), keysTo: call.keysTo });
+          await send({ ...initializeCall(call), body: { jsonrpc: '2.0', method: 'notifications/initialized' } }, opts, id);
         }
       }
     }
     const session = call.session === undefined || method === 'initialize' ? undefined : sessions.get(call.session);
     if (session === undefined) delete headers['mcp-session-id'];
     opts.onSend?.(call);
-    const fresh = await send({ route: call.route, exchange: call.exchange, headers, query: call.query }, opts.dispatcher, session);
+    const fresh = await send(
+      { route: call.route, exchange: call.exchange, headers, query: call.query, keysTo: call.keysTo },
+      opts,
+      session,
+    );
     if (method === 'initialize' && call.session !== undefined) {
       const id = fresh.response?.headers['mcp-session-id'];
       if (id !== undefined) {
         sessions.set(call.session, id);
-        opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers) });
+        opened.push({ route: call.route, path: call.exchange.request.path, id, headers: mcpHeaders(call.headers), keysTo: call.keysTo });
       }
     }
-    out.set(call, keptOf(fresh, call));
+    const kept = keptOf(fresh, call);
+    out.set(call, opts.scrub ? opts.scrub.exchange(kept) : kept);
   }
   for (const s of opened) {
     try {
-      const res = await request(upstreamUrl(s.route, s.path, []), {
+      const url = upstreamUrl(s.route, s.path, []);
+      if (s.keysTo !== undefined && new URL(url).origin !== s.keysTo) continue;
+      const res = await request(url, {
         method: 'DELETE',
         headers: { ...s.headers, 'mcp-session-id': s.id },
         dispatcher: opts.dispatcher,
@@ -80,13 +98,22 @@ interface Outgoing {
   query: [string, string][];
   /** Another body than the recorded one (a session drift opens itself). */
   body?: unknown;
+  /** The origin the keys in `headers` and `query` may go to, when there are any (`key-hosts.ts`). */
+  keysTo?: string | undefined;
 }
 
-async function send(o: Outgoing, dispatcher: Dispatcher, session?: string): Promise<Exchange> {
+async function send(o: Outgoing, opts: SendOptions, session?: string): Promise<Exchange> {
   const ex = o.exchange;
   const headers = { ...o.headers };
   if (session !== undefined) headers['mcp-session-id'] = session;
-  const body = o.body === undefined ? decodeBody(ex.request.body) : Buffer.from(JSON.stringify(o.body));
+  // The plan judged where this call goes: a key never leaves for anywhere else, whatever joins the URL.
+  const url = upstreamUrl(o.route, ex.request.path, o.query);
+  if (o.keysTo !== undefined && new URL(url).origin !== o.keysTo)
+    throw new TapedeckError('INTERNAL', `drift would send a key to ${new URL(url).host}, not where it was planned to go`);
+  // A body too large to hold goes from the tape's store, as a stream.
+  const stored = o.body === undefined && ex.request.body.kind === 'file' ? ex.request.body : undefined;
+  const body =
+    stored !== undefined ? Buffer.alloc(0) : o.body === undefined ? decodeBody(ex.request.body) : Buffer.from(JSON.stringify(o.body));
   const req: ProxyRequest = {
     route: o.route,
     method: ex.request.method,
@@ -98,7 +125,12 @@ async function send(o: Outgoing, dispatcher: Dispatcher, session?: string): Prom
     offsetMs: ex.offsetMs,
     t0: performance.now(),
   };
-  const fresh = await forwardAndCapture(req, discardSink(), { dispatcher });
+  if (stored !== undefined) {
+    const open = opts.openRecorded;
+    if (open === undefined) throw new TapedeckError('INTERNAL', 'a request body stored apart reached drift without its store');
+    req.large = { body: stored, open: () => open(stored) };
+  }
+  const fresh = await forwardAndCapture(req, discardSink(), { dispatcher: opts.dispatcher, ...(opts.spill ? { spill: opts.spill } : {}) });
   return { ...describeExchange(fresh), type: 'exchange', id: ex.id, seq: ex.seq };
 }
 
@@ -125,6 +157,7 @@ function initializeCall(call: PlannedCall): Outgoing {
     exchange: { ...call.exchange, request: { ...call.exchange.request, method: 'POST' } },
     headers: { ...mcpHeaders(call.headers), accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
     query: call.query,
+    keysTo: call.keysTo,
     body: {
       jsonrpc: '2.0',
       id: 'tapedeck-drift-initialize',

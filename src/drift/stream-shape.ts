@@ -35,11 +35,17 @@ export function eventType(ev: SseEvent, data: unknown): string {
   return ev.data === '' ? '(empty)' : 'data';
 }
 
-export function streamShape(events: readonly SseEvent[]): StreamShape {
-  const order: string[] = [];
-  const shape: Shape = new Map();
-  let last: string | undefined;
-  for (const ev of events) {
+export function streamShape(events: Iterable<SseEvent>): StreamShape {
+  const shaper = new StreamShaper();
+  for (const ev of events) shaper.push(ev);
+  return shaper.shape;
+}
+
+/** A stream's shape, event by event: for a stream read from the store as it goes (never held whole). */
+export class StreamShaper {
+  readonly shape: StreamShape = { order: [], last: undefined, shape: new Map() };
+  /** Add one event; returns its `data` parsed (undefined when it is not JSON), for whoever reads more of it. */
+  push(ev: SseEvent): unknown {
     let data: unknown;
     try {
       data = ev.data === '' || ev.data === '[DONE]' ? undefined : parseJson(ev.data);
@@ -47,11 +53,11 @@ export function streamShape(events: readonly SseEvent[]): StreamShape {
       data = undefined;
     }
     const type = eventType(ev, data);
-    if (!order.includes(type)) order.push(type);
-    if (!KEEPALIVE.has(type)) last = type;
-    shapeOf(data === undefined ? null : data, shape, eventRoot(type));
+    if (!this.shape.order.includes(type)) this.shape.order.push(type);
+    if (!KEEPALIVE.has(type)) this.shape.last = type;
+    shapeOf(data === undefined ? null : data, this.shape.shape, eventRoot(type));
+    return data;
   }
-  return { order, last, shape };
 }
 
 export type StreamChange =

@@ -3,7 +3,8 @@
  * viewers import: one entry per exchange in timeline order, with its timings (time to first byte as `wait`, the
  * rest as `receive`), headers and bodies as on the tape (secrets stay redacted), binary bodies in base64, and an
  * event stream's events in `_eventSourceMessages` (`{type, time, eventId?, data}`, time in seconds since the
- * epoch as in Chrome's `_webSocketMessages`), the de-facto extension for SSE. A WebSocket session is one entry, its
+ * epoch as in Chrome's `_webSocketMessages`), the de-facto extension for SSE (a stream stored apart, over 16 MiB, is
+ * its size `-1` and a comment: too large for a HAR). A WebSocket session is one entry, its
  * `ws://` / `wss://` upgrade with status 101, and its messages in `_webSocketMessages` as Chrome writes them
  * (`{type: "send" | "receive", time, opcode: 1 text / 2 binary (base64), data}`). stdio MCP messages are entries too,
  * `POST tapedeck-stdio:SERVER` with the JSON-RPC message as the body (they have no HTTP; `_transport: "stdio"`).
@@ -44,7 +45,7 @@ export interface HarEntry {
     httpVersion: string;
     cookies: HarNameValue[];
     headers: HarNameValue[];
-    content: { size: number; mimeType: string; text?: string; encoding?: 'base64' };
+    content: { size: number; mimeType: string; text?: string; encoding?: 'base64'; comment?: string };
     redirectURL: string;
     headersSize: number;
     bodySize: number;
@@ -163,6 +164,13 @@ function responseOf(ex: Exchange): HarEntry['response'] {
   if (r.events) {
     const text = r.events.map(sseEventText).join('') + (r.tail ?? '');
     content = { size: Buffer.byteLength(text), mimeType, text };
+  } else if (r.eventsFile) {
+    // Too large for a HAR (and for memory): the tape keeps it, `tapedeck replay` serves it.
+    content = {
+      size: -1,
+      mimeType,
+      comment: `${r.eventsFile.events} events stored apart on the tape (${r.eventsFile.file}), not exported`,
+    };
   } else content = { ...contentOf(r.body), mimeType };
   return {
     status: r.status,

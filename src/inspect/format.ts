@@ -21,13 +21,19 @@ export function oneLine(value: unknown): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/** How much of a text `shorten` reads. */
+const SHORTEN_READS = 64 * 1024;
+
 /**
  * Shorten a value to at most `max` characters. When cut, a value of 1 KB or more ends with `...` and its full size
  * (`lorem ipsum... (12.3 KB)`), a smaller one (or one cut to very few characters) with `…`.
  */
 export function shorten(value: unknown, max: number): string {
-  const text = oneLine(value);
-  if (text.length <= max) return text;
+  // Only the start of a long text is read: collapsing the whitespace of megabytes (an answer drift read) would cost
+  // gigabytes for the few words shown.
+  const long = typeof value === 'string' && value.length > SHORTEN_READS;
+  const text = oneLine(long ? value.slice(0, SHORTEN_READS) : value);
+  if (text.length <= max && !long) return text;
   const bytes = Buffer.byteLength(typeof value === 'string' ? value : text, 'utf8');
   const suffix = `... (${humanBytes(bytes)})`;
   // The text comes before its size: a size note only for a value of 1 KB or more, and only with room for words.

@@ -70,6 +70,7 @@ export class Step {
     }
     if (ex.mcp) return ex.mcp.error ?? ex.mcp.result;
     if (ex.response?.events) return `${ex.response.events.length} events`;
+    if (ex.response?.eventsFile) return `${ex.response.eventsFile.events} events`;
     if (ex.websocket) return `${ex.websocket.frames.filter((f) => f.kind !== 'close').length} messages`;
     return bodyText(ex.response?.body);
   }

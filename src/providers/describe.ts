@@ -5,14 +5,14 @@
  */
 import type { Logger } from '../log.js';
 import { bodyJson } from '../tape/body.js';
-import type { Exchange, LlmMeaning, RequestRecord } from '../tape/schema.js';
+import type { Exchange, LlmMeaning, RequestRecord, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import { finishTool, newAnswer, answerError } from './answer.js';
 import { detectAdapter } from './detect.js';
 import { isObj, str } from './json.js';
 import { describeMcp } from './mcp.js';
 import { adapterFor } from './registry.js';
-import type { ConversationMessage, ExchangeView, PendingTool } from './types.js';
+import type { Answer, ConversationMessage, ExchangeView, PendingTool, ProviderAdapter } from './types.js';
 import { parseJson } from '../tape/json-depth.js';
 
 /** Request-side meaning (provider, api, model, params, streamed) of an LLM request, for matching and miss reports. */
@@ -71,16 +71,7 @@ export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }
   if (res === undefined) return meaning;
   const answer = newAnswer();
   if (res.events !== undefined) {
-    for (const ev of res.events) {
-      if (ev.data === '' || ev.data === '[DONE]') continue;
-      let data: unknown;
-      try {
-        data = parseJson(ev.data);
-      } catch {
-        continue;
-      }
-      if (isObj(data)) adapter.describeEvent(answer, data, ev);
-    }
+    for (const ev of res.events) foldEvent(adapter, answer, ev);
   } else {
     const body = bodyJson(res.body);
     if (isObj(body)) {
@@ -88,6 +79,57 @@ export function describeLlm(ex: ExchangeView & { upstream?: string | undefined }
       else adapter.describeBody(answer, body);
     }
   }
+  return withAnswer(meaning, answer);
+}
+
+/** An answer read event by event, as a stream is captured: for a stream too large to keep whole (stored apart as it comes). */
+export interface StreamDescriber {
+  push(events: readonly SseEvent[]): void;
+  /** The meaning of the events pushed so far (request side plus answer), as `describeLlm` would give for them. */
+  meaning(): LlmMeaning;
+}
+
+/** A describer for an LLM call's streamed answer; undefined when the request is not an LLM call. */
+export function describeStream(
+  ex: ExchangeView & { upstream?: string | undefined },
+  known?: KnownRequestSide,
+): StreamDescriber | undefined {
+  const meaning = known !== undefined ? known.llm : requestSideLlm(ex.route, ex.request, ex.upstream);
+  const adapter = adapterFor(meaning?.api);
+  if (meaning === undefined || adapter === undefined) return undefined;
+  const answer = newAnswer();
+  let flat = 0;
+  return {
+    push(events) {
+      for (const ev of events) foldEvent(adapter, answer, ev);
+      // The text grows a delta at a time, a rope of millions of small strings (~50 bytes each, several times the text):
+      // made one string again every MiB or so.
+      if (answer.text.length + answer.thinking.length - flat > FLATTEN_CHARS) {
+        answer.text.indexOf('\u0000');
+        answer.thinking.indexOf('\u0000');
+        flat = answer.text.length + answer.thinking.length;
+      }
+    },
+    meaning: () => withAnswer(meaning, answer),
+  };
+}
+
+/** How much a described stream's text may grow before it is made one string again (see `describeStream`). */
+const FLATTEN_CHARS = 1024 * 1024;
+
+function foldEvent(adapter: ProviderAdapter, answer: Answer, ev: SseEvent): void {
+  if (ev.data === '' || ev.data === '[DONE]') return;
+  let data: unknown;
+  try {
+    data = parseJson(ev.data);
+  } catch {
+    return;
+  }
+  if (isObj(data)) adapter.describeEvent(answer, data, ev);
+}
+
+/** The request side with what the answer said. */
+function withAnswer(meaning: LlmMeaning, answer: Answer): LlmMeaning {
   // In the schema's key order (see requestSideLlm).
   const model = meaning.model ?? (answer.model || undefined);
   return {
@@ -113,7 +155,8 @@ export function describeExchange(ex: NewExchange, log?: Logger, known?: KnownReq
   // Object.assign, not a spread: this runs for every exchange, in many shapes, and V8 spreads those on its slow path.
   const out: NewExchange = Object.assign({}, ex);
   try {
-    const llm = describeLlm(ex, known);
+    // A stream stored apart as it came was described as it came: its events are not here to read again.
+    const llm = ex.response?.eventsFile !== undefined && ex.llm !== undefined ? ex.llm : describeLlm(ex, known);
     if (llm !== undefined) out.llm = llm;
   } catch (err) {
     log?.warn({ err: (err as Error).message, route: ex.route, path: ex.request.path }, 'could not describe LLM exchange');

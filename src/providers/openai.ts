@@ -9,7 +9,7 @@ import type { ApiCredential, Json, LlmProvider, OtelRequestParam, ProviderInfo, 
 /** What the OpenAI SDKs read (`OPENAI_API_KEY`, sent as a bearer token), and Azure OpenAI's `api-key` header. */
 export const OPENAI_CREDENTIALS: readonly ApiCredential[] = [
   { env: ['OPENAI_API_KEY'], header: 'authorization', scheme: 'bearer' },
-  { env: ['AZURE_OPENAI_API_KEY'], header: 'api-key' },
+  { env: ['AZURE_OPENAI_API_KEY'], header: 'api-key', elsewhere: true },
 ];
 
 /** OpenAI, shared by its adapters; an OpenAI-compatible server speaks OpenAI's API (`server.address` tells which). */

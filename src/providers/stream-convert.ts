@@ -30,6 +30,8 @@ export function convertResponse(
   includeUsage = false,
 ): ResponseRecord | undefined {
   if (recorded.status >= 400) return recorded; // an error is JSON whichever shape was asked for
+  // A stream stored apart (too large for its line) is served as the stream it is, never gathered into one answer.
+  if (recorded.eventsFile !== undefined) return wantStream ? recorded : undefined;
   const streamed = recorded.events !== undefined;
   if (streamed === wantStream) return recorded;
   const conversion = adapterFor(api.api)?.stream;

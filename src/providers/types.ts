@@ -127,6 +127,11 @@ export interface ApiCredential {
   scheme?: 'bearer';
   /** A query parameter that may carry the key instead (Gemini's `key`). */
   query?: string;
+  /**
+   * The key belongs to other hosts than the provider's own API (`ProviderInfo.route`), such as Azure OpenAI's resource
+   * hosts: `tapedeck drift` sends it only where the user routes it (`--route`, `--allow-host`), never by the tape's say.
+   */
+  elsewhere?: boolean;
 }
 
 /**

@@ -15,7 +15,8 @@ import { exchangeRecord, type Answer, type RecordExtras } from '../engine/record
 import { httpCall } from './http-call.js';
 import type { ResponseSink } from './sink.js';
 import type { ProxyRequest } from './types.js';
-import { startSpill, type BodySpill, type Spilling } from './body-spill.js';
+import { startEventSpill, startSpill, type BodySpill, type EventSpilling, type Spilling } from './body-spill.js';
+import { describeStream, type StreamDescriber } from '../providers/describe.js';
 import { redactUrlCredentials } from '../tape/url-credentials.js';
 import { upstreamRequest, type UpstreamResponse } from './upstream-request.js';
 
@@ -32,7 +33,7 @@ export interface ForwardOptions {
   commit?: (ex: NewExchange) => Promise<boolean>;
   /** Aborted when tapedeck stops: a request still waiting for its upstream ends now, its exchange written with the error. */
   stopping?: Cancel;
-  /** Where a response body too large to hold goes as it streams (the tape being written). */
+  /** Where a response body (or event stream) too large to hold goes as it streams (the tape being written). */
   spill?: BodySpill;
   /** On a replay tape: how the live answer came to be asked for (`match`), and notes. */
   record?: RecordExtras;
@@ -145,7 +146,28 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     }
     for (const block of blocks) events.push(toSseEvent(block, turnAt));
   };
-  const split = (bytes: Buffer): void => capture(splitter?.write(bytes) ?? []);
+  // A stream that grows past the spill limit goes to the store event by event from then on (`response.eventsFile`),
+  // described as it goes (its events are not kept to be read again); a smaller one stays in the line, as it always has.
+  const spillEventsAt = splitter && opts.spill?.eventLines !== undefined ? opts.spill.limit : undefined;
+  let streamed = 0;
+  let eventSpill: EventSpilling | undefined;
+  let describer: StreamDescriber | undefined;
+  const spillEvents = (): void => {
+    if (eventSpill === undefined) {
+      eventSpill = opts.spill && startEventSpill(opts.spill);
+      if (eventSpill === undefined) return;
+      // The request's meaning as computed once for it, unless another body was sent (a modified replay).
+      describer = describeStream({ ...call, response: undefined }, opts.body === undefined ? { llm: requestMeaning(req).llm } : undefined);
+    }
+    if (events.length === 0) return;
+    describer?.push(events);
+    eventSpill.write(events);
+    events.length = 0;
+  };
+  const split = (bytes: Buffer): void => {
+    capture(splitter?.write(bytes) ?? []);
+    if (spillEventsAt !== undefined && (streamed += bytes.byteLength) > spillEventsAt) spillEvents();
+  };
   // A server may compress its stream whatever accept-encoding said: events are split from the decoded bytes, while
   // the client gets the bytes as they came.
   const inflate = splitter ? decompressor(headers['content-encoding']) : undefined;
@@ -258,7 +280,16 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   const response: NonNullable<NewExchange['response']> = { status: upstream.statusCode, headers: tapeResponseHeaders(headers) };
   if (splitter) {
     capture(splitter.end());
-    response.events = events;
+    if (eventSpill === undefined) response.events = events;
+    else {
+      spillEvents();
+      try {
+        response.eventsFile = await eventSpill.end();
+      } catch (err) {
+        failure ??= toExchangeError(err, 'stream');
+        response.events = [];
+      }
+    }
     const rest = splitter.rest();
     if (rest !== '') response.tail = rest;
   } else if (spilling) {
@@ -272,6 +303,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     response.body = encodeBody(decodeContent(Buffer.concat(chunks), headers['content-encoding']), headers['content-type']);
   }
   const ex = record({ response, error: failure, timing: { ttfbMs, durationMs: elapsed() } });
+  if (describer !== undefined && response.eventsFile !== undefined) ex.llm = describer.meaning();
   const committed = opts.commit ? await opts.commit(ex) : true;
   if (ended) {
     if (!committed)

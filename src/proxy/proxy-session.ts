@@ -64,7 +64,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       onTapeFailure: opts.onTapeFailure,
     });
     const out = createExchangeLog(writer, log);
-    const spill = createBodySpill(store, writer.name);
+    const spill = createBodySpill(store, writer);
     // Record: the engine with every answer live.
     const { handle } = createHttpEngine({
       out,
@@ -116,7 +116,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
   const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
-  const spill = createBodySpill(store, writer.name);
+  const spill = createBodySpill(store, writer);
   const onMiss = opts.onMiss ?? 'strict';
   const timing = opts.timing ?? { mode: 'instant' as const };
   const engine = createHttpEngine({

@@ -3,18 +3,21 @@ import { errorText, httpError } from '../providers/errors.js';
 import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
 import type { Readable } from 'node:stream';
-import type { Exchange, HeaderMap } from '../tape/schema.js';
+import { readEvents } from '../tape/event-file.js';
+import type { Exchange, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { StoredBody } from '../tape/store.js';
 import { clientHeaderMap } from './headers.js';
 import type { ResponseSink } from './sink.js';
+import { paced, type PacedStream } from './sink-send.js';
 import { scaledDelay, type Timing } from '../replay/modes.js';
 
 const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
 
 /**
  * Send a recorded exchange's response to a sink: same status, headers and body; a stream event by event with its
- * original boundaries (and gaps, under `recorded` / scaled timing); an answer cut while recording (an upstream reset,
- * or the client leaving mid-stream) cuts the connection again at the same point. Resolves when everything is sent.
+ * original boundaries (and gaps, under `recorded` / scaled timing), at the client's pace (a stream stored apart is read
+ * from the store as it goes out); an answer cut while recording (an upstream reset, or the client leaving mid-stream)
+ * cuts the connection again at the same point. Resolves when everything is sent, or the client has gone.
  */
 export async function serveRecorded(
   ex: Exchange,
@@ -40,7 +43,7 @@ export async function serveRecorded(
   let closed = false;
   sink.onClose(() => (closed = true));
 
-  if (recorded.events === undefined) {
+  if (recorded.events === undefined && recorded.eventsFile === undefined) {
     await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
     if (recorded.body?.kind === 'file') return serveStored(ex, recorded.body, sink, headers, { ...opts, cut, closed: () => closed });
     const bytes = decodeBody(recorded.body);
@@ -57,24 +60,69 @@ export async function serveRecorded(
 
   headers['x-accel-buffering'] = 'no';
   sink.head(recorded.status, headers);
-  if (opts.timing.mode === 'instant') {
-    // Nothing to wait for: one write, event boundaries kept in the bytes.
-    let text = '';
-    for (const ev of recorded.events) text += sseEventText(ev);
-    if (recorded.tail !== undefined) text += recorded.tail;
-    sink.write(Buffer.from(text));
-  } else {
-    let last = 0;
-    for (const ev of recorded.events) {
-      await sleep(scaledDelay(ev.offsetMs - last, opts.timing));
-      last = ev.offsetMs;
-      if (closed) return;
-      if (!sink.write(Buffer.from(sseEventText(ev)))) await new Promise<void>((r) => sink.onDrain(r));
-    }
-    if (recorded.tail !== undefined) sink.write(Buffer.from(recorded.tail));
+  const out = paced(sink);
+  let events: readonly SseEvent[] | AsyncIterable<SseEvent>;
+  if (recorded.eventsFile === undefined) events = recorded.events ?? [];
+  else {
+    if (opts.open === undefined) throw new TapedeckError('INTERNAL', 'a stream stored apart reached a replay that cannot stream it');
+    events = readEvents(opts.open(recorded.eventsFile), recorded.eventsFile);
   }
+  let sent: boolean;
+  try {
+    sent = await sendEvents(events, out, opts.timing, recorded.tail);
+  } catch {
+    // The store failed, or its events are not what was recorded: the client must not take this for a whole answer.
+    return sink.cut();
+  }
+  if (!sent) return;
   if (cut) sink.cut();
-  else sink.end();
+  else out.end();
+}
+
+/** Bytes of events gathered into one write when there is no gap to wait for: the client's pace is checked per write. */
+const WRITE_CHARS = 64 * 1024;
+
+/**
+ * Write recorded events at the client's pace, then `tail`: with no gaps (`instant`) gathered into writes of about
+ * {@link WRITE_CHARS} (a small stream in one write), otherwise each when its recorded (or scaled) gap has passed.
+ * Nothing more is read or written while the client is not taking what it has: a client that never reads holds up
+ * the replay, not tapedeck's memory. Resolves false once the client has gone.
+ */
+async function sendEvents(
+  events: Iterable<SseEvent> | AsyncIterable<SseEvent>,
+  out: PacedStream,
+  timing: Timing,
+  tail?: string,
+): Promise<boolean> {
+  let text = '';
+  let last = 0;
+  const instant = timing.mode === 'instant';
+  /** True when the client can take more now (no promise to wait on: most events of an instant replay). */
+  const next = (ev: SseEvent): true | Promise<boolean> => {
+    if (instant) {
+      text += sseEventText(ev);
+      if (text.length < WRITE_CHARS) return true;
+      const chunk = text;
+      text = '';
+      return out.write(chunk);
+    }
+    const gap = scaledDelay(ev.offsetMs - last, timing);
+    last = ev.offsetMs;
+    return sleep(gap).then(() => out.write(sseEventText(ev)));
+  };
+  if (Symbol.iterator in events) {
+    for (const ev of events) {
+      const ok = next(ev);
+      if (ok !== true && !(await ok)) return false;
+    }
+  } else {
+    for await (const ev of events) {
+      const ok = next(ev);
+      if (ok !== true && !(await ok)) return false;
+    }
+  }
+  if (tail !== undefined) text += tail;
+  return text === '' ? !out.gone : out.write(text);
 }
 
 /** A body too large to hold, streamed from the store (`tape/large-body.ts`); a store failure cuts the answer. */

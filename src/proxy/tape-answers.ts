@@ -10,7 +10,7 @@ import { missCandidates, missError } from '../replay/miss.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.js';
 import { bodyJson } from '../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../providers/stream-convert.js';
-import { round } from '../tape/sse.js';
+import { isStreamed, round } from '../tape/sse.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange } from '../tape/tape-writer.js';
@@ -64,7 +64,7 @@ export async function answerFromTape(
   if (outcome.kind !== 'miss' && answer !== undefined) {
     const reshaped =
       answer !== outcome.exchange
-        ? ` (recorded ${outcome.exchange.response?.events ? 'streamed' : 'not streamed'}, served in the shape asked for)`
+        ? ` (recorded ${outcome.exchange.response && isStreamed(outcome.exchange.response) ? 'streamed' : 'not streamed'}, served in the shape asked for)`
         : '';
     const match: MatchInfo = {
       kind: outcome.kind,
@@ -82,17 +82,28 @@ export async function answerFromTape(
       if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
       if (outcome.exchange.mcp) served.mcp = outcome.exchange.mcp;
     }
-    const body = served.response?.body;
-    if (body?.kind !== 'file' || opts.blobs === undefined || served.response === undefined) {
+    const response = served.response;
+    const body = response?.body?.kind === 'file' ? response.body : undefined;
+    const stream = response?.eventsFile;
+    if ((body === undefined && stream === undefined) || opts.blobs === undefined || response === undefined) {
       out.write(served, { described: outcome.kind === 'exact', known });
       return;
     }
-    // A body too large to hold: the replay tape gets its own copy, streamed from the tape's store.
+    // A body (or a stream's events) too large to hold: the replay tape gets its own copy, streamed from the tape's store.
     const { blobs } = opts;
-    const response = served.response;
     out.track(
-      copyBlob(blobs.open(body), blobs.spill, body.encoding).then(
-        (copy) => out.write({ ...served, response: { ...response, body: copy } }, { described: outcome.kind === 'exact', known }),
+      (async () => {
+        const copied = { ...response };
+        if (body !== undefined) copied.body = await copyBlob(blobs.open(body), blobs.spill, body.encoding);
+        if (stream !== undefined)
+          copied.eventsFile = {
+            ...(await copyBlob(blobs.open(stream), blobs.spill, stream.encoding)),
+            encoding: 'text',
+            events: stream.events,
+          };
+        return copied;
+      })().then(
+        (copied) => out.write({ ...served, response: copied }, { described: outcome.kind === 'exact', known }),
         (err: unknown) =>
           opts.log.error({ err: (err as Error).message, tape: out.writer.name }, 'could not copy a large body to the replay tape'),
       ),
@@ -117,7 +128,7 @@ export async function answerFromTape(
  */
 function inRequestedShape(incoming: IncomingRequest, source: Exchange): Exchange | undefined {
   const llm = incoming.llm;
-  if (llm === undefined || source.response === undefined || (source.response.events !== undefined) === llm.streamed) return source;
+  if (llm === undefined || source.response === undefined || isStreamed(source.response) === llm.streamed) return source;
   if (!streamConvertible(llm)) return source;
   const response = convertResponse(llm, source.response, llm.streamed, streamUsageAsked(llm, bodyJson(incoming.request.body)));
   return response === undefined ? undefined : { ...source, response };

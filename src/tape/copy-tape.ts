@@ -57,7 +57,10 @@ export async function copyTape(from: TapeStore, name: string, to: TapeStore, opt
   return { name, exchanges, to: to.where(name), problems };
 }
 
-/** The large bodies a record refers to: request and response bodies, and session messages (an exchange's or a `frames` record's). */
+/**
+ * The large bodies a record refers to: request and response bodies, a stream's events stored apart, and session
+ * messages (an exchange's or a `frames` record's).
+ */
 function storedIn(value: unknown): StoredBody[] {
   const out: StoredBody[] = [];
   const add = (b: unknown): void => {
@@ -66,12 +69,13 @@ function storedIn(value: unknown): StoredBody[] {
   };
   const rec = value as {
     request?: { body?: unknown };
-    response?: { body?: unknown };
+    response?: { body?: unknown; eventsFile?: unknown };
     websocket?: { frames?: { data?: unknown }[] };
     frames?: { data?: unknown }[];
   };
   add(rec.request?.body);
   add(rec.response?.body);
+  add(rec.response?.eventsFile);
   for (const f of [...(rec.websocket?.frames ?? []), ...(Array.isArray(rec.frames) ? rec.frames : [])]) add(f?.data);
   return out;
 }

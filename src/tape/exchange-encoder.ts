@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createRedactor, type RedactOptions } from './redact.js';
-import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type TapeHeader, type WsFrame } from './schema.js';
+import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type SseEvent, type TapeHeader, type WsFrame } from './schema.js';
+import { eventLines } from './event-file.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
 import { serializeExchange, serializeWithReused, type SerializedLine } from './serialize.js';
@@ -40,6 +41,11 @@ export interface ExchangeEncoder {
   encode(input: NewExchange, seq: number): EncodedExchange | Promise<EncodedExchange>;
   /** A session's messages as they are stored: redacted like bodies (the same markers), large ones stored apart. */
   encodeFrames(frames: readonly WsFrame[]): WsFrame[] | Promise<WsFrame[]>;
+  /**
+   * The side-file lines of a stream's events stored apart (`response.eventsFile`, `event-file.ts`): redacted as the
+   * exchange's line would have been, with the same markers.
+   */
+  encodeEventLines(events: readonly SseEvent[]): string;
   /** Redacts URLs the way exchanges are (route upstreams in a header). */
   redactUrl(url: string): string;
 }
@@ -78,6 +84,10 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
 
   return {
     redactUrl: redactor.url,
+    encodeEventLines(events) {
+      const text = eventLines(events);
+      return secrets.mayHold(text) ? eventLines(secrets.redact(events, markers)) : text;
+    },
     encodeFrames(frames) {
       let out = frames as WsFrame[];
       if (redactor.secrets.mayHold(JSON.stringify(out))) out = redactor.secrets.redact(out, markers);

@@ -12,7 +12,7 @@ import { listByScanning } from './listing.js';
 import { validateTapeName } from './paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
 import { beginExchange } from './open-exchange.js';
-import { TAPE_FORMAT_SESSIONS, type TapeHeader } from './schema.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type TapeHeader } from './schema.js';
 import { highestMarker } from './secrets.js';
 import { statsOf } from './stats.js';
 import type { BlobSink, TapeStore, TapeWriter } from './store.js';
@@ -94,6 +94,12 @@ export function createMemoryStore(): TapeStore {
         tape.version = ++versions;
         changed(name);
       });
+      // A session makes the tape format 2, a stream stored apart format 3 (see schema.ts).
+      const markFormat = (format: TapeHeader['format']): void => {
+        if (tape.header.format >= format) return;
+        tape.header.format = format;
+        tape.records[0] = JSON.stringify(tape.header);
+      };
       const perfStart = performance.now() - (Date.now() - Date.parse(tape.header.createdAt));
       let count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
       let appended = 0;
@@ -111,6 +117,7 @@ export function createMemoryStore(): TapeStore {
         append(input) {
           if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
           const done = (async () => {
+            if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
             const encoded = encoder.encode(input, seq++);
             const { ex, line } = encoded instanceof Promise ? await encoded : encoded;
             appended++;
@@ -120,6 +127,7 @@ export function createMemoryStore(): TapeStore {
           })();
           return inFlight.track(done);
         },
+        eventLines: (events) => encoder.encodeEventLines(events),
         begin(input) {
           if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
           return beginExchange(
@@ -129,11 +137,7 @@ export function createMemoryStore(): TapeStore {
               enqueue: (line) => commit.add(line),
               failure: () => undefined,
               fail: (err) => (err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', String(err), { cause: err })),
-              markSessions: () => {
-                if (tape.header.format === TAPE_FORMAT_SESSIONS) return;
-                tape.header.format = TAPE_FORMAT_SESSIONS;
-                tape.records[0] = JSON.stringify(tape.header);
-              },
+              markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
             },
             (ex) => writer.append(ex),
             input,
@@ -189,12 +193,10 @@ export function createMemoryStore(): TapeStore {
       const exchanges =
         readOpts?.resolveFiles === false
           ? parsed.exchanges
-          : await resolveStoredBodies(
-              parsed.exchanges,
-              parsed.problems,
-              (b) => store.readBlob(name, b),
-              readOpts?.inlineUpTo === undefined ? undefined : { above: readOpts.inlineUpTo, open: (b) => store.openBlob(name, b) },
-            );
+          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => store.readBlob(name, b), {
+              above: readOpts?.inlineUpTo,
+              open: (b) => store.openBlob(name, b),
+            });
       return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
     },
     async *lines(name) {

@@ -150,6 +150,29 @@ async function scanRecords(
     if (Array.isArray(frames))
       for (const [n, f] of (frames as unknown[]).entries())
         await scanStored((f as { data?: unknown } | null)?.data, `websocket.frames[${n}].data`, i, report);
+    // A stream stored apart: its events, one per line of its side file.
+    const stream = response?.eventsFile as Record<string, unknown> | undefined;
+    if (stream?.kind === 'file' && typeof stream.file === 'string') {
+      const where = `response.eventsFile(side file ${stream.file})`;
+      let content: string;
+      try {
+        content = (await readStored(stream as StoredBody)).toString('utf8');
+      } catch (err) {
+        problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
+        continue;
+      }
+      if (!secrets.mayHold(content)) continue;
+      for (const [n, line] of content.split('\n').entries()) {
+        if (line === '' || !secrets.mayHold(line)) continue;
+        let parsed: unknown = line;
+        try {
+          parsed = parseJson(line);
+        } catch {
+          // scan it as text
+        }
+        secrets.redact(parsed, report, `${where}[${n}]`);
+      }
+    }
   }
   return { findings, problems };
 

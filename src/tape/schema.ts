@@ -12,8 +12,23 @@ export const TAPE_FORMAT_VERSION = 1;
  * refuses it with "upgrade tapedeck" instead of reading it without them; tapes without sessions stay readable by it.
  */
 export const TAPE_FORMAT_SESSIONS = 2;
+/**
+ * The format of a tape that holds a stream too large for its exchange's line: its events stored apart, in a side file
+ * (`response.eventsFile`). A tapedeck that does not know that would serve such a stream empty; it refuses the tape
+ * instead. The tape becomes format 3 when its first such exchange is written (whatever it was before).
+ */
+export const TAPE_FORMAT_STREAM_FILES = 3;
 /** The formats this tapedeck reads. */
-export const TAPE_FORMATS_READ: readonly number[] = [TAPE_FORMAT_VERSION, TAPE_FORMAT_SESSIONS];
+export const TAPE_FORMATS_READ: readonly number[] = [TAPE_FORMAT_VERSION, TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES];
+
+/** A large body stored whole in a side file next to the tape (`<tape>.files/<sha256>.<ext>`), or in a store's blobs. */
+export const StoredBodySchema = z.object({
+  kind: z.literal('file'),
+  file: z.string(),
+  encoding: z.enum(['json', 'text', 'base64']),
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string(),
+});
 
 /** A message body as it crossed the wire: JSON when it parses, text when it is text, base64 for binary. */
 export const BodySchema = z.discriminatedUnion('kind', [
@@ -21,14 +36,7 @@ export const BodySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('json'), json: z.unknown() }),
   z.object({ kind: z.literal('text'), text: z.string() }),
   z.object({ kind: z.literal('base64'), base64: z.string() }),
-  /** A large body stored whole in a side file next to the tape (`<tape>.files/<sha256>`). */
-  z.object({
-    kind: z.literal('file'),
-    file: z.string(),
-    encoding: z.enum(['json', 'text', 'base64']),
-    bytes: z.number().int().nonnegative(),
-    sha256: z.string(),
-  }),
+  StoredBodySchema,
 ]);
 export type Body = z.infer<typeof BodySchema>;
 
@@ -43,6 +51,16 @@ export const SseEventSchema = z.object({
   raw: z.string().optional(),
 });
 export type SseEvent = z.infer<typeof SseEventSchema>;
+
+/**
+ * The events of a stream too large for its exchange's line (format 3), stored apart like a large body: JSON Lines,
+ * one `SseEvent` per line exactly as `events` would hold it inline (`tape/event-file.ts`), `events` of them.
+ */
+export const StoredEventsSchema = StoredBodySchema.extend({
+  encoding: z.literal('text'),
+  events: z.number().int().nonnegative(),
+});
+export type StoredEvents = z.infer<typeof StoredEventsSchema>;
 
 export const HeadersSchema = z.record(z.string(), z.string());
 export type HeaderMap = z.infer<typeof HeadersSchema>;
@@ -65,6 +83,8 @@ export const ResponseRecordSchema = z.object({
   body: BodySchema.optional(),
   /** Present for `text/event-stream` responses: the stream, event by event. */
   events: z.array(SseEventSchema).optional(),
+  /** In place of `events`, for a stream too large to hold in the line (over 16 MiB): its events stored apart. */
+  eventsFile: StoredEventsSchema.optional(),
   /** Trailing bytes of a stream that did not end on an event boundary (kept so nothing is lost). */
   tail: z.string().optional(),
 });
@@ -231,7 +251,7 @@ export type Route = z.infer<typeof RouteSchema>;
 
 export const TapeHeaderSchema = z.object({
   type: z.literal('header'),
-  format: z.union([z.literal(TAPE_FORMAT_VERSION), z.literal(TAPE_FORMAT_SESSIONS)]),
+  format: z.union([z.literal(TAPE_FORMAT_VERSION), z.literal(TAPE_FORMAT_SESSIONS), z.literal(TAPE_FORMAT_STREAM_FILES)]),
   tapedeck: z.string(),
   name: z.string(),
   createdAt: z.string(),

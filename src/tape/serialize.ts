@@ -12,7 +12,7 @@ import { ExchangeSchema, LlmMeaningSchema, McpMeaningSchema, type Body, type Exc
 const EXCHANGE_KEYS = Object.keys(ExchangeSchema.shape) as (keyof Exchange)[];
 const ORDER: Partial<Record<keyof Exchange, readonly string[]>> = {
   request: ['method', 'path', 'query', 'headers', 'body'],
-  response: ['status', 'headers', 'body', 'events', 'tail'],
+  response: ['status', 'headers', 'body', 'events', 'eventsFile', 'tail'],
   error: ['code', 'message', 'phase'],
   timing: ['ttfbMs', 'durationMs'],
   llm: Object.keys(LlmMeaningSchema.shape),

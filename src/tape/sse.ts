@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { SseEvent } from './schema.js';
+import type { ResponseRecord, SseEvent } from './schema.js';
 
 /** One event block as it arrived: parsed fields plus the exact text, terminator included. */
 export interface SseBlock {
@@ -184,6 +184,11 @@ export function toSseEvent(block: SseBlock, offsetMs: number): SseEvent {
 /** The exact text of a recorded event. */
 export function sseEventText(ev: SseEvent): string {
   return ev.raw ?? serializeSseFields(ev);
+}
+
+/** Whether a recorded answer is an event stream (its events in the line, or stored apart). */
+export function isStreamed(response: Pick<ResponseRecord, 'events' | 'eventsFile'>): boolean {
+  return response.events !== undefined || response.eventsFile !== undefined;
 }
 
 export function round(ms: number): number {

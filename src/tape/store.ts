@@ -15,7 +15,7 @@
 import type { Readable } from 'node:stream';
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
-import type { Body, EndLine, Exchange, TapeHeader, WsFrame } from './schema.js';
+import type { Body, EndLine, Exchange, SseEvent, TapeHeader, WsFrame } from './schema.js';
 import type { TapeStats } from './stats.js';
 
 /** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
@@ -45,6 +45,11 @@ export interface ReadTapeOptions {
   /**
    * With `resolveFiles`: bodies stored apart that are larger than this many bytes are checked (size and sha256, read
    * as a stream) but left as references, for replay to stream them with `openBlob`. Default: every body is loaded.
+   *
+   * Streams stored apart (`response.eventsFile`) are read into `events` when their side file is no larger than this
+   * (default 16 MiB, `STREAMED_BODY_BYTES`: a stream is stored apart only above that, so by default none is); a larger
+   * one stays a reference, every line checked, for whoever needs its events to read them from the store event by
+   * event (`tape/event-file.ts`). A stream is never held whole by reading a tape.
    */
   inlineUpTo?: number;
 }
@@ -84,6 +89,12 @@ export interface TapeWriter {
    * `parseTapeRecords` merges into the exchange. A store without it does not record sessions (they are refused).
    */
   begin?(ex: NewExchange): Promise<OpenExchange>;
+  /**
+   * The side-file lines of a stream too large for its exchange's line (`response.eventsFile`, `event-file.ts`), redacted
+   * as this tape's lines are, with the same markers. An exchange appended with `eventsFile` makes the tape format 3. A
+   * writer without it keeps every stream in its line.
+   */
+  eventLines?(events: readonly SseEvent[]): string;
   /** Exchanges stored (including those of an appended-to tape); never one that failed. */
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the cause attached), once the tape can no longer be written. */

@@ -14,7 +14,8 @@ import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js
 import { unknownFields, unknownFieldsMessage } from './unknown-fields.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
-import { verifiedBlobStream } from './large-body.js';
+import { STREAMED_BODY_BYTES, verifiedBlobStream } from './large-body.js';
+import { parseEvents, readEvents } from './event-file.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
 export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
@@ -121,9 +122,13 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     throw err;
   }
   const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
-  const large = opts.inlineUpTo === undefined ? undefined : { above: opts.inlineUpTo, open: (b: StoredBody) => streamSideFile(file, b) };
   const usable =
-    opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), large) : exchanges;
+    opts.resolveFiles !== false
+      ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), {
+          above: opts.inlineUpTo,
+          open: (b) => streamSideFile(file, b),
+        })
+      : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
@@ -225,7 +230,7 @@ function checkFormat(where: string, value: unknown): void {
   throw new TapedeckError(
     'TAPE_FORMAT_UNSUPPORTED',
     `tape ${where} was written by ${writer} in format ${JSON.stringify(h.format)}; this tapedeck (${VERSION}) reads format ` +
-      `${TAPE_FORMATS_READ.join(' and ')}${newer ? ': upgrade tapedeck' : ''}`,
+      `${TAPE_FORMATS_READ.join(', ').replace(/, (\d+)$/, ' and $1')}${newer ? ': upgrade tapedeck' : ''}`,
     { status: 500, details: { format: h.format, writtenBy: h.tapedeck, reads: TAPE_FORMATS_READ } },
   );
 }
@@ -256,38 +261,57 @@ async function sideFilePath(file: string, body: StoredBody): Promise<string> {
 }
 
 /**
- * Bring stored (large) bodies back into their exchanges. One that cannot be read or does not match its size and
- * sha256 (missing, tampered, a path such as `x.files/../../etc/passwd`) leaves its exchange out, reported in
- * `problems`, so its body is never served.
+ * Bring stored (large) bodies back into their exchanges, and the events of streams stored apart into `events`. One
+ * that cannot be read or does not match its size and sha256 (missing, tampered, a path such as
+ * `x.files/../../etc/passwd`), or a stream file whose lines are not its events, leaves its exchange out, reported in
+ * `problems`, so it is never served.
  */
 export async function resolveStoredBodies(
   exchanges: Exchange[],
   problems: TapeProblem[],
   read: (body: StoredBody) => Promise<Buffer>,
-  large?: { above: number; open: (body: StoredBody) => Readable },
+  large: { above?: number | undefined; open: (body: StoredBody) => Readable },
 ): Promise<Exchange[]> {
   const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
     body?.kind !== 'file' ? body : inlineBody(body, await read(body));
   // A body too large to hold stays a reference, checked now (read as a stream) so that a corrupt one is never served.
   const resolveOrCheck = async (body: StoredBody): Promise<Body> => {
-    if (large === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
+    if (large.above === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
     for await (const chunk of large.open(body)) void chunk;
     return body;
   };
+  const eventsAbove = large.above ?? STREAMED_BODY_BYTES;
   const kept: Exchange[] = [];
   for (const ex of exchanges) {
+    // The side file being read, for the problem's message.
+    let which = '?';
     try {
-      if (ex.request.body.kind === 'file') ex.request.body = await resolveOrCheck(ex.request.body);
-      if (ex.response?.body?.kind === 'file') ex.response.body = await resolveOrCheck(ex.response.body);
-      for (const f of ex.websocket?.frames ?? []) if (f.data?.kind === 'file') f.data = await resolve(f.data);
+      if (ex.request.body.kind === 'file') {
+        which = ex.request.body.file;
+        ex.request.body = await resolveOrCheck(ex.request.body);
+      }
+      if (ex.response?.body?.kind === 'file') {
+        which = ex.response.body.file;
+        ex.response.body = await resolveOrCheck(ex.response.body);
+      }
+      const stream = ex.response?.eventsFile;
+      if (ex.response !== undefined && stream !== undefined) {
+        which = stream.file;
+        if (stream.bytes <= eventsAbove) {
+          ex.response.events = parseEvents(await read(stream), stream);
+          delete ex.response.eventsFile;
+        } else {
+          // Left in the store for the replayer to stream; every line read now (as a stream), so none fails mid-answer.
+          for await (const ev of readEvents(large.open(stream), stream)) void ev;
+        }
+      }
+      for (const f of ex.websocket?.frames ?? []) {
+        if (f.data?.kind !== 'file') continue;
+        which = f.data.file;
+        f.data = await resolve(f.data);
+      }
       kept.push(ex);
     } catch (err) {
-      const which =
-        ex.request.body.kind === 'file'
-          ? ex.request.body.file
-          : ex.response?.body?.kind === 'file'
-            ? ex.response.body.file
-            : ((ex.websocket?.frames.find((f) => f.data?.kind === 'file')?.data as { file?: string } | undefined)?.file ?? '?');
       problems.push({
         line: 0,
         message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,

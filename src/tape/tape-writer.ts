@@ -20,7 +20,7 @@ import { createExchangeEncoder, newTapeHeader, storedBody, type EncodedExchange,
 import { highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
 import { beginExchange } from './open-exchange.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type Exchange, type TapeHeader } from './schema.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from './schema.js';
 import type { TapeWriter, WriterOptions } from './store.js';
 
 export type { NewExchange, TapeWriter } from './store.js';
@@ -227,23 +227,24 @@ function startWriter(
     return enqueueLine(encoded.line, encoded.ex);
   };
 
-  // A tape with a session is format 2 (TAPE_FORMAT_SESSIONS). Its header line starts `{"type":"header","format":1,`
-  // (JSON.stringify of the schema's order): that digit changes in place, the line keeps its length, nothing moves.
-  const markSessions = (): void => {
-    if (header.format === TAPE_FORMAT_SESSIONS) return;
+  // A tape with a session is format 2 (TAPE_FORMAT_SESSIONS), one with a stream stored apart format 3
+  // (TAPE_FORMAT_STREAM_FILES). Its header line starts `{"type":"header","format":1,` (JSON.stringify of the schema's
+  // order): that digit changes in place, the line keeps its length, nothing moves.
+  const markFormat = (format: TapeHeader['format']): void => {
+    if (header.format >= format) return;
     let patch: number | undefined;
     try {
       patch = openSync(file, 'r+');
       const head = Buffer.alloc(256);
       const n = readSync(patch, head, 0, head.byteLength, 0);
-      const at = head.subarray(0, n).indexOf(`"format":${TAPE_FORMAT_VERSION},`);
-      if (at !== -1) writeSync(patch, String(TAPE_FORMAT_SESSIONS), at + '"format":'.length);
+      const at = head.subarray(0, n).indexOf(`"format":${header.format},`);
+      if (at !== -1) writeSync(patch, String(format), at + '"format":'.length);
     } catch (err) {
       throw fail(err);
     } finally {
       if (patch !== undefined) closeSync(patch);
     }
-    header.format = TAPE_FORMAT_SESSIONS;
+    header.format = format;
   };
 
   const writer: TapeWriter = {
@@ -263,6 +264,7 @@ function startWriter(
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
       let encoded: EncodedExchange | Promise<EncodedExchange>;
       try {
+        if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
         encoded = encoder.encode(input, seq++);
       } catch (err) {
         return Promise.reject(err as Error);
@@ -270,6 +272,7 @@ function startWriter(
       if (encoded instanceof Promise) return appendStored(encoded);
       return enqueueLine(encoded.line, encoded.ex);
     },
+    eventLines: (events) => encoder.encodeEventLines(events),
     begin(input) {
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
       return beginExchange(
@@ -279,7 +282,7 @@ function startWriter(
           enqueue: (line) => enqueueLine(line, undefined, false),
           failure: () => failure,
           fail,
-          markSessions,
+          markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
         },
         (ex) => writer.append(ex),
         input,

@@ -66,7 +66,8 @@ export function timelineItem(step: Step, origin = 0): TimelineItem {
     stage: ex.match?.stage ?? null,
     score: ex.match?.score ?? null,
     tokens: row.tokens,
-    events: events.length,
+    // A stream stored apart (over 16 MiB) counts its events; their times stay on the tape.
+    events: ex.response?.eventsFile?.events ?? events.length,
     ticks: sample(events.map((e) => e.offsetMs)),
   };
 }

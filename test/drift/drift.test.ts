@@ -6,7 +6,7 @@
  * unchanged MCP server report no drift. The CLI runs in-process (test/helpers/cli-in-process.ts: the same dispatch,
  * flags and error lines), but for one run of the real process (a missing key: its exit status and stderr).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -17,6 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
+import { createDirStore } from '../../src/tape/dir-store.js';
+import type { StoredBody } from '../../src/tape/store.js';
 import { runCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
@@ -24,14 +26,21 @@ import {
   anthropicStream,
   lastUserText,
   openaiChat,
+  openaiChatStream,
   startScriptedUpstream,
   type Reply,
   type ScriptedUpstream,
+  type SeenRequest,
 } from '../helpers/scripted-upstream.js';
 
 const log = createLogger('silent');
 let dir: string;
 let llm: ScriptedUpstream;
+/** Another host a tape edited in a pull request could name: it must never get a key. */
+let other: ScriptedUpstream;
+const OTHER_SECRET = `sk-proj-${'Q7'.repeat(16)}`;
+/** 20 KiB of an answer. */
+const HUGE_PART = 'All work and no play. '.repeat(931);
 let mcp: EverythingServer;
 /** The upstream as it was when the tapes were recorded, and as it is today. */
 let phase: 'record' | 'drift' = 'record';
@@ -39,9 +48,28 @@ let phase: 'record' | 'drift' = 'record';
 const PARIS = 'The capital of France is Paris, on the Seine.';
 
 /** What the scripted upstream answers per scenario (the user message names it) and phase. */
-function script(scenario: string): Reply {
+function script(scenario: string, req: SeenRequest): Reply {
   const today = phase === 'drift';
   switch (scenario) {
+    case 'huge':
+      // Today's answer is 40 MB: more than drift may hold.
+      return openaiChat({ content: today ? HUGE_PART.repeat(2000) : PARIS });
+    case 'huge-stream':
+      return openaiChatStream({ parts: today ? Array.from({ length: 2000 }, () => HUGE_PART) : ['Paris', ' is the capital.'] });
+    case 'echo':
+      // An upstream that puts the key it was sent, and another key, in its error.
+      return today
+        ? {
+            kind: 'json',
+            status: 401,
+            body: {
+              error: {
+                message: `Incorrect API key provided: ${String(req.headers.authorization)}; not ${OTHER_SECRET} either`,
+                type: 'invalid_request_error',
+              },
+            },
+          }
+        : openaiChat({ content: PARIS });
     case 'renamed': {
       const reply = openaiChat({ content: PARIS }) as Extract<Reply, { kind: 'json' }>;
       if (!today) return reply;
@@ -107,9 +135,19 @@ const ask = async (url: string, scenario: string): Promise<void> => {
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-drift-'));
-  llm = await startScriptedUpstream((req) => script(lastUserText(req.body)));
+  llm = await startScriptedUpstream((req) => script(lastUserText(req.body), req));
+  other = await startScriptedUpstream(() => openaiChat({ content: PARIS }));
   mcp = await startEverything('streamableHttp');
-  for (const s of ['same', 'renamed', 'answer', 'error', 'tools']) await recordTape(s, (url) => ask(url, s));
+  for (const s of ['same', 'renamed', 'answer', 'error', 'tools', 'echo', 'huge']) await recordTape(s, (url) => ask(url, s));
+  await recordTape('huge-stream', async (url) => {
+    const openai = new OpenAI({ apiKey: 'sk-recorded-key', baseURL: `${url}/openai/v1`, maxRetries: 0 });
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-4o-mini',
+      stream: true,
+      messages: [{ role: 'user', content: 'huge-stream' }],
+    });
+    for await (const chunk of stream) void chunk;
+  });
   await recordTape('stream-event', async (url) => {
     const anthropic = new Anthropic({ apiKey: 'sk-ant-recorded', baseURL: `${url}/anthropic`, maxRetries: 0 });
     const stream = anthropic.messages.stream({
@@ -140,6 +178,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await llm?.close();
+  await other?.close();
   await mcp?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -162,7 +201,8 @@ interface Report {
 }
 
 async function drift(tape: string, ...flags: string[]): Promise<{ code: number | null; report: Report; stderr: string }> {
-  const res = await runCliInProcess(['drift', tape, '--dir', dir, '--json', ...flags], KEYS);
+  // The tapes were recorded from a local upstream, not the providers' own APIs: the keys may go there when allowed.
+  const res = await runCliInProcess(['drift', tape, '--dir', dir, '--json', '--allow-host', `127.0.0.1:${llm.port}`, ...flags], KEYS);
   if (res.stdout === '') throw new Error(res.stderr);
   return { code: res.code, report: JSON.parse(res.stdout) as Report, stderr: res.stderr };
 }
@@ -272,14 +312,14 @@ describe('tapedeck drift', () => {
 
   it('a missing key is one line naming the variable, exit 2, and nothing is sent', async () => {
     const before = llm.requests.length;
-    const res = await runCli(['drift', 'same', '--dir', dir], { OPENAI_API_KEY: '' });
+    const res = await runCli(['drift', 'same', '--dir', dir, '--allow-host', '127.0.0.1'], { OPENAI_API_KEY: '' });
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n').at(-1)).toBe(
       'tapedeck drift: drift needs OPENAI_API_KEY (1 call(s) on /openai): the tape holds no keys; set it in the environment, or name another variable with --key ROUTE=VAR',
     );
     expect(llm.requests.length).toBe(before);
-    // --key names another variable for the route
-    const other = await runCliInProcess(['drift', 'same', '--dir', dir, '--key', '/openai=MY_KEY'], {
+    // --key names another variable for the route (given for this run: the key may go there)
+    const other = await runCliInProcess(['drift', 'same', '--dir', dir, '--key', '/openai=MY_KEY', '--route', `/openai=${llm.url}`], {
       OPENAI_API_KEY: '',
       MY_KEY: 'sk-mine',
     });
@@ -371,5 +411,153 @@ describe('tapedeck drift', () => {
       expect(res.code).toBe(2);
       expect(res.stderr.trim()).toBe(`tapedeck drift: ${message}`);
     }
+  }, 60_000);
+});
+
+describe('drift keeps keys where they belong', () => {
+  const secrets = ['sk-drift-openai', OTHER_SECRET];
+  const clean = (text: string): void => {
+    for (const k of secrets) expect(text).not.toContain(k);
+  };
+
+  it('an upstream that echoes the key: not in --json, --markdown, the text report nor the refreshed tape', async () => {
+    const allow = ['--allow-host', `127.0.0.1:${llm.port}`];
+    const json = await runCliInProcess(['drift', 'echo', '--dir', dir, '--json', ...allow], KEYS);
+    expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-drift-openai');
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as Report;
+    expect(report.calls[0]?.findings[0]?.message).toBe(
+      'HTTP 200 → 401: Incorrect API key provided: Bearer [REDACTED]; not [REDACTED] either',
+    );
+    const markdown = await runCliInProcess(['drift', 'echo', '--dir', dir, '--markdown', ...allow], KEYS);
+    expect(markdown.stdout).toContain('Incorrect API key provided: Bearer [REDACTED]');
+    const text = await runCliInProcess(['drift', 'echo', '--dir', dir, '--wide', ...allow], KEYS);
+    expect(text.stdout).toContain('Incorrect API key provided: Bearer [REDACTED]');
+    const refreshed = await runCliInProcess(['drift', 'echo', '--dir', dir, '--refresh', '--save-as', 'echo-today', ...allow], KEYS);
+    expect(refreshed.code).toBe(1);
+    const tape = await loadTape(dir, 'echo-today');
+    expect(JSON.stringify(tape.exchanges[0]?.response?.body)).toContain('Incorrect API key provided: Bearer [REDACTED]');
+    for (const out of [json, markdown, text, refreshed]) clean(out.stdout + out.stderr);
+    clean(readFileSync(path.join(dir, 'echo-today.jsonl'), 'utf8'));
+  });
+
+  /** The tape `from`, copied as `to` with `edit` applied to its text (what a pull request can do). */
+  const edited = (from: string, to: string, edit: (text: string) => string): void =>
+    writeFileSync(path.join(dir, `${to}.jsonl`), edit(readFileSync(path.join(dir, `${from}.jsonl`), 'utf8')));
+  const otherGotKey = (): boolean => other.requests.some((r) => JSON.stringify(r.headers).includes('sk-drift'));
+
+  it('a tape that names another upstream: the call goes without its key, and drift says so; --allow-host HOST sends it', async () => {
+    edited('same', 'moved', (t) => t.replaceAll(llm.url, other.url));
+    const before = other.requests.length;
+    const { report, stderr } = await drift('moved');
+    expect(other.requests.length).toBe(before + 1);
+    expect(otherGotKey()).toBe(false);
+    const host = `127.0.0.1:${other.port}`;
+    expect((report as Report & { withheld: unknown }).withheld).toEqual([
+      {
+        route: '/openai',
+        host,
+        names: ['authorization'],
+        reason: "not the provider's own API (https://api.openai.com) nor a route given for this run",
+      },
+    ]);
+    expect(stderr).toContain(`tapedeck   key not sent: authorization on /openai to ${host}: not the provider's own API`);
+    expect(stderr).toContain(`(--route /openai=URL or --allow-host ${host} sends it)`);
+    // Allowed by name, it goes.
+    await drift('moved', '--allow-host', host);
+    expect(other.requests.at(-1)?.headers.authorization).toBe('Bearer sk-drift-openai');
+    other.requests.length = 0;
+  });
+
+  it('a host written before an @, a route renamed past a --route pin, a path that starts another host: no key', async () => {
+    const host = `127.0.0.1:${other.port}`;
+    // `http://127.0.0.1:LLM@127.0.0.1:OTHER`: it reads like the allowed host, and is the other one.
+    edited('same', 'userinfo', (t) => t.replaceAll(llm.url, `http://127.0.0.1:${llm.port}@${host}`));
+    // The user pins /openai; the tape moved its call to another route, with another upstream.
+    edited('same', 'renamed-route', (t) => t.replaceAll('"/openai"', '"/elsewhere"').replaceAll(llm.url, other.url));
+    // The upstream is the pinned one; the path joined to it makes another host.
+    edited('same', 'path', (t) => t.replace('"path":"/v1/chat/completions"', `"path":"@${host}/v1/chat/completions"`));
+    for (const [tape, flags] of [
+      ['userinfo', []],
+      ['renamed-route', ['--route', `/openai=${llm.url}`]],
+      ['path', ['--route', `/openai=${llm.url}`]],
+    ] as const) {
+      const res = await runCliInProcess(['drift', tape, '--dir', dir, '--json', ...flags], KEYS);
+      const report = JSON.parse(res.stdout) as Report & { withheld: { host: string }[] };
+      expect(
+        report.withheld.map((w) => w.host),
+        tape,
+      ).toEqual([host]);
+      expect(otherGotKey(), tape).toBe(false);
+    }
+    expect(other.requests.length).toBeGreaterThan(0);
+  });
+
+  it('--allow-host takes a host or HOST:PORT, nothing else', async () => {
+    for (const bad of ['https://evil.example', 'evil.example/path', 'user@evil.example']) {
+      const res = await runCliInProcess(['drift', 'same', '--dir', dir, '--allow-host', bad], KEYS);
+      expect(res.code).toBe(2);
+      expect(res.stderr.trim()).toBe(`tapedeck drift: --allow-host needs a host or HOST:PORT, like api.groq.com (got "${bad}")`);
+    }
+  });
+});
+
+describe('an answer too large to hold', () => {
+  it('a 40 MB JSON answer is kept apart as it streams, never parsed: said so, and refreshed byte for byte', async () => {
+    const { report } = await drift('huge', '--refresh', '--save-as', 'huge-today');
+    const call = report.calls[0]!;
+    // Not read, so neither its text nor its tool calls are compared: only that it was not.
+    expect(call.findings.filter((f) => f.aspect !== 'latency')).toEqual([
+      {
+        severity: 'noise',
+        aspect: 'size',
+        message: expect.stringMatching(
+          /^the answer is \d+\.\d MB, was \d+(\.\d)? (bytes|KB): over 16 MiB, its fields are not compared$/,
+        ) as string,
+      },
+    ]);
+    const tape = await createDirStore(dir).load('huge-today', { resolveFiles: false });
+    const body = tape.exchanges[0]?.response?.body;
+    // Stored as the bytes it came as (text), not as JSON drift parsed.
+    expect(body).toMatchObject({ kind: 'file', encoding: 'text' });
+    const text = (await createDirStore(dir).readBlob('huge-today', body as StoredBody)).toString();
+    expect((JSON.parse(text) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(HUGE_PART.repeat(2000));
+  }, 60_000);
+
+  it('a 40 MB stream is kept apart event by event, its shape compared as it is read back, and refreshed', async () => {
+    const { report } = await drift('huge-stream', '--refresh', '--save-as', 'huge-stream-today');
+    const call = report.calls[0]!;
+    expect(call.findings.filter((f) => f.aspect === 'stream' || f.aspect === 'shape')).toEqual([]);
+    const tape = await createDirStore(dir).load('huge-stream-today', { resolveFiles: false });
+    expect(tape.header.format).toBe(3);
+    expect(tape.exchanges[0]?.response?.eventsFile).toMatchObject({ kind: 'file', events: 2003 });
+    expect(tape.exchanges[0]?.llm?.outputText).toBe(HUGE_PART.repeat(2000));
+    // The refreshed tape has drifted no more.
+    expect((await drift('huge-stream-today')).report.verdict).toBe('unchanged');
+  }, 60_000);
+
+  it('--refresh over the tape itself keeps the large bodies of the calls it did not send', async () => {
+    // huge-today, copied as `kept` with a plain HTTP call (never sent) holding the same 40 MB body.
+    const text = readFileSync(path.join(dir, 'huge-today.jsonl'), 'utf8').replaceAll('huge-today.files/', 'kept.files/');
+    const [header, line] = text.trim().split('\n') as [string, string];
+    const plain = JSON.parse(line) as Record<string, unknown>;
+    Object.assign(plain, {
+      id: '000001',
+      seq: 1,
+      route: '/files',
+      request: { ...(plain.request as object), method: 'GET', path: '/download' },
+    });
+    delete plain.llm;
+    writeFileSync(path.join(dir, 'kept.jsonl'), `${header}\n${line}\n${JSON.stringify(plain)}\n`);
+    cpSync(path.join(dir, 'huge-today.files'), path.join(dir, 'kept.files'), { recursive: true });
+    const { report } = await drift('kept', '--refresh');
+    expect(report.refreshed).toBe('kept');
+    expect(report.skipped.map((s) => s.label)).toEqual(['HTTP GET /files/download']);
+    const tape = await createDirStore(dir).load('kept', { inlineUpTo: 0 });
+    expect(tape.problems).toEqual([]);
+    expect(tape.exchanges.map((e) => e.response?.body)).toEqual([
+      expect.objectContaining({ kind: 'file', file: expect.stringMatching(/^kept\.files\//) as string }),
+      expect.objectContaining({ kind: 'file', file: expect.stringMatching(/^kept\.files\//) as string }),
+    ]);
   }, 60_000);
 });

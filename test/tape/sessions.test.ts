@@ -137,8 +137,8 @@ describe('sessions on the tape (exchanges that grow)', () => {
       'frames line for no open session 000042; skipped',
       'not a valid end line (durationMs: Invalid input: expected number, received undefined); skipped',
     ]);
-    writeFileSync(file, readFileSync(file, 'utf8').replace('"format":2', '"format":3'));
-    await expect(readTape(file)).rejects.toThrow(/in format 3; this tapedeck \(.*\) reads format 1 and 2: upgrade tapedeck/);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"format":2', '"format":4'));
+    await expect(readTape(file)).rejects.toThrow(/in format 4; this tapedeck \(.*\) reads format 1, 2 and 3: upgrade tapedeck/);
   });
 });
 

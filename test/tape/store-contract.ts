@@ -459,6 +459,74 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
       }
     });
 
+    it('a stream stored apart: its events in a side file redacted like the line, format 3, inlined on read, copied with the tape', async () => {
+      const store = await make();
+      const other = await make();
+      try {
+        const w = await store.openWriter({ name: 'stream', header });
+        await w.append(newExchange());
+        expect(w.header.format).toBe(1);
+        if (w.eventLines === undefined) throw new Error('this store cannot store streams apart');
+        const secret = `sk-proj-${'a1'.repeat(16)}`;
+        const events = [
+          { offsetMs: 1.5, data: '{"n":1}' },
+          { offsetMs: 2, event: 'delta', data: `{"text":"the key is ${secret}"}`, id: '2' },
+          { offsetMs: 3, data: 'x', raw: 'data:x\r\n\r\n' },
+        ];
+        const sink = store.blobSink('stream');
+        sink.write(Buffer.from(w.eventLines(events.slice(0, 2))));
+        sink.write(Buffer.from(w.eventLines(events.slice(2))));
+        const stored = { ...(await sink.end('text')), encoding: 'text' as const, events: 3 };
+        const ex = newExchange({ body: { model: 'm', note: secret } });
+        ex.response = { status: 200, headers: { 'content-type': 'text/event-stream' }, eventsFile: stored, tail: 'data: cu' };
+        await w.append(ex);
+        await w.close();
+        expect(w.header.format).toBe(3);
+        const raw = [];
+        for await (const l of store.lines('stream')) raw.push(l.text);
+        expect(raw[0]).toContain('"format":3,');
+        expect(raw[2]).toContain('"eventsFile":{"kind":"file"');
+        expect(raw.join('\n')).not.toContain(secret);
+        expect((await store.readBlob('stream', stored)).toString()).not.toContain(secret);
+
+        // Read back: the events in the exchange, the secret under the line's marker for it.
+        const tape = await store.load('stream');
+        expect(tape.header.format).toBe(3);
+        expect(tape.problems).toEqual([]);
+        const back = tape.exchanges[1]!.response!;
+        expect(back.eventsFile).toBeUndefined();
+        expect(back.events).toEqual([events[0], { ...events[1], data: '{"text":"the key is [REDACTED:1]"}' }, events[2]]);
+        expect(back.tail).toBe('data: cu');
+        expect(tape.exchanges[1]!.request.body).toEqual({ kind: 'json', json: { model: 'm', note: '[REDACTED:1]' } });
+        // Left in the store above `inlineUpTo`, every line checked.
+        const kept = await store.load('stream', { inlineUpTo: 10 });
+        expect(kept.problems).toEqual([]);
+        expect(kept.exchanges[1]!.response).toMatchObject({ eventsFile: { kind: 'file', events: 3 } });
+        expect(kept.exchanges[1]!.response?.events).toBeUndefined();
+
+        // Copied to another store with its side file, record for record.
+        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        expect((await copyTape(store, 'stream', other)).exchanges).toBe(2);
+        const copied = [];
+        for await (const l of other.lines('stream')) copied.push(l.text);
+        expect(copied).toEqual(raw);
+        expect((await other.load('stream')).exchanges).toEqual(tape.exchanges);
+        // An older reader's record of it: a count that does not match is a problem, never a stream served short.
+        const w2 = await store.openWriter({ name: 'short', header });
+        const again = store.blobSink('short');
+        again.write(await store.readBlob('stream', stored));
+        const four = { ...(await again.end('text')), encoding: 'text' as const, events: 4 };
+        await w2.append({ ...ex, response: { ...ex.response, eventsFile: four } });
+        await w2.close();
+        const short = await store.load('short');
+        expect(short.exchanges).toEqual([]);
+        expect(short.problems[0]?.message).toMatch(/is corrupt or unreadable \(it holds 3 event\(s\), recorded 4\); exchange skipped$/);
+      } finally {
+        await store.close();
+        await other.close();
+      }
+    });
+
     it('a closed writer refuses appends; a tape written concurrently by many clients keeps every exchange', async () => {
       const store = await make();
       try {

@@ -41,10 +41,10 @@ const line = (id: string, body: unknown): string =>
 
 describe('tape reader', () => {
   it('names the format and the tapedeck that wrote a tape from the future', async () => {
-    writeFileSync(path.join(dir, 'future.jsonl'), header(3) + '\n');
+    writeFileSync(path.join(dir, 'future.jsonl'), header(4) + '\n');
     await expect(readTape(path.join(dir, 'future.jsonl'))).rejects.toMatchObject({
       code: 'TAPE_FORMAT_UNSUPPORTED',
-      message: `tape ${path.join(dir, 'future.jsonl')} was written by tapedeck 9.4.0 in format 3; this tapedeck (${VERSION}) reads format 1 and 2: upgrade tapedeck`,
+      message: `tape ${path.join(dir, 'future.jsonl')} was written by tapedeck 9.4.0 in format 4; this tapedeck (${VERSION}) reads format 1, 2 and 3: upgrade tapedeck`,
     });
   });
 

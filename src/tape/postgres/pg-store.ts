@@ -128,12 +128,10 @@ export async function createPgStore(url: string, opts: PgStoreOptions = {}): Pro
       const exchanges =
         readOpts?.resolveFiles === false
           ? parsed.exchanges
-          : await resolveStoredBodies(
-              parsed.exchanges,
-              parsed.problems,
-              (b) => blobs.read(b),
-              readOpts?.inlineUpTo === undefined ? undefined : { above: readOpts.inlineUpTo, open: (b) => blobs.stream(b, where(name)) },
-            );
+          : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => blobs.read(b), {
+              above: readOpts?.inlineUpTo,
+              open: (b) => blobs.stream(b, where(name)),
+            });
       return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
     },
     lines: (name) => records(name),

@@ -19,7 +19,7 @@ import { TapedeckError } from '../../errors.js';
 import { createExchangeEncoder, newTapeHeader, type EncodedExchange } from '../exchange-encoder.js';
 import { createGroupCommit } from '../group-commit.js';
 import { validateTapeName } from '../paths.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_VERSION, type Body, type Exchange, type TapeHeader } from '../schema.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Body, type Exchange, type TapeHeader } from '../schema.js';
 import { beginExchange } from '../open-exchange.js';
 import { highestMarker } from '../secrets.js';
 import { addToStats, emptyStats, type TapeStats } from '../stats.js';
@@ -150,14 +150,15 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
 
   // Every record (exchange or continuation) takes the next position when it is queued: the tape's line order.
   let pos = opened.pos;
-  let markSessionsNext = false;
+  // The format the stored header takes with the next commit (a session: 2; a stream stored apart: 3), if it changes.
+  let markFormatNext: number | undefined;
   const commit = createGroupCommit<RecordRow>(async (records) => {
     if (failure !== undefined) throw failure;
     const rows = records.filter((r): r is { kind: 'exchange' } & ExchangeRow => r.kind === 'exchange');
     const parts = records.filter((r): r is { kind: 'part' } & PartRow => r.kind === 'part');
     // Updated in place: a flush that fails fails the writer for good, so there is no earlier state to go back to.
     for (const r of rows) addToStats(stats, r.ex);
-    const marking = markSessionsNext;
+    const marking = markFormatNext;
     try {
       // A named statement: parsed and planned once per writer's connection, not once per commit.
       await db.query({
@@ -174,16 +175,21 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           payload,
           partsJson(parts),
           pos,
-          marking,
+          marking ?? null,
         ],
       });
     } catch (err) {
       throw fail(err);
     }
-    if (marking) markSessionsNext = false;
+    if (marking !== undefined && markFormatNext === marking) markFormatNext = undefined;
     onDisk += rows.length;
   });
 
+  const markFormat = (format: TapeHeader['format']): void => {
+    if (header.format >= format) return;
+    header.format = format;
+    markFormatNext = format;
+  };
   const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
   const inFlight = createInFlight();
   let appended = 0;
@@ -204,6 +210,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
       if (failure !== undefined) return Promise.reject(failure);
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
       const done = (async () => {
+        if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
         const encoded = encoder.encode(input, seq++);
         let e: EncodedExchange;
         try {
@@ -218,6 +225,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
       })();
       return inFlight.track(done);
     },
+    eventLines: (events) => encoder.encodeEventLines(events),
     begin(input) {
       if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
       return beginExchange(
@@ -228,11 +236,7 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           failure: () => failure,
           fail,
           // The stored header says format 2 from the commit that carries the session's first record.
-          markSessions: () => {
-            if (header.format === TAPE_FORMAT_SESSIONS) return;
-            header.format = TAPE_FORMAT_SESSIONS;
-            markSessionsNext = true;
-          },
+          markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
         },
         (ex) => writer.append(ex),
         input,
@@ -400,7 +404,7 @@ const APPEND = `WITH ${INSERT_ROWS}, ${insertParts('$9')},
          upd AS (
            UPDATE tapedeck_tapes SET stats = $4::jsonb, exchanges = exchanges + $5, next_seq = GREATEST(next_seq, $6),
                   next_pos = GREATEST(next_pos, $10), modified_at = now(), version = version + 1,
-                  header = CASE WHEN $11 THEN replace(header::text, '"format":${TAPE_FORMAT_VERSION},', '"format":${TAPE_FORMAT_SESSIONS},')::json ELSE header END
+                  header = CASE WHEN $11::int IS NULL THEN header ELSE regexp_replace(header::text, '"format":[0-9]+,', '"format":' || $11::int || ',')::json END
             WHERE id = $1 RETURNING version)
          SELECT (SELECT count(*) FROM ins) AS n, (SELECT count(*) FROM parts) AS p, (SELECT version FROM upd) AS version, pg_notify($7, $8)`;
 
@@ -464,6 +468,7 @@ function storedShas(ex: Exchange): string[] {
   };
   add(ex.request.body);
   add(ex.response?.body);
+  add(ex.response?.eventsFile);
   for (const f of ex.websocket?.frames ?? []) add(f.data);
   return out;
 }
