@@ -461,7 +461,7 @@ describe('drift keeps keys where they belong', () => {
         reason: "not the provider's own API (https://api.openai.com) nor a route given for this run",
       },
     ]);
-    expect(stderr).toContain(`tapedeck   key not sent: authorization on /openai to ${host}: not the provider's own API`);
+    expect(stderr).toContain(`tapedeck:   key not sent: authorization on /openai to ${host}: not the provider's own API`);
     expect(stderr).toContain(`(--route /openai=URL or --allow-host ${host} sends it)`);
     // Allowed by name, it goes.
     await drift('moved', '--allow-host', host);
