@@ -2,20 +2,18 @@
  * The in-memory store: tapes kept as the same JSON records a folder store writes, for fast tests and for library
  * users who want a tape without a disk. Nothing survives the process. One writer per tape within the process.
  */
-import { createInFlight } from './in-flight.js';
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
-import { blobMismatch, createExchangeEncoder, newTapeHeader, storedBody } from './exchange-encoder.js';
-import { createGroupCommit } from './group-commit.js';
+import { blobMismatch, newTapeHeader, storedBody } from './exchange-encoder.js';
 import { verifiedBlobStream } from './large-body.js';
 import { listByScanning } from './listing.js';
 import { validateTapeName } from './paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource, tapeNotFound } from './resolve.js';
-import { beginExchange } from './open-exchange.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type TapeHeader } from './schema.js';
+import type { TapeHeader } from './schema.js';
 import { highestMarker } from './secrets.js';
 import { statsOf } from './stats.js';
-import type { BlobSink, TapeStore, TapeWriter } from './store.js';
+import type { BlobSink, TapeStore } from './store.js';
+import { createTapeWriterCore, type WriterSink } from './writer-core.js';
 import { parseTapeRecords, resolveStoredBodies } from './tape-reader.js';
 
 interface MemoryTape {
@@ -78,83 +76,35 @@ export function createMemoryStore(): TapeStore {
         tapes.set(name, tape);
       }
       tape.writing = true;
-      const encoder = createExchangeEncoder({
-        redact: opts.redact,
-        largeBodyBytes: opts.largeBodyBytes,
-        firstMarker,
+      // The records of one commit appended in one go: the memory store's sink for the writer core.
+      const sink: WriterSink = {
+        path: where(name),
         putBlob: async (bytes, encoding) => {
           const body = storedBody(name, bytes, encoding);
           blobs.set(body.sha256, Buffer.from(bytes));
           return body;
         },
-      });
-      const commit = createGroupCommit<string>(async (lines) => {
-        tape.records.push(...lines);
-        tape.modifiedAt = new Date();
-        tape.version = ++versions;
-        changed(name);
-      });
-      // A session makes the tape format 2, a stream stored apart format 3 (see schema.ts).
-      const markFormat = (format: TapeHeader['format']): void => {
-        if (tape.header.format >= format) return;
-        tape.header.format = format;
-        tape.records[0] = JSON.stringify(tape.header);
-      };
-      const perfStart = performance.now() - (Date.now() - Date.parse(tape.header.createdAt));
-      let count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
-      let appended = 0;
-      const inFlight = createInFlight();
-      let closed = false;
-      const writer: TapeWriter = {
-        path: where(name),
-        name,
-        header: tape.header,
-        now: () => performance.now() - perfStart,
-        get count() {
-          return count;
+        async persist(records) {
+          for (const r of records) tape.records.push(r.line);
+          tape.modifiedAt = new Date();
+          tape.version = ++versions;
+          changed(name);
         },
-        failure: undefined,
-        append(input) {
-          if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
-          const done = (async () => {
-            if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
-            const encoded = encoder.encode(input, seq++);
-            const { ex, line } = encoded instanceof Promise ? await encoded : encoded;
-            appended++;
-            await commit.add(line);
-            count++;
-            return ex;
-          })();
-          return inFlight.track(done);
+        // A session makes the tape format 2, a stream stored apart format 3 (see schema.ts).
+        markFormat(format) {
+          tape.records[0] = JSON.stringify({ ...tape.header, format });
         },
-        eventLines: (events) => encoder.encodeEventLines(events),
-        begin(input) {
-          if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
-          return beginExchange(
-            {
-              tape: name,
-              encoder,
-              enqueue: (line) => commit.add(line),
-              failure: () => undefined,
-              fail: (err) => (err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', String(err), { cause: err })),
-              markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
-            },
-            (ex) => writer.append(ex),
-            input,
-          );
-        },
-        async close() {
-          if (closed) return;
-          closed = true;
-          await inFlight.settled();
-          await commit.settle();
+        failure: (err) => (err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', String(err), { cause: err })),
+        async release({ discard }) {
           tape.writing = false;
-          if (opts.discardIfEmpty === true && appended === 0 && !append) {
+          if (discard) {
             tapes.delete(name);
             changed(name);
           }
         },
       };
+      const count = tape.records.slice(1).filter((r) => r.startsWith(`{"type":"exchange"`)).length;
+      const { writer } = createTapeWriterCore(opts, { header: tape.header, seq, pos: 0, count, firstMarker, append }, sink);
       return writer;
     },
     async importTape(tape, importOpts) {

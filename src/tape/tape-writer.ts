@@ -16,11 +16,11 @@ import path from 'node:path';
 import { TapedeckError } from '../errors.js';
 import { sideDir, tapeFile } from './paths.js';
 import { acquireTapeLock, type TapeLock } from './lock.js';
-import { createExchangeEncoder, newTapeHeader, storedBody, type EncodedExchange, type ExchangeEncoder } from './exchange-encoder.js';
+import { newTapeHeader, storedBody } from './exchange-encoder.js';
+import { createTapeWriterCore, PartlyPersisted, type ClaimedTape, type WriterSink } from './writer-core.js';
 import { highestMarker } from './secrets.js';
 import { readTape } from './tape-reader.js';
-import { beginExchange } from './open-exchange.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from './schema.js';
+import type { TapeHeader } from './schema.js';
 import type { TapeWriter, WriterOptions } from './store.js';
 
 export type { NewExchange, TapeWriter } from './store.js';
@@ -39,9 +39,10 @@ export interface WriterFs {
 }
 
 /**
- * Append-only JSONL writer. Each exchange is one complete line; the lines of one event-loop turn go out in one
- * write right after it, from a single queue, so a `kill -9` leaves every completed exchange readable (at worst a
- * torn last line, which the reader skips) and concurrent clients never interleave bytes.
+ * The folder store's writer: an append-only JSONL file under the tape's lock, written by the one writer core
+ * (`writer-core.ts`). Each exchange is one complete line; the lines of one event-loop turn go out in one write right
+ * after it, so a `kill -9` leaves every completed exchange readable (at worst a torn last line, which the reader
+ * skips) and concurrent clients never interleave bytes.
  */
 export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWriter> {
   const file = tapeFile(opts.dir, opts.name);
@@ -61,13 +62,7 @@ export async function createTapeWriter(opts: TapeWriterOptions): Promise<TapeWri
   try {
     const opened = await openTape(file, opts, exists && ifExists === 'append');
     fd = opened.fd;
-    const encoder = createExchangeEncoder({
-      redact: opts.redact,
-      largeBodyBytes: opts.largeBodyBytes,
-      firstMarker: opened.firstMarker,
-      putBlob: (bytes, encoding) => writeSideFile(file, opts.name, bytes, encoding),
-    });
-    return startWriter(opts, file, fd, lock, opened, encoder, fs);
+    return startWriter(opts, file, fd, lock, opened, fs);
   } catch (err) {
     if (fd !== undefined) closeSync(fd);
     lock.release();
@@ -85,6 +80,7 @@ interface OpenedTape {
   offset: number;
   /** The first marker number this session may use (after the highest one already on an appended-to tape). */
   firstMarker: number;
+  append: boolean;
 }
 
 async function openTape(file: string, opts: TapeWriterOptions, append: boolean): Promise<OpenedTape> {
@@ -103,6 +99,7 @@ async function openTape(file: string, opts: TapeWriterOptions, append: boolean):
       startMs: Date.parse(header.createdAt),
       offset,
       firstMarker: highestMarker(readFileSync(file, 'utf8')) + 1,
+      append: true,
     };
   }
   if (existsSync(file)) rmSync(sideDir(file), { recursive: true, force: true });
@@ -110,206 +107,97 @@ async function openTape(file: string, opts: TapeWriterOptions, append: boolean):
   const fd = openSync(file, 'w');
   try {
     const offset = writeAllSync(fd, JSON.stringify(header) + '\n', { writeSync, ftruncateSync });
-    return { fd, header, seq: 0, onDisk: 0, startMs: Date.parse(header.createdAt), offset, firstMarker: 1 };
+    return { fd, header, seq: 0, onDisk: 0, startMs: Date.parse(header.createdAt), offset, firstMarker: 1, append: false };
   } catch (err) {
     closeSync(fd);
     throw writeFailed(opts.name, file, (err as { cause?: unknown }).cause ?? err, 0);
   }
 }
 
-function startWriter(
-  opts: TapeWriterOptions,
-  file: string,
-  fd: number,
-  lock: TapeLock,
-  opened: OpenedTape,
-  encoder: ExchangeEncoder,
-  fs: WriterFs,
-): TapeWriter {
-  const { header, startMs } = opened;
-  let { seq, onDisk, offset } = opened;
-  const perfStart = performance.now() - (Date.now() - startMs);
-
-  let closed = false;
-  let failure: TapedeckError | undefined;
-  const fail = (err: unknown): TapedeckError => {
-    if (failure === undefined) {
-      failure = writeFailed(opts.name, file, err, onDisk);
-      opts.onFailure?.(failure);
-    }
-    return failure;
-  };
-
-  // Group commit: the lines of one event-loop turn go out together in one write, after the turn (setImmediate).
-  // Each line is complete before it is queued, so a crash can tear at most the last line.
-  // The write is synchronous on purpose: appending a few KiB to the page cache costs ~1.5 µs of CPU, less than the
-  // promise, thread-pool hand-off and wake-up of an fs/promises write (appends measured 14 µs instead of 17-22 µs).
-  let batch: string[] = [];
-  // `counts`: an exchange's line (a session's `frames` and `end` lines are not exchanges of their own).
-  // `value`: what the line's promise resolves to once it is on disk (the exchange, for `append`).
-  let batchWaiters: { resolve: (value: unknown) => void; reject: (err: unknown) => void; counts: boolean; value: unknown }[] = [];
-  let scheduled: NodeJS.Immediate | undefined;
-  const flush = (): void => {
-    scheduled = undefined;
-    if (batch.length === 0) return;
-    const lines = batch;
-    const waiters = batchWaiters;
-    batch = [];
-    batchWaiters = [];
-    if (failure !== undefined) {
-      for (const w of waiters) w.reject(failure);
-      return;
-    }
-    // Each line and its newline straight into one buffer: no joined string, no line copied to append its newline.
-    const sizes = lines.map((line) => Buffer.byteLength(line, 'utf8') + 1);
-    const bytes = Buffer.allocUnsafe(sizes.reduce((a, b) => a + b, 0));
-    let at = 0;
-    lines.forEach((line, i) => {
-      bytes.write(line, at, 'utf8');
-      at += sizes[i] as number;
-      bytes[at - 1] = 0x0a;
-    });
-    let written = 0;
-    try {
-      written = writeBytes(fd, bytes, fs);
-    } catch (err) {
-      // Disk full or an I/O error, maybe after part of the batch: keep the lines that are whole on disk, cut the
-      // torn one off so the file ends on a line boundary, and stop writing.
-      const partial = err as TapedeckError;
-      written = (partial.details?.written as number | undefined) ?? 0;
-      let whole = 0;
-      let end = 0;
-      for (const n of sizes) {
-        if (end + n > written) break;
-        end += n;
-        whole++;
-      }
-      let truncated = true;
-      if (written > end) {
-        try {
-          fs.ftruncateSync(fd, offset + end);
-        } catch {
-          truncated = false;
-        }
-      }
-      offset += end;
-      onDisk += waiters.slice(0, whole).filter((w) => w.counts).length;
-      const error = fail(partial.cause ?? err);
-      if (!truncated) error.message += `; the last line on disk is torn (truncating it failed too)`;
-      waiters.forEach((w, i) => (i < whole ? w.resolve(w.value) : w.reject(error)));
-      return;
-    }
-    offset += written;
-    for (const w of waiters) if (w.counts) onDisk++;
-    for (const w of waiters) w.resolve(w.value);
-  };
-  const inFlight = new Set<Promise<unknown>>();
-  /** Queue one line (without its newline) for the next group write; resolves to `value` once it is on disk. */
-  const enqueueLine = <T>(line: string, value: T, counts = true): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      batch.push(line);
-      batchWaiters.push({ resolve: resolve as (value: unknown) => void, reject, counts, value });
-      scheduled ??= setImmediate(flush);
-    });
-  /** `append` of an exchange whose large body is being stored apart (close waits for it). */
-  const appendStored = async (storing: Promise<EncodedExchange>): Promise<Exchange> => {
-    inFlight.add(storing);
-    let encoded: EncodedExchange;
-    try {
-      encoded = await storing;
-    } catch (err) {
-      // A large body that could not be stored apart: the tape cannot be written any more.
-      if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
-      throw err;
-    } finally {
-      inFlight.delete(storing);
-    }
-    return enqueueLine(encoded.line, encoded.ex);
-  };
-
-  // A tape with a session is format 2 (TAPE_FORMAT_SESSIONS), one with a stream stored apart format 3
-  // (TAPE_FORMAT_STREAM_FILES). Its header line starts `{"type":"header","format":1,` (JSON.stringify of the schema's
-  // order): that digit changes in place, the line keeps its length, nothing moves.
-  const markFormat = (format: TapeHeader['format']): void => {
-    if (header.format >= format) return;
-    let patch: number | undefined;
-    try {
-      patch = openSync(file, 'r+');
-      const head = Buffer.alloc(256);
-      const n = readSync(patch, head, 0, head.byteLength, 0);
-      const at = head.subarray(0, n).indexOf(`"format":${header.format},`);
-      if (at !== -1) writeSync(patch, String(format), at + '"format":'.length);
-    } catch (err) {
-      throw fail(err);
-    } finally {
-      if (patch !== undefined) closeSync(patch);
-    }
-    header.format = format;
-  };
-
-  const writer: TapeWriter = {
+/** The folder's sink (`writer-core.ts`): lines appended to the tape's file, large bodies to its side folder. */
+function startWriter(opts: TapeWriterOptions, file: string, fd: number, lock: TapeLock, opened: OpenedTape, fs: WriterFs): TapeWriter {
+  const { header } = opened;
+  let { offset } = opened;
+  const sink: WriterSink = {
     path: file,
-    name: opts.name,
-    header,
-    get count() {
-      return onDisk;
-    },
-    get failure() {
-      return failure;
-    },
-    now: () => performance.now() - perfStart,
-    // Not an async function: the promise it returns is the one its line's write settles, with no layer between.
-    append(input) {
-      if (failure !== undefined) return Promise.reject(failure);
-      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
-      let encoded: EncodedExchange | Promise<EncodedExchange>;
+    putBlob: (bytes, encoding) => writeSideFile(file, opts.name, bytes, encoding),
+    // The lines of one commit go out in one write, synchronous on purpose: appending a few KiB to the page cache costs
+    // ~1.5 µs of CPU, less than the promise, thread-pool hand-off and wake-up of an fs/promises write.
+    persist(records) {
+      // Each line and its newline straight into one buffer: no joined string, no line copied to append its newline.
+      const sizes = records.map((r) => Buffer.byteLength(r.line, 'utf8') + 1);
+      const bytes = Buffer.allocUnsafe(sizes.reduce((a, b) => a + b, 0));
+      let at = 0;
+      records.forEach((r, i) => {
+        bytes.write(r.line, at, 'utf8');
+        at += sizes[i] as number;
+        bytes[at - 1] = 0x0a;
+      });
       try {
-        if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
-        encoded = encoder.encode(input, seq++);
+        offset += writeBytes(fd, bytes, fs);
       } catch (err) {
-        return Promise.reject(err as Error);
+        // Disk full or an I/O error, maybe after part of the batch: keep the lines that are whole on disk, cut the
+        // torn one off so the file ends on a line boundary; the core stops writing.
+        const partial = err as TapedeckError;
+        const written = (partial.details?.written as number | undefined) ?? 0;
+        let whole = 0;
+        let end = 0;
+        for (const n of sizes) {
+          if (end + n > written) break;
+          end += n;
+          whole++;
+        }
+        let note: string | undefined;
+        if (written > end) {
+          try {
+            fs.ftruncateSync(fd, offset + end);
+          } catch {
+            note = 'the last line on disk is torn (truncating it failed too)';
+          }
+        }
+        offset += end;
+        throw new PartlyPersisted(whole, partial.cause ?? err, note);
       }
-      if (encoded instanceof Promise) return appendStored(encoded);
-      return enqueueLine(encoded.line, encoded.ex);
     },
-    eventLines: (events) => encoder.encodeEventLines(events),
-    begin(input) {
-      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
-      return beginExchange(
-        {
-          tape: opts.name,
-          encoder,
-          enqueue: (line) => enqueueLine(line, undefined, false),
-          failure: () => failure,
-          fail,
-          markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
-        },
-        (ex) => writer.append(ex),
-        input,
-      );
+    // A tape with a session is format 2, one with a stream stored apart format 3. Its header line starts
+    // `{"type":"header","format":1,` (JSON.stringify of the schema's order): that digit changes in place, the line
+    // keeps its length, nothing moves.
+    markFormat(format) {
+      let patch: number | undefined;
+      try {
+        patch = openSync(file, 'r+');
+        const head = Buffer.alloc(256);
+        const n = readSync(patch, head, 0, head.byteLength, 0);
+        const at = head.subarray(0, n).indexOf(`"format":${header.format},`);
+        if (at !== -1) writeSync(patch, String(format), at + '"format":'.length);
+      } finally {
+        if (patch !== undefined) closeSync(patch);
+      }
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      // Exchanges appended before the close whose large bodies are still being stored go on the tape first.
-      await Promise.allSettled([...inFlight]);
-      if (scheduled !== undefined) clearImmediate(scheduled);
-      flush();
+    failure: (err, stored) => writeFailed(opts.name, file, err, stored),
+    async release({ discard }) {
       try {
         fsyncSync(fd);
       } catch {
         // a pipe or a filesystem without fsync: the data is written all the same
       }
       closeSync(fd);
-      // A tape nobody wrote to (a replay no client called) leaves nothing behind.
-      if (opts.discardIfEmpty === true && seq === 0 && failure === undefined) {
+      if (discard) {
         rmSync(file, { force: true });
         rmSync(sideDir(file), { recursive: true, force: true });
       }
       lock.release();
     },
   };
-  return writer;
+  const claimed: ClaimedTape = {
+    header,
+    seq: opened.seq,
+    pos: 0,
+    count: opened.onDisk,
+    firstMarker: opened.firstMarker,
+    append: opened.append,
+  };
+  return createTapeWriterCore(opts, claimed, sink).writer;
 }
 
 function writeFailed(name: string, file: string, err: unknown, onDisk: number): TapedeckError {

@@ -11,16 +11,14 @@
  *   stops answering (every call has a deadline, `deadline.ts`), and a stop never waits on it past its own time;
  * - a record holding U+0000 (which PostgreSQL text and jsonb cannot hold) is stored all the same (`pg-text.ts`).
  */
-import { createInFlight } from '../in-flight.js';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import { TapedeckError } from '../../errors.js';
-import { createExchangeEncoder, newTapeHeader, type EncodedExchange } from '../exchange-encoder.js';
-import { createGroupCommit } from '../group-commit.js';
+import { newTapeHeader } from '../exchange-encoder.js';
+import { createTapeWriterCore, settlesBy, type ClaimedTape, type WriterSink } from '../writer-core.js';
 import { validateTapeName } from '../paths.js';
-import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Body, type Exchange, type TapeHeader } from '../schema.js';
-import { beginExchange } from '../open-exchange.js';
+import type { Body, Exchange } from '../schema.js';
 import { highestMarker } from '../secrets.js';
 import { addToStats, emptyStats, type TapeStats } from '../stats.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
@@ -95,32 +93,18 @@ export interface PartRow {
   shas: string[];
 }
 
-type RecordRow = ({ kind: 'exchange' } & ExchangeRow) | ({ kind: 'part' } & PartRow);
-
 export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): Promise<TapeWriter> {
   const { loc } = ctx;
   const name = validateTapeName(opts.name);
   const where = ctx.where(name);
   const client = new pg.Client(clientConfig(loc, `tapedeck writer pid ${process.pid} on ${hostname()}`));
-  let failure: TapedeckError | undefined;
-  let onDisk = 0;
-  const fail = (err: unknown): TapedeckError => {
-    if (failure === undefined) {
-      const why = storeError(loc, 'write', err).message.replace(/^write: /, '');
-      failure = new TapedeckError(
-        'TAPE_WRITE_FAILED',
-        `cannot write tape "${name}" (${where}): ${why}. It holds the ${onDisk} exchange(s) committed before this; nothing more will be written`,
-        { status: 503, cause: err, details: { tape: name, onDisk, store: loc.display } },
-      );
-      opts.onFailure?.(failure);
-    }
-    return failure;
-  };
   // The connection can drop between commits (the server stopped) or go silent (cut, `deadline.ts`): the tape fails.
   // Not once the writer lets it go (closing cuts a connection whose server does not say goodbye).
   let letGo = false;
+  // The writer core's failure latch, once it is made (a connection error before that fails the open itself).
+  const core: { fail?: (err: unknown) => void } = {};
   client.on('error', (err) => {
-    if (!letGo) void fail(err);
+    if (!letGo) core.fail?.(err);
   });
   try {
     await client.connect();
@@ -136,30 +120,30 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
     await endWithin(client, CLOSE_GRACE_MS);
     throw err instanceof TapedeckError ? err : storeError(loc, `open tape "${name}"`, err);
   }
-  const { tapeId, header, append } = opened;
-  let { seq } = opened;
-  const { stats } = opened;
-  onDisk = opened.count;
-  const encoder = createExchangeEncoder({
-    redact: opts.redact,
-    largeBodyBytes: opts.largeBodyBytes,
-    firstMarker: opened.firstMarker,
-    putBlob: (bytes, encoding) => ctx.blobs.put(name, bytes, encoding),
-  });
+  const { tapeId, stats } = opened;
   const payload = notifyPayload(loc.namespace, name);
-
-  // Every record (exchange or continuation) takes the next position when it is queued: the tape's line order.
-  let pos = opened.pos;
+  let nextSeq = opened.seq;
+  let nextPos = opened.pos;
   // The format the stored header takes with the next commit (a session: 2; a stream stored apart: 3), if it changes.
   let markFormatNext: number | undefined;
-  const commit = createGroupCommit<RecordRow>(async (records) => {
-    if (failure !== undefined) throw failure;
-    const rows = records.filter((r): r is { kind: 'exchange' } & ExchangeRow => r.kind === 'exchange');
-    const parts = records.filter((r): r is { kind: 'part' } & PartRow => r.kind === 'part');
-    // Updated in place: a flush that fails fails the writer for good, so there is no earlier state to go back to.
-    for (const r of rows) addToStats(stats, r.ex);
-    const marking = markFormatNext;
-    try {
+
+  // The sink of the writer core: each commit is one statement, one round trip (rows, parts, the tape's row, NOTIFY).
+  const sink: WriterSink = {
+    path: where,
+    putBlob: (bytes, encoding) => ctx.blobs.put(name, bytes, encoding),
+    async persist(records) {
+      const rows: ExchangeRow[] = [];
+      const parts: PartRow[] = [];
+      for (const r of records) {
+        nextPos = Math.max(nextPos, r.pos + 1);
+        if (r.kind === 'exchange' && r.ex !== undefined) {
+          rows.push({ ex: r.ex, line: r.line, key: opts.indexKey?.(r.ex), pos: r.pos });
+          nextSeq = Math.max(nextSeq, r.ex.seq + 1);
+        } else parts.push({ exchange: partExchange(r.line), line: r.line, pos: r.pos, shas: partShas(r.line) });
+      }
+      // Updated in place: a commit that fails fails the writer for good, so there is no earlier state to go back to.
+      for (const r of rows) addToStats(stats, r.ex);
+      const marking = markFormatNext;
       // A named statement: parsed and planned once per writer's connection, not once per commit.
       await db.query({
         name: 'tapedeck-append',
@@ -170,125 +154,53 @@ export async function openPgWriter(ctx: PgWriterContext, opts: WriterOptions): P
           [...new Set([...blobShas(rows), ...parts.flatMap((p) => p.shas)])],
           pgJson(JSON.stringify(stats)),
           rows.length,
-          seq,
+          nextSeq,
           NOTIFY_CHANNEL,
           payload,
           partsJson(parts),
-          pos,
+          nextPos,
           marking ?? null,
         ],
       });
-    } catch (err) {
-      throw fail(err);
-    }
-    if (marking !== undefined && markFormatNext === marking) markFormatNext = undefined;
-    onDisk += rows.length;
-  });
-
-  const markFormat = (format: TapeHeader['format']): void => {
-    if (header.format >= format) return;
-    header.format = format;
-    markFormatNext = format;
-  };
-  const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
-  const inFlight = createInFlight();
-  let appended = 0;
-  let closed = false;
-
-  const writer: TapeWriter = {
-    path: where,
-    name,
-    header,
-    now: () => performance.now() - perfStart,
-    get count() {
-      return onDisk;
+      if (marking !== undefined && markFormatNext === marking) markFormatNext = undefined;
     },
-    get failure() {
-      return failure;
+    markFormat(format) {
+      markFormatNext = format;
     },
-    append(input) {
-      if (failure !== undefined) return Promise.reject(failure);
-      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
-      const done = (async () => {
-        if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
-        const encoded = encoder.encode(input, seq++);
-        let e: EncodedExchange;
-        try {
-          e = encoded instanceof Promise ? await encoded : encoded;
-        } catch (err) {
-          if (err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED') throw fail(err.cause ?? err);
-          throw err;
-        }
-        appended++;
-        await commit.add({ kind: 'exchange', ex: e.ex, line: e.line, key: opts.indexKey?.(e.ex), pos: pos++ });
-        return e.ex;
-      })();
-      return inFlight.track(done);
-    },
-    eventLines: (events) => encoder.encodeEventLines(events),
-    begin(input) {
-      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${name}" is closed`));
-      return beginExchange(
-        {
-          tape: name,
-          encoder,
-          enqueue: (line) => commit.add({ kind: 'part', exchange: partExchange(line), line, pos: pos++, shas: partShas(line) }),
-          failure: () => failure,
-          fail,
-          // The stored header says format 2 from the commit that carries the session's first record.
-          markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
-        },
-        (ex) => writer.append(ex),
-        input,
+    failure(err, stored) {
+      const why = storeError(loc, 'write', err).message.replace(/^write: /, '');
+      return new TapedeckError(
+        'TAPE_WRITE_FAILED',
+        `cannot write tape "${name}" (${where}): ${why}. It holds the ${stored} exchange(s) committed before this; nothing more will be written`,
+        { status: 503, cause: err, details: { tape: name, onDisk: stored, store: loc.display } },
       );
     },
-    async close(closeOpts) {
-      if (closed) return;
-      closed = true;
-      const until = closeOpts?.withinMs === undefined ? undefined : Date.now() + closeOpts.withinMs;
-      const pending = (async () => {
-        await inFlight.settled();
-        await commit.settle();
-      })();
-      if (!(await settlesBy(pending, until))) {
-        // The store has not confirmed what is pending, and the stop's time is up: the tape fails with it, and the
-        // connection is cut (the tape's lock goes with it).
-        fail(Object.assign(new Error("did not confirm the last exchange(s) before the stop's time ran out"), { code: 'STORE_STOPPED' }));
-        letGo = true;
-        cut(client);
-        return;
-      }
-      if (failure === undefined) {
+    async release({ discard, abandon, failed, until }) {
+      letGo = true;
+      // The store did not confirm in time: the connection is cut (the tape's lock goes with it).
+      if (abandon) return cut(client);
+      if (!failed) {
         const tidy = (async () => {
-          if (opts.discardIfEmpty === true && appended === 0 && !append) {
+          if (discard) {
             await db.query('DELETE FROM tapedeck_tapes WHERE id = $1', [tapeId]);
             await db.query('SELECT pg_notify($1, $2)', [NOTIFY_CHANNEL, payload]);
           }
           await db.query('SELECT pg_advisory_unlock($1::bigint)', [key]);
         })().catch(() => undefined); // the connection is going away: the lock goes with it
-        letGo = true;
-        if (!(await settlesBy(tidy, until))) {
-          cut(client);
-          return;
-        }
+        if (!(await settlesBy(tidy, until))) return cut(client);
       }
-      letGo = true;
       await endWithin(client, CLOSE_GRACE_MS);
     },
   };
+  const { writer, fail } = createTapeWriterCore(opts, opened, sink);
+  core.fail = fail;
   return writer;
 }
 
-interface Opened {
+/** A tape claimed for writing, with its row's id and running totals. */
+interface Opened extends ClaimedTape {
   tapeId: string;
-  header: TapeHeader;
-  seq: number;
-  /** The next record position. */
-  pos: number;
-  count: number;
   stats: TapeStats;
-  firstMarker: number;
-  append: boolean;
 }
 
 /** Take the tape's lock on this connection, then create, replace or reopen the tape per `ifExists`. */
@@ -471,17 +383,4 @@ function storedShas(ex: Exchange): string[] {
   add(ex.response?.eventsFile);
   for (const f of ex.websocket?.frames ?? []) add(f.data);
   return out;
-}
-
-/** Whether `p` settles by `until` (epoch ms; undefined: waits for it). */
-async function settlesBy(p: Promise<unknown>, until: number | undefined): Promise<boolean> {
-  if (until === undefined) {
-    await p;
-    return true;
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()))));
-  const done = await Promise.race([p.then(() => true as const), late]);
-  clearTimeout(timer);
-  return done;
 }
