@@ -5,7 +5,7 @@ import { TapedeckError } from '../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../log.js';
 import { runTrouble } from '../inspect/run-trouble.js';
-import { createDirStore } from '../tape/dir-store.js';
+import { storeOf } from '../tape/open-store.js';
 import { notice, noticeLines, type Said } from './notice.js';
 
 /**
@@ -55,8 +55,7 @@ export async function runWrapped(
   notice(ctx, `${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}`);
   // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
   if (result.tape.count > 0) {
-    const store = proxy.store ?? (proxy.dir !== undefined ? createDirStore(proxy.dir) : undefined);
-    const tape = await store?.load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
+    const tape = await storeOf(proxy).load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
     const trouble = tape ? runTrouble(tape.exchanges) : undefined;
     if (trouble !== undefined) notice(ctx, `on the tape: ${trouble}`, 'warn');
   }

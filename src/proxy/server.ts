@@ -1,11 +1,10 @@
 import { Cancel } from './cancel.js';
 import { Agent } from 'undici';
 import { createLogger } from '../log.js';
-import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
-import { TapedeckError } from '../errors.js';
+import type { LoadedTape, TapeWriter } from '../tape/store.js';
 import { createRequestListener } from './http-app.js';
 import { shutdownReason } from './forward.js';
-import { createDirStore } from '../tape/dir-store.js';
+import { storeOf } from '../tape/open-store.js';
 import { createUpgradeListener } from './ws/upgrade.js';
 import { drainWithin, listenProxy } from './listen.js';
 import { openProxySession } from './proxy-session.js';
@@ -88,12 +87,4 @@ export function proxyDispatcher(timeouts: Timeouts): Agent {
     bodyTimeout: timeouts.idleMs,
     connections: 256,
   });
-}
-
-/** The store the options name: the one given, or the folder store of `dir`. */
-export function storeOf(opts: { store?: TapeStore | undefined; dir?: string | undefined }): TapeStore {
-  if (opts.store !== undefined && opts.dir !== undefined) throw new TapedeckError('BAD_ARGS', 'give a store or a dir, not both');
-  if (opts.store !== undefined) return opts.store;
-  if (opts.dir !== undefined) return createDirStore(opts.dir);
-  throw new TapedeckError('BAD_ARGS', 'startProxy needs a store or a dir for the tapes');
 }

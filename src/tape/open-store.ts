@@ -42,3 +42,18 @@ export async function openStore(spec: StoreSpec): Promise<TapeStore> {
       'postgres://USER:PASSWORD@HOST:PORT/DB URL with --store',
   );
 }
+
+/**
+ * The store a library caller names: the one given, or the folder store of `dir` (or of `fallbackDir`, where a
+ * caller has a default). The one place `{store, dir}` options become a store.
+ */
+export function storeOf(
+  opts: { store?: TapeStore | undefined; dir?: string | undefined },
+  more: { fallbackDir?: string; pollMs?: number | undefined } = {},
+): TapeStore {
+  if (opts.store !== undefined && opts.dir !== undefined) throw new TapedeckError('BAD_ARGS', 'give a store or a dir, not both');
+  if (opts.store !== undefined) return opts.store;
+  const dir = opts.dir ?? more.fallbackDir;
+  if (dir !== undefined) return createDirStore(dir, more.pollMs === undefined ? {} : { pollMs: more.pollMs });
+  throw new TapedeckError('BAD_ARGS', 'a store or a dir for the tapes is needed');
+}

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { createLiveHub } from './live-hub.js';
 import { costFnFor, usageCostFnFor } from './model.js';
 import { createOpenTapes } from './open-tapes.js';
-import { createDirStore } from '../tape/dir-store.js';
+import { storeOf } from '../tape/open-store.js';
 import type { TapeStore } from '../tape/store.js';
 import type { Config } from '../config/config.js';
 import { createViewApp } from './view-app.js';
@@ -38,7 +38,7 @@ export interface RunningViewer {
 }
 
 export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
-  const store = opts.store ?? createDirStore(opts.dir ?? './tapes', opts.pollMs === undefined ? {} : { pollMs: opts.pollMs });
+  const store = storeOf(opts, { fallbackDir: './tapes', pollMs: opts.pollMs });
   const tapes = createOpenTapes({ store, usageCost: usageCostFnFor(opts.prices) });
   const live = createLiveHub({ tapes, log: opts.log, ...(opts.pollMs === undefined ? {} : { intervalMs: opts.pollMs }) });
   let port = opts.port;
