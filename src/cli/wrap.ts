@@ -55,7 +55,9 @@ export async function runWrapped(
   notice(ctx, `${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}`);
   // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
   if (result.tape.count > 0) {
-    const tape = await storeOf(proxy).load(result.tape.name, { resolveFiles: false }).catch(() => undefined);
+    const tape = await storeOf(proxy)
+      .load(result.tape.name, { resolveFiles: false })
+      .catch(() => undefined);
     const trouble = tape ? runTrouble(tape.exchanges) : undefined;
     if (trouble !== undefined) notice(ctx, `on the tape: ${trouble}`, 'warn');
   }

@@ -43,7 +43,7 @@ export function createBodySpill(store: TapeStore, writer: Pick<TapeWriter, 'name
     limit,
     sink: () => store.blobSink(name),
     open: (body) => store.openBlob(name, body),
-    eventLines: writer.eventLines?.bind(writer),
+    eventLines: (events) => writer.eventLines(events),
   };
 }
 

@@ -23,7 +23,6 @@ export function tally(counts: TapeTally, ex: Pick<Exchange, 'match'>): void {
 
 /** A writer that tallies every exchange it stores (an open WebSocket session counts when it starts). */
 export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWriter {
-  const begin = writer.begin?.bind(writer);
   return {
     get path() {
       return writer.path;
@@ -46,15 +45,12 @@ export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWrite
       tally(counts, stored);
       return stored;
     },
-    ...(begin
-      ? {
-          begin: async (ex) => {
-            const open = await begin(ex);
-            tally(counts, open.exchange);
-            return open;
-          },
-        }
-      : {}),
+    begin: async (ex) => {
+      const open = await writer.begin(ex);
+      tally(counts, open.exchange);
+      return open;
+    },
+    eventLines: (events) => writer.eventLines(events),
     close: () => writer.close(),
   };
 }

@@ -86,15 +86,14 @@ export interface TapeWriter {
   /**
    * Start an exchange that grows while it is open (a WebSocket session): its record is stored now (the tape becomes
    * format 2), its messages as they come, its end when it ends, each a record of its own (`frames`, `end`) that
-   * `parseTapeRecords` merges into the exchange. A store without it does not record sessions (they are refused).
+   * `parseTapeRecords` merges into the exchange.
    */
-  begin?(ex: NewExchange): Promise<OpenExchange>;
+  begin(ex: NewExchange): Promise<OpenExchange>;
   /**
    * The side-file lines of a stream too large for its exchange's line (`response.eventsFile`, `event-file.ts`), redacted
-   * as this tape's lines are, with the same markers. An exchange appended with `eventsFile` makes the tape format 3. A
-   * writer without it keeps every stream in its line.
+   * as this tape's lines are, with the same markers. An exchange appended with `eventsFile` makes the tape format 3.
    */
-  eventLines?(events: readonly SseEvent[]): string;
+  eventLines(events: readonly SseEvent[]): string;
   /** Exchanges stored (including those of an appended-to tape); never one that failed. */
   readonly count: number;
   /** The first write failure (`TAPE_WRITE_FAILED`, the cause attached), once the tape can no longer be written. */

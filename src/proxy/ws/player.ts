@@ -28,7 +28,7 @@ import { refuseRaw } from '../raw-answer.js';
 import { settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
 import { messageFrame, spillsWhole } from './message-body.js';
-import { closeWith, sessionTape, sessionsUnsupported } from './session-tape.js';
+import { closeWith, sessionTape } from './session-tape.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
 import { wsCall } from './ws-call.js';
 import type { FaultPlan, PickedFault } from '../../engine/faults/fault-plan.js';
@@ -91,12 +91,6 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
         const request = { method: 'GET', path: up.path, query: up.query, headers: {}, body: { kind: 'empty' as const } };
         const overrides = opts.live({ route: up.route.prefix, provider: api.provider, model: api.reader.modelOf?.(request) });
         if (overrides !== undefined) return relayLive(up, api.reader, overrides, relay);
-      }
-      if (opts.out.writer.begin === undefined) {
-        return refuseRaw(
-          up.socket,
-          httpError(sessionsUnsupported(opts.out.writer), api && { provider: api.provider, api: api.adapter.api }),
-        );
       }
       const play = pool.open(up.route.prefix, up.path, up.query);
       if (play === undefined) {

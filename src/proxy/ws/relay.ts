@@ -23,7 +23,7 @@ import { createFlow, type Flow } from './flow.js';
 import { messageFrame, spillsWhole } from './message-body.js';
 import type { BodySpill } from '../body-spill.js';
 import { answerRaw, refuseRaw } from '../raw-answer.js';
-import { sessionTape, sessionsUnsupported, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
+import { sessionTape, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
 import { wsCall } from './ws-call.js';
 import { exchangeRecord } from '../../engine/record.js';
@@ -61,8 +61,8 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const extras = { match: opts.match, notes: opts.notes };
   const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
 
-  const cannot = opts.writer.begin === undefined ? sessionsUnsupported(opts.writer) : opts.writer.failure;
-  if (cannot !== undefined && (opts.onTapeFailure === 'refuse' || opts.writer.begin === undefined)) {
+  const cannot = opts.writer.failure;
+  if (cannot !== undefined && opts.onTapeFailure === 'refuse') {
     refuseRaw(up.socket, httpError(cannot, api));
     return;
   }

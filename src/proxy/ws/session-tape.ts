@@ -1,6 +1,5 @@
 /** Small pieces every WebSocket session path shares: its tape, its headers each way, how a close is passed on. */
 import { WebSocket } from 'ws';
-import { TapedeckError } from '../../errors.js';
 import type { EndLine, HeaderMap, WsFrame } from '../../tape/schema.js';
 import type { NewExchange, TapeWriter } from '../../tape/tape-writer.js';
 import { tapeHeaders, upstreamRequestHeaders } from '../headers.js';
@@ -18,7 +17,7 @@ export interface SessionTape {
 }
 
 export function sessionTape(writer: TapeWriter, head: NewExchange): SessionTape {
-  const opened = writer.begin?.({ ...head, websocket: { frames: [] } }) ?? Promise.reject(sessionsUnsupported(writer));
+  const opened = writer.begin({ ...head, websocket: { frames: [] } });
   opened.catch(() => undefined);
   // The last frame handed over (or failed): the next one is handed over after it.
   let last: Promise<unknown> = opened;
@@ -35,15 +34,6 @@ export function sessionTape(writer: TapeWriter, head: NewExchange): SessionTape 
     end: (final) => Promise.all([opened, last]).then(([o]) => o.end(final)),
     id: opened.then((o) => o.exchange.id),
   };
-}
-
-/** A store whose writer cannot record sessions: said once per session, before it is accepted. */
-export function sessionsUnsupported(writer: TapeWriter): TapedeckError {
-  return new TapedeckError(
-    'BAD_CONFIG',
-    `tapedeck cannot record WebSocket sessions into ${writer.path}: its tape store does not record sessions yet; record to a folder`,
-    { status: 501 },
-  );
 }
 
 /** Per connection, never on the tape nor passed on: the handshake's key and accept, and the extensions negotiated per hop. */
