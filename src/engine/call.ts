@@ -7,7 +7,8 @@
  */
 import { isoTimestamp } from '../tape/timestamp.js';
 import { round } from '../tape/sse.js';
-import type { Exchange, RequestRecord } from '../tape/schema.js';
+import type { Body, Exchange, RequestRecord } from '../tape/schema.js';
+import type { WireText } from '../tape/store.js';
 
 export type CallTransport = Exchange['transport'];
 
@@ -25,6 +26,8 @@ export interface Call {
   t0: number;
   /** The request as the tape records it. */
   request: RequestRecord;
+  /** The text its JSON body came as, tied to that body (see `WireText`). */
+  requestBodyText?: WireText<Body> | undefined;
 }
 
 /** Where and when a call arrived: the parts of a call its transport knows before the request. */

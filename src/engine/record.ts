@@ -4,8 +4,8 @@
  * so what a tape line carries changes here and nowhere else. What the exchange means (LLM call, MCP message) is added
  * after, by the exchange log (`exchange-log.ts`).
  */
-import type { ExchangeError, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
-import type { NewExchange } from '../tape/store.js';
+import type { Body, ExchangeError, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
+import type { NewExchange, WireText } from '../tape/store.js';
 import type { Call } from './call.js';
 
 /** What came back for a call: the response (status, headers, a body or events), how it failed, how long it took. */
@@ -13,6 +13,9 @@ export interface Answer {
   response?: ResponseRecord | undefined;
   error?: ExchangeError | undefined;
   timing: { ttfbMs?: number | undefined; durationMs: number };
+  /** Text the response (or its JSON body) already has, tied to that object: written as it is (`WireText`). */
+  responseText?: WireText<ResponseRecord> | undefined;
+  responseBodyText?: WireText<Body> | undefined;
 }
 
 export interface RecordExtras {
@@ -39,5 +42,7 @@ export function exchangeRecord(call: Call, answer: Answer, extras: RecordExtras 
   if (answer.error !== undefined) ex.error = answer.error;
   if (extras.match !== undefined) ex.match = extras.match;
   if (extras.notes !== undefined) ex.notes = extras.notes;
+  if (call.requestBodyText !== undefined || answer.responseText !== undefined || answer.responseBodyText !== undefined)
+    ex.wire = { requestBody: call.requestBodyText, response: answer.responseText, responseBody: answer.responseBodyText };
   return ex;
 }

@@ -5,10 +5,11 @@ import type { Dispatcher } from 'undici';
 import { TapedeckError } from '../errors.js';
 import { requestMeaning } from './request-meaning.js';
 import { httpError } from '../providers/errors.js';
-import { encodeBody } from '../tape/body.js';
+import { encodeBody, encodeWireBody } from '../tape/body.js';
 import { SseSplitter, toSseEvent, round, type SseBlock } from '../tape/sse.js';
-import type { ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
+import type { Body, ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/tape-writer.js';
+import type { WireText } from '../tape/store.js';
 import { headerMapOf, isEventStream, tapeResponseHeaders, upstreamRequestHeaders, clientHeaderMap } from './headers.js';
 import { upstreamUrl } from '../tape/routes.js';
 import { exchangeRecord, type Answer, type RecordExtras } from '../engine/record.js';
@@ -277,6 +278,8 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     });
   });
 
+  // The text a JSON answer came as: the tape line takes it as it is.
+  let bodyText: WireText<Body> | undefined;
   const response: NonNullable<NewExchange['response']> = { status: upstream.statusCode, headers: tapeResponseHeaders(headers) };
   if (splitter) {
     capture(splitter.end());
@@ -300,9 +303,11 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
       response.body = { kind: 'empty' };
     }
   } else {
-    response.body = encodeBody(decodeContent(Buffer.concat(chunks), headers['content-encoding']), headers['content-type']);
+    const wire = encodeWireBody(decodeContent(Buffer.concat(chunks), headers['content-encoding']), headers['content-type']);
+    response.body = wire.body;
+    if (wire.text !== undefined) bodyText = { of: wire.body, text: wire.text };
   }
-  const ex = record({ response, error: failure, timing: { ttfbMs, durationMs: elapsed() } });
+  const ex = record({ response, error: failure, timing: { ttfbMs, durationMs: elapsed() }, responseBodyText: bodyText });
   if (describer !== undefined && response.eventsFile !== undefined) ex.llm = describer.meaning();
   const committed = opts.commit ? await opts.commit(ex) : true;
   if (ended) {

@@ -11,14 +11,16 @@ import type { ProxyRequest } from './types.js';
 
 /** `body`: the body that was sent instead of the client's (a modified replay rewrites it before it goes live). */
 export function httpCall(req: ProxyRequest, body?: Body): Call {
-  const { record } = requestMeaning(req);
-  return callOf('http', req.route.prefix, req.route.upstream, req, {
+  const { record, bodyText } = requestMeaning(req);
+  const call = callOf('http', req.route.prefix, req.route.upstream, req, {
     method: record.method,
     path: record.path,
     query: record.query,
     headers: tapeHeaders(req.headers),
     body: body ?? record.body,
   });
+  if (body === undefined && bodyText !== undefined) call.requestBodyText = bodyText;
+  return call;
 }
 
 /**

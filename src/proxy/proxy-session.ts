@@ -14,6 +14,7 @@ import { createExchangeLog } from './exchange-log.js';
 import type { ProxyHandler } from './http-app.js';
 import { createBodySpill, type BodySpill } from './body-spill.js';
 import { createHttpEngine } from './http-engine.js';
+import { RecordedAnswers } from './recorded-answers.js';
 import type { RecordOptions, ReplayOptions, Timeouts } from './proxy-options.js';
 import { openTapeSession } from './tape-session.js';
 import { lazySessions } from './ws/lazy.js';
@@ -141,6 +142,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       matchHeaders: opts.matchHeaders,
       // The name it was loaded by (a tape file copied under another name keeps its header's name).
       blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
+      answers: new RecordedAnswers(),
     },
   });
   const sessions = lazySessions(

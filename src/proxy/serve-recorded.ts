@@ -4,7 +4,7 @@ import { decodeBody } from '../tape/body.js';
 import { sseEventText } from '../tape/sse.js';
 import type { Readable } from 'node:stream';
 import { readEvents } from '../tape/event-file.js';
-import type { Exchange, HeaderMap, SseEvent } from '../tape/schema.js';
+import type { Body, Exchange, HeaderMap, SseEvent } from '../tape/schema.js';
 import type { StoredBody } from '../tape/store.js';
 import { clientHeaderMap } from './headers.js';
 import type { ResponseSink } from './sink.js';
@@ -22,7 +22,13 @@ const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new 
 export async function serveRecorded(
   ex: Exchange,
   sink: ResponseSink,
-  opts: { timing: Timing; headers: HeaderMap; open?: ((body: StoredBody) => Readable) | undefined },
+  opts: {
+    timing: Timing;
+    headers: HeaderMap;
+    open?: ((body: StoredBody) => Readable) | undefined;
+    /** The bytes a body is served as (a replay keeps those it made: `recorded-answers.ts`); default: decoded each time. */
+    bytes?: ((body: Body | undefined) => Buffer) | undefined;
+  },
 ): Promise<void> {
   const recorded = ex.response;
   if (recorded === undefined) {
@@ -46,7 +52,7 @@ export async function serveRecorded(
   if (recorded.events === undefined && recorded.eventsFile === undefined) {
     await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
     if (recorded.body?.kind === 'file') return serveStored(ex, recorded.body, sink, headers, { ...opts, cut, closed: () => closed });
-    const bytes = decodeBody(recorded.body);
+    const bytes = opts.bytes ? opts.bytes(recorded.body) : decodeBody(recorded.body);
     const noBody = recorded.status === 204 || recorded.status === 304 || (recorded.status >= 100 && recorded.status < 200);
     const hasBody = bytes.byteLength > 0 && !noBody;
     const length = framedLength(ex, bytes.byteLength, { noBody, cut });

@@ -11,7 +11,7 @@ import type { Matcher, MatchOutcome, IncomingRequest } from '../replay/matcher.j
 import { bodyJson } from '../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../providers/stream-convert.js';
 import { isStreamed, round } from '../tape/sse.js';
-import type { Exchange, MatchInfo } from '../tape/schema.js';
+import type { Exchange, MatchInfo, ResponseRecord } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import type { NewExchange } from '../tape/tape-writer.js';
 import type { ExchangeLog } from './exchange-log.js';
@@ -21,7 +21,8 @@ import { httpCall, toIncoming } from './http-call.js';
 import { elapsedSince, type Call } from '../engine/call.js';
 import { exchangeRecord } from '../engine/record.js';
 import { serveRecorded } from './serve-recorded.js';
-import { reuseResponse } from '../tape/serialize.js';
+import type { RecordedAnswers } from './recorded-answers.js';
+import type { WireText } from '../tape/store.js';
 import { sendError, type ResponseSink } from './sink.js';
 import type { OnMiss, ProxyRequest, ReplayContext, Timing } from './types.js';
 
@@ -41,6 +42,8 @@ export interface TapeAnswers {
   allowLive?: ((req: ProxyRequest) => { allowed: true } | { allowed: false; reason: string }) | undefined;
   /** Bodies too large to hold: streamed from the tape's store, copied to the replay tape's. */
   blobs?: ReplayBlobs | undefined;
+  /** The recorded answers served so far, as bytes and line text made once each. */
+  answers: RecordedAnswers;
 }
 
 /**
@@ -73,10 +76,15 @@ export async function answerFromTape(
       score: round(outcome.score),
       reason: outcome.explanation + reshaped,
     };
-    await serveRecorded(answer, sink, { timing: opts.timing, headers: matchHeaders(match), open: opts.blobs?.open });
-    const served = servedExchange(httpCall(req), answer, match);
-    // The recorded answer, served as it is: every replay-tape line that serves it carries the same text.
-    if (answer === outcome.exchange && answer.response !== undefined) reuseResponse(answer.response);
+    await serveRecorded(answer, sink, {
+      timing: opts.timing,
+      headers: matchHeaders(match),
+      open: opts.blobs?.open,
+      bytes: (body) => opts.answers.bytesOf(body),
+    });
+    // The recorded answer, served as it is: every replay-tape line that serves it carries the same text, made once.
+    const text = answer === outcome.exchange && answer.response !== undefined ? opts.answers.textOf(answer.response) : undefined;
+    const served = servedExchange(httpCall(req), answer, match, text);
     if (outcome.kind === 'exact') {
       // Same request, same answer: the recorded meaning holds; no need to parse it again.
       if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
@@ -135,12 +143,9 @@ function inRequestedShape(incoming: IncomingRequest, source: Exchange): Exchange
 }
 
 /** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
-function servedExchange(call: Call, source: Exchange, match: MatchInfo): NewExchange {
-  return exchangeRecord(
-    call,
-    { response: source.response, error: source.error, timing: { ttfbMs: source.timing.ttfbMs, durationMs: elapsedSince(call) } },
-    { match },
-  );
+function servedExchange(call: Call, source: Exchange, match: MatchInfo, responseText: WireText<ResponseRecord> | undefined): NewExchange {
+  const timing = { ttfbMs: source.timing.ttfbMs, durationMs: elapsedSince(call) };
+  return exchangeRecord(call, { response: source.response, error: source.error, timing, responseText }, { match });
 }
 
 function missResponse(

@@ -6,7 +6,8 @@
 import type { Matcher } from '../replay/matcher.js';
 import type { OnMiss, Timing } from '../replay/modes.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
-import type { HeaderMap, LlmMeaning, RequestRecord, Route } from '../tape/schema.js';
+import type { Body, HeaderMap, LlmMeaning, RequestRecord, Route } from '../tape/schema.js';
+import type { WireText } from '../tape/store.js';
 import type { ApiId } from '../providers/types.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
@@ -22,6 +23,8 @@ export interface RequestMeaning {
   api?: ApiId;
   /** The request side of an LLM call. */
   llm?: LlmMeaning;
+  /** The text the JSON body came as, when it can stand for the body on a tape line. */
+  bodyText?: WireText<Body>;
 }
 
 /** An incoming HTTP request, resolved to its route. */

@@ -19,82 +19,41 @@ export function isJsonContentType(contentType: string | undefined): boolean {
  * JSON is detected by content, not only by content type, because many servers send JSON as text/plain.
  */
 export function encodeBody(bytes: Uint8Array, contentType?: string): Body {
-  if (bytes.byteLength === 0) return { kind: 'empty' };
+  return encodeWireBody(bytes, contentType).body;
+}
+
+/**
+ * `encodeBody`, and for a JSON body whose text can stand for it on a tape line (`lineSafeJson`) that text: the
+ * writer then puts the text as it came on the line (spaces and number spellings kept) instead of stringifying the
+ * value again (`WireText` in `store.ts`).
+ */
+export function encodeWireBody(bytes: Uint8Array, contentType?: string): { body: Body; text?: string } {
+  if (bytes.byteLength === 0) return { body: { kind: 'empty' } };
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = decodeUtf8(buf);
-  if (text === undefined) return { kind: 'base64', base64: buf.toString('base64') };
+  if (text === undefined) return { body: { kind: 'base64', base64: buf.toString('base64') } };
   const trimmed = text.trimStart();
   // JSON too deep to walk stays text: recorded whole, never a value that would overflow a walk (json-depth.ts).
   if ((trimmed.startsWith('{') || trimmed.startsWith('[') || isJsonContentType(contentType)) && !exceedsJsonDepth(text)) {
     try {
       const json: unknown = JSON.parse(text);
       // Keep the exact text when a plain re-serialisation would change more than whitespace (e.g. big numbers).
-      if (sameJsonText(json, text)) return lineSafeJson(text) ? new ParsedJsonBody(json, text, buf) : { kind: 'json', json };
+      if (sameJsonText(json, text)) return lineSafeJson(text) ? { body: { kind: 'json', json }, text } : { body: { kind: 'json', json } };
     } catch {
       // not JSON: fall through to text
     }
   }
   if (contentType !== undefined && !isTextualContentType(contentType) && !/^text\//.test(contentType) && hasControlChars(text)) {
-    return { kind: 'base64', base64: buf.toString('base64') };
+    return { body: { kind: 'base64', base64: buf.toString('base64') } };
   }
-  return { kind: 'text', text };
+  return { body: { kind: 'text', text } };
 }
 
-/**
- * A JSON body parsed from wire bytes whose text can stand for it on a tape line (`lineSafeJson`): the line embeds that
- * text instead of stringifying the value again, and serving it sends the bytes it came as. The text lives in private
- * fields, which a copy (`{ ...body }`, a redacted copy, `structuredClone`) never carries: a changed body is stringified.
- */
-class ParsedJsonBody {
-  readonly kind = 'json';
-  readonly #text: string;
-  readonly #bytes: Buffer;
-  constructor(
-    readonly json: unknown,
-    text: string,
-    bytes: Buffer,
-  ) {
-    this.#text = text;
-    this.#bytes = bytes;
-  }
-  static text(body: Body): string | undefined {
-    return body instanceof ParsedJsonBody ? body.#text : undefined;
-  }
-  static bytes(body: Body): Buffer | undefined {
-    return body instanceof ParsedJsonBody ? body.#bytes : undefined;
-  }
-}
-
-/** A decoded body: its bytes, and for JSON the text they are (which the replay tape's line reuses). */
-const decoded = new WeakMap<Body, { bytes: Buffer; json?: string }>();
-
-/**
- * The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original).
- * Cached per body object: replay serves the same recorded body many times.
- */
+/** The bytes a tape body stands for. JSON is written compactly (a JSON-equivalent of the original). */
 export function decodeBody(body: Body | undefined): Buffer {
   if (body === undefined) return Buffer.alloc(0);
-  const parsed = ParsedJsonBody.bytes(body);
-  if (parsed !== undefined) return parsed;
-  let entry = decoded.get(body);
-  if (entry === undefined) {
-    entry = decodeUncached(body);
-    decoded.set(body, entry);
-  }
-  return entry.bytes;
-}
-
-/** The JSON text of a JSON body that was decoded (served) already, or parsed from text that can stand for it: serialising it again can be skipped. */
-export function decodedJsonText(body: Body): string | undefined {
-  return ParsedJsonBody.text(body) ?? decoded.get(body)?.json;
-}
-
-function decodeUncached(body: Body): { bytes: Buffer; json?: string } {
-  if (body.kind === 'json') {
-    const json = JSON.stringify(body.json);
-    return { bytes: Buffer.from(json, 'utf8'), json };
-  }
-  return { bytes: decodeBytes(body) };
+  if (body.kind === 'json') return Buffer.from(JSON.stringify(body.json), 'utf8');
+  return decodeBytes(body);
 }
 
 function decodeBytes(body: Exclude<Body, { kind: 'json' }>): Buffer {

@@ -11,7 +11,7 @@ import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type S
 import { eventLines } from './event-file.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
-import { serializeExchange, serializeWithReused, type SerializedLine } from './serialize.js';
+import { serializeExchange } from './serialize.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import type { NewExchange, StoredBody, WriterOptions } from './store.js';
 
@@ -71,16 +71,6 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
   };
 
   const { secrets } = redactor;
-  /**
-   * The prefilter over a line. A reused answer's text (a recorded answer replay serves again) was scanned when it was
-   * first written: only the rest of the line is. (No rule's match crosses from one top-level field into the next.)
-   */
-  const mayHold = ({ line, reused }: SerializedLine): boolean => {
-    if (reused === undefined) return secrets.mayHold(line);
-    const kept = reused.text;
-    if (kept.scanned?.by !== secrets) kept.scanned = { by: secrets, hit: secrets.mayHold(kept.text) };
-    return kept.scanned.hit || secrets.mayHold(line.slice(0, reused.start)) || secrets.mayHold(line.slice(reused.end));
-  };
 
   return {
     redactUrl: redactor.url,
@@ -105,12 +95,13 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
       })();
     },
     encode(input, seq) {
-      // Object.assign rather than a spread: inputs come in many shapes, and a spread of them is V8's slow path.
+      // Object.assign rather than a spread: inputs come in many shapes, and a spread of them is V8's slow path. (The
+      // `wire` texts ride along unwritten: the line has the schema's keys only.)
       let ex = redactor.exchange(Object.assign({ type: 'exchange', id: exchangeId(seq), seq }, input) as Exchange);
-      const serialized = serializeWithReused(ex);
-      let line = serialized.line;
-      // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits.
-      if (mayHold(serialized)) {
+      let line = serializeExchange(ex, input.wire);
+      // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits (and a
+      // redacted part is a new object: it is stringified, never written from the text it came as).
+      if (secrets.mayHold(line)) {
         ex = redactor.secrets.redact(ex, markers);
         line = serializeExchange(ex);
       }

@@ -15,11 +15,31 @@
 import type { Readable } from 'node:stream';
 import type { TapedeckError } from '../errors.js';
 import type { RedactOptions } from './redact.js';
-import type { Body, EndLine, Exchange, SseEvent, TapeHeader, WsFrame } from './schema.js';
+import type { Body, EndLine, Exchange, ResponseRecord, SseEvent, TapeHeader, WsFrame } from './schema.js';
 import type { TapeStats } from './stats.js';
 
-/** An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. */
-export type NewExchange = Omit<Exchange, 'type' | 'id' | 'seq'>;
+/**
+ * The text a part of an exchange already has as JSON (the bytes a JSON body came as, a recorded answer's line text),
+ * tied to the very object it is the text of: the writer uses it instead of stringifying that part again, and only
+ * while the part is that object (a part that was copied or changed, a body redacted or stored apart, is stringified).
+ */
+export interface WireText<T> {
+  of: T;
+  text: string;
+}
+
+/** What parts of an exchange already have as text (see `WireText`). Never written as such. */
+export interface WireTexts {
+  requestBody?: WireText<Body> | undefined;
+  responseBody?: WireText<Body> | undefined;
+  response?: WireText<ResponseRecord> | undefined;
+}
+
+/**
+ * An exchange as the capture path builds it: the writer assigns `id`, `seq` and the `type` tag. `wire`: the text its
+ * parts came as, when the caller has it.
+ */
+export type NewExchange = Omit<Exchange, 'type' | 'id' | 'seq'> & { wire?: WireTexts | undefined };
 
 /** A large body stored apart from its exchange (a side file, a blob row). */
 export type StoredBody = Extract<Body, { kind: 'file' }>;

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBody, encodeBody } from '../../src/tape/body.js';
+import { encodeWireBody } from '../../src/tape/body.js';
 import { createExchangeEncoder } from '../../src/tape/exchange-encoder.js';
 import { ExchangeSchema, type Exchange } from '../../src/tape/schema.js';
-import { reuseResponse, serializeExchange, serializeWithReused } from '../../src/tape/serialize.js';
+import { serializeExchange } from '../../src/tape/serialize.js';
+import { RecordedAnswers } from '../../src/proxy/recorded-answers.js';
+import type { NewExchange } from '../../src/tape/store.js';
 
 const exchange = (): Exchange => ({
   type: 'exchange',
@@ -22,13 +24,15 @@ const exchange = (): Exchange => ({
 });
 
 describe('serializeExchange', () => {
-  it('writes the same line whether or not replay has just sent the body (its JSON text is reused)', () => {
+  it('writes a part from the text it came as only while the part is the object that text is of', () => {
     const ex = exchange();
-    const before = serializeExchange(ex);
-    decodeBody(ex.response?.body);
-    decodeBody(ex.request.body);
-    expect(serializeExchange(ex)).toBe(before);
-    expect(JSON.parse(before)).toEqual(ex);
+    const body = ex.request.body;
+    const wire = { requestBody: { of: body, text: '{"model": "m", "n": 1.0}' } };
+    expect(serializeExchange(ex, wire)).toContain('"body":{"kind":"json","json":{"model": "m", "n": 1.0}}');
+    // A body replaced (redacted, stored apart, rewritten) is another object: its text is never the old one.
+    const changed = { ...ex, request: { ...ex.request, body: { kind: 'json' as const, json: { model: 'other' } } } };
+    expect(serializeExchange(changed, wire)).toContain('"body":{"kind":"json","json":{"model":"other"}}');
+    expect(JSON.parse(serializeExchange(ex))).toEqual(ex);
   });
 
   it('writes keys in schema order however the record was built', () => {
@@ -59,7 +63,9 @@ describe('serializeExchange', () => {
 describe('a JSON body parsed from the wire goes on the line as the text it came as', () => {
   const encode = (body: string): string => {
     const encoder = createExchangeEncoder({ putBlob: () => Promise.reject(new Error('no large bodies here')) });
-    const ex = { ...exchange(), request: { ...exchange().request, body: encodeBody(Buffer.from(body), 'application/json') } };
+    const wire = encodeWireBody(Buffer.from(body), 'application/json');
+    const ex: NewExchange = { ...exchange(), request: { ...exchange().request, body: wire.body } };
+    if (wire.text !== undefined) ex.wire = { requestBody: { of: wire.body, text: wire.text } };
     const out = encoder.encode(ex, 1);
     if (out instanceof Promise) throw new Error('unexpected large body');
     return out.line;
@@ -128,45 +134,38 @@ describe('a recorded answer replay serves again and again', () => {
     },
   });
 
-  it('is written as it would be unmarked, from text made once', () => {
+  it('is written as it would be without its text, from text made once', () => {
     const ex = streamed();
     const plain = serializeExchange(structuredClone(ex));
-    reuseResponse(ex.response as object);
-    const first = serializeWithReused(ex);
-    const second = serializeWithReused({ ...ex, id: '000002', seq: 2 });
-    expect(first.line).toBe(plain);
-    expect(first.reused).toBeDefined();
-    expect(first.line.slice(first.reused?.start, first.reused?.end)).toBe(JSON.stringify(ex.response));
+    const answers = new RecordedAnswers();
+    const text = answers.textOf(ex.response!);
+    expect(text?.text).toBe(JSON.stringify(ex.response));
+    expect(serializeExchange(ex, { response: text })).toBe(plain);
     // The same kept text, not made again.
-    expect(second.reused?.text).toBe(first.reused?.text);
-    expect(second.line).toBe(plain.replace('"id":"000001","seq":1', '"id":"000002","seq":2'));
+    expect(answers.textOf(ex.response!)).toBe(text);
+    expect(serializeExchange({ ...ex, id: '000002', seq: 2 }, { response: text })).toBe(
+      plain.replace('"id":"000001","seq":1', '"id":"000002","seq":2'),
+    );
   });
 
-  it('is written whole each time when it is too large to keep', () => {
+  it('is not kept when it is too large: written whole each time', () => {
     const ex = streamed();
     ex.response?.events?.push({ offsetMs: 5, data: 'x'.repeat(300 * 1024) });
-    const plain = serializeExchange(structuredClone(ex));
-    reuseResponse(ex.response as object);
-    for (let i = 0; i < 2; i++) {
-      const out = serializeWithReused(ex);
-      expect(out.line).toBe(plain);
-      expect(out.reused).toBeUndefined();
-    }
+    expect(new RecordedAnswers().textOf(ex.response!)).toBeUndefined();
   });
 
   it('never lets a secret through, in the answer or in the rest of the line, however often it is written', () => {
     const secret = 'sk-proj-' + 'b'.repeat(40);
     const encoder = createExchangeEncoder({ putBlob: () => Promise.reject(new Error('no large bodies here')) });
+    const answers = new RecordedAnswers();
     const encode = (ex: Exchange, seq: number): string => {
-      const out = encoder.encode(ex, seq);
+      const out = encoder.encode({ ...ex, wire: { response: answers.textOf(ex.response!) } }, seq);
       if (out instanceof Promise) throw new Error('unexpected large body');
       return out.line;
     };
     const leaky = streamed();
     leaky.response?.events?.push({ offsetMs: 4, data: `{"note":"key ${secret}"}` });
-    reuseResponse(leaky.response as object);
     const clean = streamed();
-    reuseResponse(clean.response as object);
     const asking = { ...clean.request, body: { kind: 'json' as const, json: { content: `use ${secret}` } } };
     for (let seq = 1; seq <= 3; seq++) {
       for (const line of [encode(leaky, seq), encode({ ...clean, request: asking }, seq)]) {
