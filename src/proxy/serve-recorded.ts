@@ -28,6 +28,8 @@ export async function serveRecorded(
     open?: ((body: StoredBody) => Readable) | undefined;
     /** The bytes a body is served as (a replay keeps those it made: `recorded-answers.ts`); default: decoded each time. */
     bytes?: ((body: Body | undefined) => Buffer) | undefined;
+    /** The bytes of a whole event stream served at once, when the replay keeps them (`recorded-answers.ts`). */
+    stream?: ((response: NonNullable<Exchange['response']>) => Buffer | undefined) | undefined;
   },
 ): Promise<void> {
   const recorded = ex.response;
@@ -67,6 +69,14 @@ export async function serveRecorded(
   headers['x-accel-buffering'] = 'no';
   sink.head(recorded.status, headers);
   const out = paced(sink);
+  const whole = opts.timing.mode === 'instant' ? opts.stream?.(recorded) : undefined;
+  if (whole !== undefined) {
+    // Kept whole by the replay: written in pieces of WRITE_CHARS at the client's pace.
+    for (let at = 0; at < whole.byteLength; at += WRITE_CHARS) if (!(await out.write(whole.subarray(at, at + WRITE_CHARS)))) return;
+    if (cut) sink.cut();
+    else out.end();
+    return;
+  }
   let events: readonly SseEvent[] | AsyncIterable<SseEvent>;
   if (recorded.eventsFile === undefined) events = recorded.events ?? [];
   else {

@@ -81,6 +81,7 @@ export async function answerFromTape(
       headers: matchHeaders(match),
       open: opts.blobs?.open,
       bytes: (body) => opts.answers.bytesOf(body),
+      stream: (response) => opts.answers.streamOf(response),
     });
     // The recorded answer, served as it is: every replay-tape line that serves it carries the same text, made once.
     const text = answer === outcome.exchange && answer.response !== undefined ? opts.answers.textOf(answer.response) : undefined;

@@ -11,9 +11,9 @@ import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type S
 import { eventLines } from './event-file.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './secrets.js';
-import { serializeExchange } from './serialize.js';
+import { serializeExchange, serializeLine, type SerializedLine } from './serialize.js';
 import { exceedsJsonDepth } from './json-depth.js';
-import type { NewExchange, StoredBody, WriterOptions } from './store.js';
+import type { NewExchange, StoredBody, WireTexts, WriterOptions } from './store.js';
 
 /** Stores bytes of one large body; resolves to the body that refers to them. */
 export type PutBlob = (bytes: Buffer, encoding: StoredBody['encoding']) => Promise<StoredBody>;
@@ -71,6 +71,16 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
   };
 
   const { secrets } = redactor;
+  /**
+   * The prefilter over a line. A recorded answer served again (`wire.response`) keeps what the prefilter said of its
+   * text: only the rest of the line is scanned. (No rule's match crosses from one top-level field into the next.)
+   */
+  const mayHold = ({ line, response }: SerializedLine, wire: WireTexts | undefined): boolean => {
+    const kept = wire?.response;
+    if (response === undefined || kept === undefined) return secrets.mayHold(line);
+    if (kept.scanned?.by !== secrets) kept.scanned = { by: secrets, hit: secrets.mayHold(kept.text) };
+    return kept.scanned.hit || secrets.mayHold(line.slice(0, response.start)) || secrets.mayHold(line.slice(response.end));
+  };
 
   return {
     redactUrl: redactor.url,
@@ -98,10 +108,11 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
       // Object.assign rather than a spread: inputs come in many shapes, and a spread of them is V8's slow path. (The
       // `wire` texts ride along unwritten: the line has the schema's keys only.)
       let ex = redactor.exchange(Object.assign({ type: 'exchange', id: exchangeId(seq), seq }, input) as Exchange);
-      let line = serializeExchange(ex, input.wire);
+      const serialized = serializeLine(ex, input.wire);
+      let line = serialized.line;
       // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits (and a
       // redacted part is a new object: it is stringified, never written from the text it came as).
-      if (secrets.mayHold(line)) {
+      if (mayHold(serialized, input.wire)) {
         ex = redactor.secrets.redact(ex, markers);
         line = serializeExchange(ex);
       }

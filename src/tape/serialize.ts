@@ -26,13 +26,29 @@ const RANK = Object.fromEntries(Object.entries(ORDER).map(([k, order]) => [k, ne
 const FIELDS = EXCHANGE_KEYS.map((key) => ({ key, prefix: `${JSON.stringify(key)}:`, rank: RANK[key] }));
 
 export function serializeExchange(ex: Exchange, wire?: WireTexts): string {
+  return serializeLine(ex, wire).line;
+}
+
+/** A line, and where in it a response written from `wire.response` sits (`line.slice(start, end)`). */
+export interface SerializedLine {
+  line: string;
+  response?: { start: number; end: number };
+}
+
+export function serializeLine(ex: Exchange, wire?: WireTexts): SerializedLine {
   let out = '{';
+  let at: SerializedLine['response'];
   for (const { key, prefix, rank } of FIELDS) {
     const value = ex[key];
     if (value === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${prefix}${serializeField(key, value, rank, wire)}`;
+    out += `${out.length === 1 ? '' : ','}${prefix}`;
+    if (key === 'response' && wire?.response?.of === value) {
+      at = { start: out.length, end: out.length + wire.response.text.length };
+      out += wire.response.text;
+    } else out += serializeField(key, value, rank, wire);
   }
-  return out + '}';
+  out += '}';
+  return at === undefined ? { line: out } : { line: out, response: at };
 }
 
 /** A response as its JSON text in a tape line (what a recorded answer served again may keep, as `wire.response`). */
@@ -49,7 +65,6 @@ function serializeField(
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (rank === undefined || value === null || typeof value !== 'object') return JSON.stringify(value);
   const obj = value as Record<string, unknown>;
-  if (key === 'response' && wire?.response?.of === value) return wire.response.text;
   if (key === 'response' || key === 'request') {
     const known = key === 'response' ? wire?.responseBody : wire?.requestBody;
     const body = obj.body as Body | undefined;

@@ -26,6 +26,11 @@ import type { TapeStats } from './stats.js';
 export interface WireText<T> {
   of: T;
   text: string;
+  /**
+   * What the secret prefilter said of `text`, the last time a writer scanned it (its detector, and whether it may hold
+   * a secret): a recorded answer served again is scanned once, not once per serving.
+   */
+  scanned?: { by: unknown; hit: boolean };
 }
 
 /** What parts of an exchange already have as text (see `WireText`). Never written as such. */

@@ -141,10 +141,11 @@ export function createTapeWriterCore(
     if (persisting === undefined) return stored(mine);
     return persisting.then(() => stored(mine), failed);
   };
-  const enqueue = (record: Omit<SinkRecord, 'pos'>): Promise<void> => {
+  const enqueue = (kind: SinkRecord['kind'], line: string, ex?: Exchange): Promise<void> => {
     if (failure !== undefined) return Promise.reject(failure);
     return new Promise<void>((resolve, reject) => {
-      batch.push({ record: { ...record, pos: pos++ }, resolve, reject });
+      const record: SinkRecord = ex === undefined ? { kind, line, pos: pos++ } : { kind, line, pos: pos++, ex };
+      batch.push({ record, resolve, reject });
       if (scheduled) return;
       scheduled = true;
       setImmediate(() => {
@@ -166,7 +167,7 @@ export function createTapeWriterCore(
     return p;
   };
   const queueExchange = (encoded: EncodedExchange): Promise<Exchange> =>
-    enqueue({ kind: 'exchange', line: encoded.line, ex: encoded.ex }).then(() => encoded.ex);
+    enqueue('exchange', encoded.line, encoded.ex).then(() => encoded.ex);
 
   const markFormat = (format: TapeHeader['format']): void => {
     if (header.format >= format) return;
@@ -216,7 +217,7 @@ export function createTapeWriterCore(
         {
           tape: opts.name,
           encoder,
-          enqueue: (line) => enqueue({ kind: 'part', line }),
+          enqueue: (line) => enqueue('part', line),
           failure: () => failure,
           fail,
           markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),

@@ -38,13 +38,13 @@ interface McpReplay {
 }
 
 export function createMcpResponder(opts: McpResponderOptions = {}): ReplayResponder {
-  // One per replay (its context), made on its first request.
-  const replays = new WeakMap<ReplayContext, McpReplay>();
+  // One per replay (the tape it replays), made on its first request: its sessions live as long as the replay.
+  const replays = new WeakMap<ReplayContext['tape'], McpReplay>();
   const replayOf = (ctx: ReplayContext): McpReplay => {
-    let r = replays.get(ctx);
+    let r = replays.get(ctx.tape);
     if (r === undefined) {
       r = setUp(ctx, opts);
-      replays.set(ctx, r);
+      replays.set(ctx.tape, r);
     }
     return r;
   };
