@@ -65,6 +65,11 @@ function expected(ex: Exchange, spec: ExpectSpec): boolean {
 export function missingCalls(recorded: readonly Exchange[], replay: readonly Exchange[], spec: ExpectSpec): MissingCall[] {
   const used = new Set<string>();
   for (const ex of replay) if (ex.match?.source !== undefined) used.add(ex.match.source);
+  return missingCallsOf(recorded, used, spec);
+}
+
+/** The same, given the ids of the recorded exchanges answers came from (what `tapedeck serve` tallies as it replays). */
+export function missingCallsOf(recorded: readonly Exchange[], used: ReadonlySet<string>, spec: ExpectSpec): MissingCall[] {
   const out: MissingCall[] = [];
   for (const step of toSteps(recorded)) {
     const ex = step.exchange;
