@@ -41,16 +41,16 @@ export const serveCommand: Command = {
     '  --json              on stop, print what each tape did as one JSON line on stdout',
     ...FAULT_USAGE,
     "                      (a plan per test's tape: call N counts within the test; --seed mixes in the tape's name)",
-    '  --expect KINDS      when a test\'s tape is closed (its test over, or serve stopping), every recorded call of these',
+    "  --expect KINDS      when a test's tape is closed (its test over, or serve stopping), every recorded call of these",
     '                      kinds it never made fails it: all, llm, tools, or tool and model names (comma-separated);',
     '                      listed per tape, in the answer to DELETE /@NAME, and exit 1',
     '  --rerecord GLOB     the tests it matches record their tape afresh (replacing it), whatever the mode; the others',
-    '                      replay (repeatable; * any characters, ? one, {a,b} either; over a test\'s full name',
+    "                      replay (repeatable; * any characters, ? one, {a,b} either; over a test's full name",
     '                      "file > suite > test", its node id "file::Class::test", or its tape name)',
     '  --max-age AGE       a tape recorded longer ago (30d, 12h) is recorded afresh in auto mode, refused in replay mode',
     '                      (409 tapedeck_tape_too_old, one line saying how old it is and how to refresh it)',
     '  --orphans           on stop, list the recordings in the folder (or namespace) no test opened or was given',
-    '  --prune-orphans     on stop, delete them: only for a serve that served a whole suite\'s run',
+    "  --prune-orphans     on stop, delete them: only for a serve that served a whole suite's run",
     '  (--on-miss, --timing, --side-effects, --threshold, --exact-only, --no-match-headers as for replay;',
     '   --dir, --store, --namespace, --port, --host, --route, --config, --allow-host, --verbose, --connect-timeout,',
     '   --response-timeout, --idle-timeout, --shutdown-timeout as for record)',
@@ -106,7 +106,8 @@ export const serveCommand: Command = {
     createTestPattern(rerecord); // a pattern that does not parse is refused now, before anything listens
     const maxAgeText = stringValue(ctx.values, 'max-age');
     const maxAge = maxAgeText === undefined ? undefined : { ms: asFlag('max-age', () => parseAge(maxAgeText)), text: maxAgeText.trim() };
-    const orphans = ctx.values.orphans === true || ctx.values['prune-orphans'] === true ? { prune: ctx.values['prune-orphans'] === true } : undefined;
+    const orphans =
+      ctx.values.orphans === true || ctx.values['prune-orphans'] === true ? { prune: ctx.values['prune-orphans'] === true } : undefined;
     return withStore(config, async (store) => {
       const base = proxyBase(settings, store);
       const server = await startServe({
@@ -196,10 +197,15 @@ function expectLines(report: readonly TapeReport[], unknown: readonly string[], 
   const judged = report.filter((t) => t.expect !== undefined);
   const unmet = judged.filter((t) => (t.expect?.missing.length ?? 0) > 0);
   return [
-    ...unknown.map((n) => warning(`--expect names ${n}, which no replayed tape's recording called (a tool or model name as the tape has it)`)),
+    ...unknown.map((n) =>
+      warning(`--expect names ${n}, which no replayed tape's recording called (a tool or model name as the tape has it)`),
+    ),
     unmet.length === 0
       ? `expected calls (--expect ${expect}): all made, in ${judged.length} replayed tape(s)`
-      : { text: `expected calls (--expect ${expect}): ${unmet.length} of ${judged.length} replayed tape(s) missed some`, tone: 'error' as const },
+      : {
+          text: `expected calls (--expect ${expect}): ${unmet.length} of ${judged.length} replayed tape(s) missed some`,
+          tone: 'error' as const,
+        },
     ...unmet.flatMap((t) => (t.expect?.report ?? []).map((l, i) => ({ text: i === 0 ? `${t.tape}: ${l}` : l, tone: 'error' as const }))),
   ];
 }

@@ -161,7 +161,8 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
     entry.tried = slot.mode;
     const faults = opts.faults?.(slot.tape);
     const used = slot.mode === 'replay' && opts.expect !== undefined ? new Set<string>() : undefined;
-    const onStored = used === undefined ? undefined : (ex: Exchange): void => void (ex.match?.source !== undefined && used.add(ex.match.source));
+    const onStored =
+      used === undefined ? undefined : (ex: Exchange): void => void (ex.match?.source !== undefined && used.add(ex.match.source));
     const store = tallyingStore(opts.store, opts.replayStore, entry.tally, onStored);
     const replay = opts.replay;
     const responders = replay.responders;

@@ -31,7 +31,8 @@ export function namesOfTest(test: TestId, tape: string): string[] {
 }
 
 function globToRegExp(glob: string): RegExp {
-  if (glob.trim() === '') throw new TapedeckError('BAD_ARGS', '--rerecord needs a pattern (a glob over test or tape names, e.g. "*celsius*")');
+  if (glob.trim() === '')
+    throw new TapedeckError('BAD_ARGS', '--rerecord needs a pattern (a glob over test or tape names, e.g. "*celsius*")');
   let out = '';
   let depth = 0;
   for (let i = 0; i < glob.length; i++) {
