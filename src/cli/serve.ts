@@ -5,7 +5,7 @@ import { createTestPattern } from '../proxy/test-pattern.js';
 import { startServe, type PrunedOrphans, type RunningServe, type ServeMode, type TapeReport } from '../proxy/serve.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
-import { parseExpect } from '../inspect/expected-calls.js';
+import { expectJudge, parseExpect } from '../inspect/expected-calls.js';
 import { parseAge } from '../tape/housekeeping.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringList, stringValue, type Command, type CommandContext } from './command.js';
@@ -14,7 +14,7 @@ import { parseOnMiss, parseThreshold, parseTiming } from './replay.js';
 import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './serve-options.js';
 import { withStore } from './store-options.js';
 import { untilStopped } from './until-stopped.js';
-import { notice, noticeLines, warning, type Said } from './notice.js';
+import { noticeLines, warning, type Said } from './notice.js';
 
 const MODES: readonly ServeMode[] = ['auto', 'record', 'replay', 'refresh'];
 
@@ -145,7 +145,7 @@ export const serveCommand: Command = {
           ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
         },
         ...(faults ? { faults: faults.planFor } : {}),
-        ...(expect ? { expect } : {}),
+        ...(expect ? { expect: expectJudge(expect) } : {}),
         ...(rerecord.length > 0 ? { rerecord } : {}),
         ...(maxAge ? { maxAge } : {}),
       });

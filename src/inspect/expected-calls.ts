@@ -102,3 +102,35 @@ export function renderMissing(missing: readonly MissingCall[], expectedCount: nu
 export function expectedCount(recorded: readonly Exchange[], spec: ExpectSpec): number {
   return recorded.filter((ex) => ex.notes?.session === undefined && expected(ex, spec)).length;
 }
+
+/** The verdict on one test's tape (`tapedeck serve --expect`): what was expected, what was never asked for, the report. */
+export interface ExpectVerdict {
+  /** Recorded calls of the expected kinds. */
+  expected: number;
+  /** Those never asked for, as `replay --expect` lists them. */
+  missing: { step: number; kind: string; target: string; args: string }[];
+  /** `unused recordings  N of M expected recorded call(s) never made`, then a line per call; empty when none is missing. */
+  report: string[];
+}
+
+/**
+ * `serve --expect`: how each replayed test's tape is judged when it is closed, given the recordings its answers came
+ * from; and the names the spec asks for (to warn of one no tape called).
+ */
+export function expectJudge(spec: ExpectSpec): {
+  judge(recorded: readonly Exchange[], used: ReadonlySet<string>): ExpectVerdict;
+  names: readonly string[];
+} {
+  return {
+    judge(recorded, used) {
+      const missing = missingCallsOf(recorded, used, spec);
+      const expected = expectedCount(recorded, spec);
+      return {
+        expected,
+        missing: missing.map(({ step, kind, target, args }) => ({ step, kind, target, args })),
+        report: missing.length === 0 ? [] : renderMissing(missing, expected),
+      };
+    },
+    names: [...spec.names],
+  };
+}

@@ -12,8 +12,8 @@ import type { Duplex } from 'node:stream';
 import { z } from 'zod';
 import type { FaultPlan } from '../engine/faults/fault-plan.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
-import type { ExpectSpec } from '../inspect/expected-calls.js';
 import { TestIdSchema } from '../tape/test-tape-name.js';
+import type { ExpectJudge } from './tape-expect.js';
 import { findOrphans, pruneOrphans, type PrunedOrphans } from './orphan-tapes.js';
 import { createTestPattern } from './test-pattern.js';
 import { createLogger, type Logger } from '../log.js';
@@ -62,8 +62,8 @@ export interface ServeOptions {
   replay: TapeRouterOptions['replay'];
   /** A fresh fault plan for each opening of a tape: each test's `call: N` counts within that test. */
   faults?: (tape: string) => FaultPlan;
-  /** The recorded calls each replayed test must make: checked when its tape is closed (`--expect`). */
-  expect?: ExpectSpec;
+  /** The recorded calls each replayed test must make, checked when its tape is closed (`--expect`: `expectJudge(spec)`). */
+  expect?: ExpectJudge;
   /** Globs over test names and tape names: those tests record their tape afresh, whatever the mode (`--rerecord`). */
   rerecord?: readonly string[];
   /** The oldest a tape may be (`--max-age`): older, it is recorded afresh (auto) or refused (replay). */

@@ -1,10 +1,10 @@
 /**
  * `serve --expect`: the contract of `replay --expect`, per test. Each opening of a replayed tape (one test, or one
  * attempt of a retried test) notes the recordings its answers came from; when the tape is closed (the helper ends
- * the test, or serve stops) the recorded calls of the expected kinds that no answer came from are the test's
- * missing calls, in `diff`'s words ("unused recordings"), as `replay --expect` prints them.
+ * the test, or serve stops) a judge (`inspect/expected-calls.ts`'s `expectJudge`, given by whoever starts serve:
+ * the proxy does not reach into inspect) lists the recorded calls of the expected kinds that no answer came from,
+ * in `diff`'s words ("unused recordings"), as `replay --expect` prints them.
  */
-import { expectedCount, missingCallsOf, renderMissing, type ExpectSpec } from '../inspect/expected-calls.js';
 import type { Exchange } from '../tape/schema.js';
 
 /** The verdict on one test's tape: what was expected, what was never asked for, and the report lines. */
@@ -17,14 +17,11 @@ export interface ExpectVerdict {
   report: string[];
 }
 
-export function expectVerdict(recorded: readonly Exchange[], used: ReadonlySet<string>, spec: ExpectSpec): ExpectVerdict {
-  const missing = missingCallsOf(recorded, used, spec);
-  const expected = expectedCount(recorded, spec);
-  return {
-    expected,
-    missing: missing.map(({ step, kind, target, args }) => ({ step, kind, target, args })),
-    report: missing.length === 0 ? [] : renderMissing(missing, expected),
-  };
+export interface ExpectJudge {
+  /** The verdict on a recording, given the ids of the recorded exchanges a test's answers came from. */
+  judge(recorded: readonly Exchange[], used: ReadonlySet<string>): ExpectVerdict;
+  /** The tool and model names the contract asks for by name. */
+  names: readonly string[];
 }
 
 /** The tool and model names a tape's recording called (to warn once about an `--expect` name no tape called). */

@@ -11,11 +11,10 @@
  */
 import type { FaultPlan } from '../engine/faults/fault-plan.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
-import type { ExpectSpec } from '../inspect/expected-calls.js';
 import type { Exchange } from '../tape/schema.js';
 import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { openProxySession, type ProxySession, type SessionContext, type SessionSpec } from './proxy-session.js';
-import { calledNames, expectVerdict, type ExpectVerdict } from './tape-expect.js';
+import { calledNames, type ExpectJudge, type ExpectVerdict } from './tape-expect.js';
 import { planOpening, type Freshness, type ServeMode } from './tape-freshness.js';
 import { tallyingStore, type TapeTally } from './tape-tally.js';
 import type { ReplayResponder } from './types.js';
@@ -47,8 +46,8 @@ export interface TapeRouterOptions {
   context: Omit<SessionContext, 'store'>;
   /** A fresh fault plan for each opening of a tape (`--faults`, `--fault`, `--seed`). */
   faults?: ((tape: string) => FaultPlan) | undefined;
-  /** `--expect`: the recorded calls each replayed tape's test must make. */
-  expect?: ExpectSpec | undefined;
+  /** `--expect`: how each replayed tape's test is judged on the recorded calls it made (`expectJudge`). */
+  expect?: ExpectJudge | undefined;
   /** Tapes recorded afresh (`--rerecord`) and the oldest a tape may be (`--max-age`). */
   freshness?: Freshness | undefined;
 }
@@ -204,7 +203,7 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
   /** `--expect`: the verdict on an opening (so far, or once closed). */
   const judge = (entry: Entry, slot: Slot): void => {
     if (opts.expect === undefined || slot.used === undefined || slot.session?.source === undefined) return;
-    entry.expect = expectVerdict(slot.session.source.exchanges, slot.used, opts.expect);
+    entry.expect = opts.expect.judge(slot.session.source.exchanges, slot.used);
   };
 
   /**
@@ -212,15 +211,15 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
    * missing, if the tape would have been replayed.
    */
   const judgeUnopened = async (name: string): Promise<TapeReport | undefined> => {
-    const spec = opts.expect;
-    if (spec === undefined || closed) return undefined;
+    const judge = opts.expect;
+    if (judge === undefined || closed) return undefined;
     const plan = await planOpening(name, opts.mode, fresh, opts.store).catch(() => undefined);
     if (plan?.mode !== 'replay' || !(await opts.store.has(name))) return undefined;
     const recorded = (await opts.store.load(name, { resolveFiles: false })).exchanges;
     for (const n of calledNames(recorded)) called.add(n);
     const entry = entryOf(name, 'replay');
     entry.opened.add('replay');
-    entry.expect = expectVerdict(recorded, new Set(), spec);
+    entry.expect = judge.judge(recorded, new Set());
     return reportOf(name, entry);
   };
 
@@ -335,7 +334,7 @@ export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
       if (fresh.maxAge === undefined || opts.mode !== 'replay' || slots.has(name)) return;
       await planOpening(name, opts.mode, fresh, opts.store);
     },
-    unknownExpectNames: () => [...(opts.expect?.names ?? [])].filter((n) => !called.has(n)),
+    unknownExpectNames: () => (opts.expect?.names ?? []).filter((n) => !called.has(n)),
   };
   return router;
 }

@@ -13,7 +13,7 @@ import { WebSocket } from 'ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFaultPlan } from '../../src/engine/faults/fault-plan.js';
 import { parseFaultRule } from '../../src/engine/faults/fault-rules.js';
-import { parseExpect } from '../../src/inspect/expected-calls.js';
+import { expectJudge, parseExpect } from '../../src/inspect/expected-calls.js';
 import { createLogger } from '../../src/log.js';
 import { createMcpResponder } from '../../src/proxy/mcp/responder.js';
 import { startServe, type ServeMode, type ServeOptions, type TapeReport } from '../../src/proxy/serve.js';
@@ -180,7 +180,7 @@ describe('serve --faults: a plan per test tape', () => {
 describe('serve --expect: the recorded calls each test must make', () => {
   it("judges a test's tape when it ends: in the answer to DELETE /@NAME and the report, in diff's words", async () => {
     await recordTapes({ alpha: ['first', 'second'], beta: ['only'], gamma: ['g'] });
-    const server = await startServe(serveOptions('replay', { expect: parseExpect('llm') }, 'http://127.0.0.1:9'));
+    const server = await startServe(serveOptions('replay', { expect: expectJudge(parseExpect('llm')) }, 'http://127.0.0.1:9'));
     let report: TapeReport[] = [];
     try {
       // alpha makes one of its two calls: the other is reported missing.
@@ -211,7 +211,7 @@ describe('serve --expect: the recorded calls each test must make', () => {
 
   it('judges a tape still open when serve stops; a recorded tape is not judged', async () => {
     await recordTapes({ alpha: ['first', 'second'] });
-    const server = await startServe(serveOptions('auto', { expect: parseExpect('all') }));
+    const server = await startServe(serveOptions('auto', { expect: expectJudge(parseExpect('all')) }));
     await ask(`${server.url}/@alpha/openai/v1`, 'second');
     await ask(`${server.url}/@fresh/openai/v1`, 'new');
     const report = await server.close();
