@@ -318,6 +318,8 @@ def test_a_suite_faults_expect_orphans_rerecord_and_max_age(pytester, upstream, 
         f"tapedeck: tape \"{FAHRENHEIT}\" is 40 days old (recorded {old[:10]}), older than --max-age 30d: "
         f"re-record it with TAPEDECK_RERECORD='{FAHRENHEIT}'"
     ) in stale.stdout.str()
+    # One line, no traceback.
+    assert "TapeTooOld" not in stale.stdout.str() and "plugin.py" not in stale.stdout.str()
     refreshed = run("--tapedeck-mode", "auto")
     refreshed.assert_outcomes(passed=2, skipped=1)
     assert re.search(rf"{FAHRENHEIT}\s+recorded 1 exchange\(s\) \(afresh: older than --max-age\)", refreshed.stdout.str())
