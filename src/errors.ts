@@ -25,6 +25,8 @@ const CODES = {
   TAPE_CORRUPT: { status: 500, type: 'tapedeck_tape_corrupt', rpc: RPC.internal },
   /** Recording to a tape that exists, without saying to overwrite or append. */
   TAPE_EXISTS: { status: 409, type: 'tapedeck_tape_exists', rpc: RPC.internal },
+  /** serve --max-age, replay mode: the tape was recorded longer ago than allowed (re-record it). */
+  TAPE_TOO_OLD: { status: 409, type: 'tapedeck_tape_too_old', rpc: RPC.internal },
   /** Writing to a tape after it was closed. */
   TAPE_CLOSED: { status: 500, type: 'tapedeck_tape_closed', rpc: RPC.internal },
   /** Another process is writing the tape (its lock file names the pid). */

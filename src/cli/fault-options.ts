@@ -28,6 +28,28 @@ export const FAULT_USAGE = [
 
 /** The run's fault plan, or undefined when no rule is given; the rules as the tape header and the start line name them. */
 export function faultPlanFrom(values: ParsedValues): { plan: FaultPlan; rules: string[] } | undefined {
+  const given = faultRulesFrom(values);
+  if (given === undefined) return undefined;
+  const plan = createFaultPlan(given.rules, given.seed === undefined ? {} : { seed: given.seed });
+  return { plan, rules: given.rules.map(describeRule) };
+}
+
+/**
+ * `serve`: a fault plan for each opening of a tape (each test's `call: N` counts within that test). With `--seed`,
+ * each tape's plan is seeded from the seed and the tape's name: a test gets the same faults every run, whatever
+ * the order its suite runs in, and two tests do not get the same draws.
+ */
+export function faultPlansFrom(values: ParsedValues): { planFor: (tape: string) => FaultPlan; rules: string[] } | undefined {
+  const given = faultRulesFrom(values);
+  if (given === undefined) return undefined;
+  const { rules, seed } = given;
+  return {
+    planFor: (tape) => createFaultPlan(rules, seed === undefined ? {} : { seed: (seed ^ fnv1a(tape)) >>> 0 }),
+    rules: rules.map(describeRule),
+  };
+}
+
+function faultRulesFrom(values: ParsedValues): { rules: FaultRule[]; seed?: number } | undefined {
   const file = stringValue(values, 'faults');
   const rules: FaultRule[] = [...(file === undefined ? [] : readFaultsFile(file)), ...stringList(values, 'fault').map(parseFaultRule)];
   const seedText = stringValue(values, 'seed');
@@ -37,8 +59,14 @@ export function faultPlanFrom(values: ParsedValues): { plan: FaultPlan; rules: s
     if (seedText !== undefined) throw new TapedeckError('BAD_ARGS', '--seed goes with --faults or --fault');
     return undefined;
   }
-  const plan = createFaultPlan(rules, seedText === undefined ? {} : { seed: Number(seedText) });
-  return { plan, rules: rules.map(describeRule) };
+  return { rules, ...(seedText === undefined ? {} : { seed: Number(seedText) }) };
+}
+
+/** FNV-1a over a string's UTF-16 units: a small, stable hash to mix a tape's name into a seed. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 export const EXPECT_USAGE = [

@@ -65,6 +65,11 @@ function expected(ex: Exchange, spec: ExpectSpec): boolean {
 export function missingCalls(recorded: readonly Exchange[], replay: readonly Exchange[], spec: ExpectSpec): MissingCall[] {
   const used = new Set<string>();
   for (const ex of replay) if (ex.match?.source !== undefined) used.add(ex.match.source);
+  return missingCallsOf(recorded, used, spec);
+}
+
+/** The same, given the ids of the recorded exchanges answers came from (what `tapedeck serve` tallies as it replays). */
+export function missingCallsOf(recorded: readonly Exchange[], used: ReadonlySet<string>, spec: ExpectSpec): MissingCall[] {
   const out: MissingCall[] = [];
   for (const step of toSteps(recorded)) {
     const ex = step.exchange;
@@ -96,4 +101,36 @@ export function renderMissing(missing: readonly MissingCall[], expectedCount: nu
 /** How many recorded calls the spec expects (the report's denominator). */
 export function expectedCount(recorded: readonly Exchange[], spec: ExpectSpec): number {
   return recorded.filter((ex) => ex.notes?.session === undefined && expected(ex, spec)).length;
+}
+
+/** The verdict on one test's tape (`tapedeck serve --expect`): what was expected, what was never asked for, the report. */
+export interface ExpectVerdict {
+  /** Recorded calls of the expected kinds. */
+  expected: number;
+  /** Those never asked for, as `replay --expect` lists them. */
+  missing: { step: number; kind: string; target: string; args: string }[];
+  /** `unused recordings  N of M expected recorded call(s) never made`, then a line per call; empty when none is missing. */
+  report: string[];
+}
+
+/**
+ * `serve --expect`: how each replayed test's tape is judged when it is closed, given the recordings its answers came
+ * from; and the names the spec asks for (to warn of one no tape called).
+ */
+export function expectJudge(spec: ExpectSpec): {
+  judge(recorded: readonly Exchange[], used: ReadonlySet<string>): ExpectVerdict;
+  names: readonly string[];
+} {
+  return {
+    judge(recorded, used) {
+      const missing = missingCallsOf(recorded, used, spec);
+      const expected = expectedCount(recorded, spec);
+      return {
+        expected,
+        missing: missing.map(({ step, kind, target, args }) => ({ step, kind, target, args })),
+        report: missing.length === 0 ? [] : renderMissing(missing, expected),
+      };
+    },
+    names: [...spec.names],
+  };
 }

@@ -3,11 +3,19 @@
  * and opened on first use (`tape-router.ts`). Each tape's requests go through the same record or replay session a
  * single-tape proxy builds (`proxy-session.ts`), with that tape's routes (a replayed tape's recorded routes), clock
  * and WebSocket sessions; the server listens like one (`listen.ts`). The test-runner helpers ask it which tape a
- * test has (`GET /@?file=...&name=...`, `test-tapes.ts`) and close a test's tape when the test is over (`DELETE /@NAME`).
+ * test has (`GET /@?file=...&name=...`, `test-tapes.ts`) and close a test's tape when the test is over (`DELETE /@NAME`;
+ * the answer carries the `--expect` verdict). At the end of a run a helper may claim the tests that did not run
+ * (`POST /@/tests`), then list or delete the orphan tapes (`GET` / `DELETE /@/orphans`, `orphan-tapes.ts`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { z } from 'zod';
+import type { FaultPlan } from '../engine/faults/fault-plan.js';
 import { isTapedeckError, TapedeckError } from '../errors.js';
+import { TestIdSchema } from '../tape/test-tape-name.js';
+import type { ExpectJudge } from './tape-expect.js';
+import { findOrphans, pruneOrphans, type PrunedOrphans } from './orphan-tapes.js';
+import { createTestPattern } from './test-pattern.js';
 import { createLogger, type Logger } from '../log.js';
 import type { OwnHosts } from '../own-hosts.js';
 import { detectLlmApi } from '../providers/detect.js';
@@ -32,6 +40,7 @@ import { sendError } from './sink.js';
 import { createUpgradeListener } from './ws/upgrade.js';
 
 export type { ServeMode, TapeReport } from './tape-router.js';
+export type { PrunedOrphans } from './orphan-tapes.js';
 
 export interface ServeOptions {
   mode: ServeMode;
@@ -52,6 +61,14 @@ export interface ServeOptions {
   /** Settings of the tapes recorded and of the tapes replayed (routes, redaction, matcher, responders, ...). */
   record: TapeRouterOptions['record'];
   replay: TapeRouterOptions['replay'];
+  /** A fresh fault plan for each opening of a tape: each test's `call: N` counts within that test. */
+  faults?: (tape: string) => FaultPlan;
+  /** The recorded calls each replayed test must make, checked when its tape is closed (`--expect`: `expectJudge(spec)`). */
+  expect?: ExpectJudge;
+  /** Globs over test names and tape names: those tests record their tape afresh, whatever the mode (`--rerecord`). */
+  rerecord?: readonly string[];
+  /** The oldest a tape may be (`--max-age`): older, it is recorded afresh (auto) or refused (replay). */
+  maxAge?: { ms: number; text: string };
 }
 
 export interface RunningServe {
@@ -62,6 +79,12 @@ export interface RunningServe {
   tapes(): TapeReport[];
   /** Stop accepting, end open streams, finish writing every tape; resolves to what each tape did. */
   close(): Promise<TapeReport[]>;
+  /** The recordings in the store that no test of this run opened, was given or claimed (after a complete run: orphans). */
+  orphans(): Promise<string[]>;
+  /** Delete them (only after a run that reached every test). */
+  pruneOrphans(): Promise<PrunedOrphans>;
+  /** `--expect` names no replayed tape's recording called. */
+  unknownExpectNames(): string[];
 }
 
 export async function startServe(opts: ServeOptions): Promise<RunningServe> {
@@ -70,6 +93,8 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
   const store = storeOf(opts);
   const dispatcher = proxyDispatcher(timeouts);
   const stopping = new Cancel();
+  const pattern = opts.rerecord !== undefined && opts.rerecord.length > 0 ? createTestPattern(opts.rerecord) : undefined;
+  const testTapes = createTestTapes(store, { rerecord: pattern });
   const router = createTapeRouter({
     mode: opts.mode,
     store,
@@ -77,13 +102,23 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     record: opts.record,
     replay: opts.replay,
     context: { dispatcher, stopping, log, timeouts },
+    faults: opts.faults,
+    expect: opts.expect,
+    freshness: {
+      rerecord: (tape) => testTapes.rerecords(tape) || pattern?.matches([tape]) === true,
+      maxAge: opts.maxAge,
+    },
   });
-  const testTapes = createTestTapes(store);
+  const used = (name: string): boolean => router.knows(name) || testTapes.belongsToTest(name) || name === opts.defaultTape;
+  const orphans = (): Promise<string[]> => findOrphans(store, used);
+  const prune = async (): Promise<PrunedOrphans> => pruneOrphans(store, await orphans());
   const withEarlier = (report: TapeReport[]): TapeReport[] => report.map((row) => withEarlierTape(row, testTapes));
   const listening = await listenProxy({ ...opts, log }, (own, forward) =>
     createServeFront({
       router,
       testTapes,
+      orphans,
+      prune,
       own,
       forward,
       log,
@@ -100,6 +135,9 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     host: listening.host,
     port: listening.port,
     tapes: () => withEarlier(router.report()),
+    orphans,
+    pruneOrphans: prune,
+    unknownExpectNames: () => router.unknownExpectNames(),
     close() {
       closing ??= (async () => {
         stopping.abort(shutdownReason());
@@ -134,6 +172,8 @@ function notFoundWithEarlier(tape: string, earlier: string): string {
 interface FrontOptions {
   router: ReturnType<typeof createTapeRouter>;
   testTapes: TestTapes;
+  orphans: () => Promise<string[]>;
+  prune: () => Promise<PrunedOrphans>;
   own: OwnHosts;
   forward: ForwardProxy;
   log: Logger;
@@ -146,9 +186,16 @@ interface FrontOptions {
 const CLOSE_TAPE = /^\/@[^/?#]+\/?$/;
 /** `GET /@?file=FILE&name=NAME...`: the tape of that test. */
 const TEST_TAPE = /^\/@\/?(\?|$)/;
+/** `GET /@/orphans`: the orphan tapes; `DELETE /@/orphans`: delete them. */
+const ORPHANS = /^\/@\/orphans\/?(\?.*)?$/;
+/** `POST /@/tests` `{"tests": [{file, names}]}`: tests of the run that may not have run; their tapes are no orphans. */
+const TESTS = /^\/@\/tests\/?(\?.*)?$/;
+/** The most a claim of tests may send (a suite of a hundred thousand tests is a few MB). */
+const MAX_CLAIM_BYTES = 32 * 1024 * 1024;
+const ClaimSchema = z.object({ tests: z.array(TestIdSchema) });
 
 /** The request and upgrade listeners: choose the tape, open its session, hand the request to that session's listeners. */
-function createServeFront({ router, testTapes, own, forward, log, defaultTape, drain }: FrontOptions): Front {
+function createServeFront({ router, testTapes, orphans, prune, own, forward, log, defaultTape, drain }: FrontOptions): Front {
   // Each session's listeners, built once: its routes, its handlers, its tape's clock.
   const fronts = new WeakMap<ProxySession, Front>();
   const frontOf = (session: ProxySession): Front => {
@@ -205,6 +252,8 @@ function createServeFront({ router, testTapes, own, forward, log, defaultTape, d
     if (refused !== undefined) throw refused;
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     const answer = await testTapes.tapeFor(query);
+    // A tape too old to replay (--max-age) fails its test at once, with the line that says how to refresh it.
+    await router.checkAge(answer.tape);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
   };
 
@@ -218,14 +267,40 @@ function createServeFront({ router, testTapes, own, forward, log, defaultTape, d
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tape: report ?? null }));
   };
 
+  /** `GET /@/orphans` lists the orphan tapes, `DELETE /@/orphans` deletes them; `POST /@/tests` claims tests. */
+  const ownApi = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused = hostRefusal(req.headers, { own, who: "one of tapedeck's own names" });
+    if (refused !== undefined) {
+      req.resume();
+      throw refused;
+    }
+    let answer: unknown;
+    if (TESTS.test(req.url ?? '')) {
+      if (req.method !== 'POST') throw notAllowed(req, 'POST');
+      const parsed = ClaimSchema.safeParse(await readJson(req));
+      if (!parsed.success)
+        throw new TapedeckError('BAD_ARGS', 'POST /@/tests takes {"tests": [{"file": FILE, "names": [SUITE..., TEST]}]}', { status: 400 });
+      answer = { tapes: testTapes.claim(parsed.data.tests) };
+    } else {
+      req.resume();
+      if (req.method === 'GET') answer = { orphans: await orphans() };
+      else if (req.method === 'DELETE') answer = await prune();
+      else throw notAllowed(req, 'GET, DELETE');
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+  };
+
   const request = (req: IncomingMessage, res: ServerResponse): void => {
     const toSelf = forward.targetOf(req) === undefined;
+    const url = req.url ?? '';
     const work =
-      toSelf && req.method === 'DELETE' && CLOSE_TAPE.test(req.url ?? '')
+      toSelf && req.method === 'DELETE' && CLOSE_TAPE.test(url)
         ? closeTape(req, res)
-        : toSelf && req.method === 'GET' && TEST_TAPE.test(req.url ?? '')
+        : toSelf && req.method === 'GET' && TEST_TAPE.test(url)
           ? answerTestTape(req, res)
-          : route(req).then((front) => front.request(req, res));
+          : toSelf && (ORPHANS.test(url) || TESTS.test(url))
+            ? ownApi(req, res)
+            : route(req).then((front) => front.request(req, res));
     work.then(
       () => undefined,
       (err: unknown) => {
@@ -246,6 +321,26 @@ function createServeFront({ router, testTapes, own, forward, log, defaultTape, d
     );
   };
   return { request, upgrade };
+}
+
+function notAllowed(req: IncomingMessage, allow: string): TapedeckError {
+  return new TapedeckError('METHOD_NOT_ALLOWED', `${req.method ?? ''} ${pathOf(req)}: allowed ${allow}`, { headers: { allow } });
+}
+
+/** A JSON body, bounded (a claim is the one body tapedeck's own API takes). */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_CLAIM_BYTES) throw new TapedeckError('BAD_REQUEST', `body over ${MAX_CLAIM_BYTES} bytes`, { status: 413 });
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new TapedeckError('PARSE_ERROR', 'the body is not JSON');
+  }
 }
 
 function asKnown(err: unknown, log: Logger): TapedeckError {

@@ -21,8 +21,11 @@ export function tally(counts: TapeTally, ex: Pick<Exchange, 'match'>): void {
   else counts.replayed++;
 }
 
+/** What else sees each stored exchange (the recordings a replay's answers came from, for `--expect`). */
+export type OnStored = (ex: Exchange) => void;
+
 /** A writer that tallies every exchange it stores (an open WebSocket session counts when it starts). */
-export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWriter {
+export function tallyingWriter(writer: TapeWriter, counts: TapeTally, onStored?: OnStored): TapeWriter {
   return {
     get path() {
       return writer.path;
@@ -43,11 +46,13 @@ export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWrite
     append: async (ex) => {
       const stored = await writer.append(ex);
       tally(counts, stored);
+      onStored?.(stored);
       return stored;
     },
     begin: async (ex) => {
       const open = await writer.begin(ex);
       tally(counts, open.exchange);
+      onStored?.(open.exchange);
       return open;
     },
     eventLines: (events) => writer.eventLines(events),
@@ -55,10 +60,10 @@ export function tallyingWriter(writer: TapeWriter, counts: TapeTally): TapeWrite
   };
 }
 
-/** `store`, but its writers tally into `counts`, and replay tapes are written to `replays`. */
-export function tallyingStore(store: TapeStore, replays: TapeStore, counts: TapeTally): TapeStore {
+/** `store`, but its writers tally into `counts` (and tell `onStored`), and replay tapes are written to `replays`. */
+export function tallyingStore(store: TapeStore, replays: TapeStore, counts: TapeTally, onStored?: OnStored): TapeStore {
   const openWriter = async (opts: WriterOptions): Promise<TapeWriter> =>
-    tallyingWriter(await (opts.header.mode === 'replay' ? replays : store).openWriter(opts), counts);
+    tallyingWriter(await (opts.header.mode === 'replay' ? replays : store).openWriter(opts), counts, onStored);
   return new Proxy(store, {
     get(target, key) {
       if (key === 'openWriter') return openWriter;

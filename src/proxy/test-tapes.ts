@@ -4,11 +4,14 @@
  * (`tape/test-tape-name.ts`). Two different tests that would get one tape in this run are refused, saying which. A
  * test whose tape does not exist yet, while the tape the earlier naming rule gave it does, is told so
  * (`"earlier": NAME`), and its tape's report line and a replay's "not found" say where that recording is.
+ * A test `--rerecord` names has its tape recorded afresh. Tests that did not run (skipped, filtered out) can be
+ * claimed in bulk at the end of a run (`POST /@/tests`), so that their tapes are not taken for orphans.
  */
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { validateTapeName } from '../tape/paths.js';
 import type { TapeStore } from '../tape/store.js';
 import { earlierTapeNameForTest, tapeNameForTest, TestIdSchema, type TestId } from '../tape/test-tape-name.js';
+import { namesOfTest, type TestPattern } from './test-pattern.js';
 
 export interface TestTape {
   tape: string;
@@ -21,12 +24,21 @@ export interface TestTapes {
   tapeFor(query: URLSearchParams): Promise<TestTape>;
   /** The earlier tape found for a tape given out, if any. */
   earlierOf(tape: string): string | undefined;
+  /** Note tests of the run (that may not have run): their tapes, and the earlier rule's, belong to a test. */
+  claim(tests: readonly TestId[]): string[];
+  /** Whether the tape is a test's of this run (given, or claimed), or the tape the earlier rule gave one. */
+  belongsToTest(tape: string): boolean;
+  /** Whether the test given this tape matched `--rerecord`. */
+  rerecords(tape: string): boolean;
 }
 
-export function createTestTapes(store: TapeStore): TestTapes {
+export function createTestTapes(store: TapeStore, opts: { rerecord?: TestPattern | undefined } = {}): TestTapes {
   // Which test each tape was given to in this run, and the earlier tapes found.
   const owners = new Map<string, string>();
   const earlier = new Map<string, string>();
+  // Tapes of tests claimed, with the earlier rule's names; tapes of tests --rerecord names.
+  const claimed = new Set<string>();
+  const rerecorded = new Set<string>();
 
   return {
     async tapeFor(query) {
@@ -46,12 +58,24 @@ export function createTestTapes(store: TapeStore): TestTapes {
           { status: 409, details: { tape } },
         );
       owners.set(tape, key);
+      claimed.add(earlierTapeNameForTest(test));
+      if (opts.rerecord?.matches(namesOfTest(test, tape)) === true) rerecorded.add(tape);
       const before = earlierTapeNameForTest(test);
       if (before !== tape && !earlier.has(tape) && !(await store.has(tape)) && (await existing(store, before))) earlier.set(tape, before);
       const found = earlier.get(tape);
       return { tape, ...(found !== undefined ? { earlier: found } : {}) };
     },
     earlierOf: (tape) => earlier.get(tape),
+    claim(tests) {
+      return tests.map((test) => {
+        const tape = tapeNameForTest(test);
+        claimed.add(tape);
+        claimed.add(earlierTapeNameForTest(test));
+        return tape;
+      });
+    },
+    belongsToTest: (tape) => owners.has(tape) || claimed.has(tape),
+    rerecords: (tape) => rerecorded.has(tape),
   };
 }
 

@@ -1,29 +1,45 @@
 /**
  * `tapedeck-proxy/vitest/global-setup`: one `tapedeck serve` for the whole test run, its URL provided to every test file
- * (`useTapedeck` picks it up). Mode and folder from `TAPEDECK_MODE` (auto by default; `replay` in CI) and
- * `TAPEDECK_DIR`; more serve flags in `TAPEDECK_SERVE_ARGS` (space-separated). With `TAPEDECK_URL` set, a running
- * serve is used and none is started.
+ * (`useTapedeck` picks it up). Its options from the environment (`serve-process.ts`'s `serveOptionsFromEnv`):
+ * `TAPEDECK_MODE` (auto by default; `replay` in CI), `TAPEDECK_DIR`, `TAPEDECK_EXPECT`, `TAPEDECK_FAULTS`,
+ * `TAPEDECK_SEED`, `TAPEDECK_RERECORD`, `TAPEDECK_MAX_AGE`, more flags in `TAPEDECK_SERVE_ARGS`. With `TAPEDECK_URL`
+ * set, a running serve is used and none is started. When the run ends, the orphan tapes are listed (deleted with
+ * `TAPEDECK_PRUNE_ORPHANS=1`) after a complete run only (`orphans.ts`).
  */
 import type { TestProject } from 'vitest/node';
-import { startServeProcess, type ServeProcess } from './serve-process.js';
+import { orphanReport } from './orphans.js';
+import { serveOptionsFromEnv, startServeProcess, type ServeProcess } from './serve-process.js';
 
 let running: ServeProcess | undefined;
+let url: string | undefined;
+let project: TestProject | undefined;
 
-export async function setup(project: TestProject): Promise<void> {
-  const given = process.env.TAPEDECK_URL || undefined;
-  if (given !== undefined) {
-    project.provide('tapedeckUrl', given);
+export async function setup(given: TestProject): Promise<void> {
+  project = given;
+  const external = process.env.TAPEDECK_URL || undefined;
+  if (external !== undefined) {
+    url = external;
+    given.provide('tapedeckUrl', external);
     return;
   }
-  const extra = process.env.TAPEDECK_SERVE_ARGS?.trim();
-  running = await startServeProcess({
-    ...(process.env.TAPEDECK_MODE ? { mode: process.env.TAPEDECK_MODE } : {}),
-    ...(extra ? { args: extra.split(/\s+/) } : {}),
-  });
-  project.provide('tapedeckUrl', running.url);
+  running = await startServeProcess(serveOptionsFromEnv());
+  url = running.url;
+  given.provide('tapedeckUrl', running.url);
 }
 
 export async function teardown(): Promise<void> {
-  await running?.stop();
-  running = undefined;
+  try {
+    if (project !== undefined && url !== undefined) {
+      const prune = ['1', 'true', 'yes'].includes((process.env.TAPEDECK_PRUNE_ORPHANS ?? '').trim().toLowerCase());
+      const lines = await orphanReport(project, url, prune).catch((err: unknown) => [
+        `tapedeck: orphan tapes not checked: ${(err as Error).message}`,
+      ]);
+      for (const line of lines) process.stderr.write(`${line}\n`);
+    }
+  } finally {
+    await running?.stop();
+    running = undefined;
+    url = undefined;
+    project = undefined;
+  }
 }

@@ -10,15 +10,21 @@
  *   const deck = useTapedeck();
  *   it('answers', async () => { const openai = new OpenAI(); ... deck.tape ... });
  *
- * Without either, `useTapedeck()` starts a `tapedeck serve` for its file. The variables are process-wide: tests of a
- * file that run concurrently (`it.concurrent`) should take `deck.urlFor(task)` (or `deck.env`) instead.
+ * Without either, `useTapedeck()` starts a `tapedeck serve` for its file (its options, then the environment's, as the
+ * global setup reads them). The variables are process-wide: tests of a file that run concurrently (`it.concurrent`)
+ * should take `deck.urlFor(task)` (or `deck.env`) instead.
+ *
+ * A test fails with serve's own words when its tape is too old to replay (`--max-age`: the line says how to refresh
+ * it), and when its tape is closed having missed recorded calls it was expected to make (`--expect`: the report in
+ * `diff`'s words, "unused recordings").
  */
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 import { agentEnv } from '../proxy/agent-env.js';
-import { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
+import type { TapeReport } from '../proxy/tape-router.js';
+import { serveOptionsFromEnv, startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
 import { testIdOf, testTapeName, type NamedTask } from './test-tape-name.js';
 
-export { startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
+export { serveOptionsFromEnv, startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
 export { testIdOf, testTapeName, type NamedTask } from './test-tape-name.js';
 
 declare module 'vitest' {
@@ -54,10 +60,32 @@ export async function askTapeName(serveUrl: string, task: NamedTask): Promise<st
   const id = testIdOf(task);
   const query = new URLSearchParams([['file', id.file], ...id.names.map((n) => ['name', n] as [string, string])]);
   const res = await fetch(`${serveUrl.replace(/\/+$/, '')}/@?${query.toString()}`);
-  const body = (await res.json().catch(() => ({}))) as { tape?: string; error?: { message?: string } };
+  const body = (await res.json().catch(() => ({}))) as { tape?: string; error?: { message?: string; type?: string } };
+  // Too old to replay (--max-age): serve's one line, which says how to refresh it, is the test's failure.
+  if (body.error?.type === 'tapedeck_tape_too_old') throw new TapedeckTestError(`tapedeck: ${body.error.message ?? ''}`);
   if (!res.ok || typeof body.tape !== 'string')
     throw new Error(`tapedeck: no tape for this test: ${body.error?.message ?? `tapedeck serve at ${serveUrl} answered ${res.status}`}`);
   return body.tape;
+}
+
+/** A test's failure tapedeck explains in its own words (no stack to read). */
+class TapedeckTestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TapedeckError';
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
+/**
+ * Close the tape of a test that is over (`DELETE /@NAME`); with `--expect`, the recorded calls it never made fail the
+ * test: serve's report, in `diff`'s words.
+ */
+export async function endTestTape(url: string, tape: string): Promise<void> {
+  const res = await fetch(url, { method: 'DELETE' }).catch(() => undefined);
+  const body = (await res?.json().catch(() => undefined)) as { tape?: TapeReport | null } | undefined;
+  const report = body?.tape?.expect?.report ?? [];
+  if (report.length > 0) throw new TapedeckTestError([`tapedeck --expect: this test's tape "${tape}":`, ...report].join('\n'));
 }
 
 export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
@@ -71,7 +99,7 @@ export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
   beforeAll(async () => {
     serveUrl = provided() || given;
     if (serveUrl === undefined) {
-      own = await startServeProcess(opts);
+      own = await startServeProcess({ ...serveOptionsFromEnv(), ...opts });
       serveUrl = own.url;
     }
   });
@@ -89,14 +117,15 @@ export function useTapedeck(opts: UseTapedeckOptions = {}): Tapedeck {
     current = { tape, url, env };
   });
   afterEach(async () => {
-    // The test is over: its tape is closed now (its file and lock given back), not when the run ends.
-    if (current !== undefined) await fetch(current.url, { method: 'DELETE' }).catch(() => undefined);
+    const ended = current;
     for (const [k, v] of saved) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
     saved.clear();
     current = undefined;
+    // The test is over: its tape is closed now (its file and lock given back), not when the run ends.
+    if (ended !== undefined) await endTestTape(ended.url, ended.tape);
   });
 
   const now = (): NonNullable<typeof current> => {

@@ -12,6 +12,16 @@ import type { TapeReport } from '../proxy/tape-router.js';
 export interface ServeProcessOptions {
   /** auto (default), record, replay or refresh. */
   mode?: string;
+  /** `--expect`: the recorded calls each replayed test must make (`all`, `llm`, `tools`, tool and model names). */
+  expect?: string;
+  /** `--faults FILE` and `--fault RULE`s: faults injected, a plan per test's tape; `--seed N`. */
+  faults?: string;
+  fault?: readonly string[];
+  seed?: number | string;
+  /** `--rerecord GLOB`: the tests it matches record their tape afresh while the others replay. */
+  rerecord?: string;
+  /** `--max-age AGE` (`30d`): an older tape is recorded afresh (auto) or fails its test (replay). */
+  maxAge?: string;
   /** The tape folder (default: serve's own default, ./tapes or TAPEDECK_DIR). */
   dir?: string;
   /** More `tapedeck serve` flags (`--route /x=URL`, `--config FILE`, ...). */
@@ -29,6 +39,42 @@ export interface ServeProcess {
   stop(): Promise<{ code: number | null; tapes: TapeReport[] }>;
 }
 
+/**
+ * The options the environment gives (what the global setup reads, and `useTapedeck` for a serve of its own):
+ * `TAPEDECK_MODE`, `TAPEDECK_EXPECT`, `TAPEDECK_FAULTS`, `TAPEDECK_SEED`, `TAPEDECK_RERECORD`, `TAPEDECK_MAX_AGE`,
+ * and more flags in `TAPEDECK_SERVE_ARGS` (space-separated). Empty means unset.
+ */
+export function serveOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ServeProcessOptions {
+  const get = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const extra = get('TAPEDECK_SERVE_ARGS');
+  const pairs: [keyof ServeProcessOptions, string | undefined][] = [
+    ['mode', get('TAPEDECK_MODE')],
+    ['expect', get('TAPEDECK_EXPECT')],
+    ['faults', get('TAPEDECK_FAULTS')],
+    ['seed', get('TAPEDECK_SEED')],
+    ['rerecord', get('TAPEDECK_RERECORD')],
+    ['maxAge', get('TAPEDECK_MAX_AGE')],
+  ];
+  return {
+    ...Object.fromEntries(pairs.filter(([, v]) => v !== undefined)),
+    ...(extra !== undefined ? { args: extra.split(/\s+/) } : {}),
+  };
+}
+
+/** The serve flags the options name. */
+function serveFlags(opts: ServeProcessOptions): string[] {
+  const flag = (name: string, value: string | number | undefined): string[] => (value === undefined ? [] : [`--${name}`, String(value)]);
+  return [
+    ...flag('mode', opts.mode),
+    ...flag('expect', opts.expect),
+    ...flag('faults', opts.faults),
+    ...(opts.fault ?? []).flatMap((r) => ['--fault', r]),
+    ...flag('seed', opts.seed),
+    ...flag('rerecord', opts.rerecord),
+    ...flag('max-age', opts.maxAge),
+  ];
+}
+
 /** The CLI next to this module: `dist/cli/main.js` in the package (run from source: `src/cli/main.ts` through tsx). */
 function cliCommand(): string[] {
   const built = fileURLToPath(new URL('../cli/main.js', import.meta.url));
@@ -43,7 +89,7 @@ export async function startServeProcess(opts: ServeProcessOptions = {}): Promise
     '--port',
     '0',
     '--json',
-    ...(opts.mode !== undefined ? ['--mode', opts.mode] : []),
+    ...serveFlags(opts),
     ...(opts.dir !== undefined ? ['--dir', opts.dir] : []),
     ...(opts.args ?? []),
   ];

@@ -10,6 +10,13 @@ The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for
 ``npx --yes tapedeck-proxy@VERSION``) with ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
 ``TAPEDECK_MODE`` (default auto), the folder from ``--tapedeck-dir`` / ``TAPEDECK_DIR``, more flags from
 ``TAPEDECK_SERVE_ARGS``. It is stopped (every tape finished) when the session ends; its report is printed.
+
+The suite's options (each an option, else the variable, else the ini setting): ``--tapedeck-expect`` (the recorded
+calls each replayed test must make: its test errors at teardown with serve's report, in ``diff``'s words),
+``--tapedeck-faults`` / ``--tapedeck-seed`` (faults, a plan per test), ``--tapedeck-rerecord`` (a glob: those tests
+record afresh while the others replay), ``--tapedeck-max-age`` (an older tape is recorded afresh in auto mode, fails
+its test in replay mode) and ``--tapedeck-prune-orphans``. After a complete session (``_Coverage``) the orphan tapes,
+recordings no test of the session has, are listed in the summary, and deleted when asked.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ def names_of(node: pytest.Item) -> Tuple[str, List[str]]:
     return file, names
 
 
+class TapeTooOld(RuntimeError):
+    """The test's tape is older than ``--max-age`` in replay mode; the message says how old and how to refresh it."""
+
+
 def tape_for(serve_url: str, file: str, names: Sequence[str]) -> str:
     """The tape ``tapedeck serve`` at ``serve_url`` gives the test (``GET /@?file=FILE&name=NAME...``)."""
     query = urlencode([("file", file)] + [("name", n) for n in names])
@@ -54,9 +65,12 @@ def tape_for(serve_url: str, file: str, names: Sequence[str]) -> str:
             return json.load(res)["tape"]
     except urllib.error.HTTPError as err:
         try:
-            message = json.load(err)["error"]["message"]
+            error = json.load(err)["error"]
+            message, kind = error["message"], error.get("type")
         except (ValueError, KeyError, TypeError):
-            message = f"tapedeck serve at {serve_url} answered {err.code}"
+            message, kind = f"tapedeck serve at {serve_url} answered {err.code}", None
+        if kind == "tapedeck_tape_too_old":
+            raise TapeTooOld(f"tapedeck: {message}") from None
         raise RuntimeError(f"tapedeck: no tape for this test: {message}") from None
     except (OSError, ValueError, KeyError) as err:
         raise RuntimeError(f"tapedeck: cannot ask tapedeck serve at {serve_url} for this test's tape: {err}") from None
@@ -85,13 +99,8 @@ class Tapedeck:
 class ServeProcess:
     """``tapedeck serve`` as a child process: started on a free port, stopped with SIGTERM, its report read."""
 
-    def __init__(self, command: List[str], mode: Optional[str], directory: Optional[str], extra: List[str]):
-        args = command + ["serve", "--port", "0", "--json"]
-        if mode:
-            args += ["--mode", mode]
-        if directory:
-            args += ["--dir", directory]
-        args += extra
+    def __init__(self, command: List[str], flags: List[str], extra: List[str]):
+        args = command + ["serve", "--port", "0", "--json"] + flags + extra
         self.args = args
         # A process group of its own, signalled whole on stop: `npx` does not pass SIGTERM on to tapedeck, which
         # would outlive the session (and keep its stdout, the report's pipe, open). No stdin: under `pytest -s` it
@@ -168,25 +177,174 @@ class ServeProcess:
         return code
 
 
+# The session's serve settings: (option, environment variable, ini setting, serve flag, help).
+_SETTINGS = [
+    ("--tapedeck-mode", "TAPEDECK_MODE", "tapedeck_mode", "--mode", "auto (default), record, replay or refresh"),
+    ("--tapedeck-dir", "TAPEDECK_DIR", "tapedeck_dir", "--dir", "the tape folder (default ./tapes)"),
+    (
+        "--tapedeck-expect",
+        "TAPEDECK_EXPECT",
+        "tapedeck_expect",
+        "--expect",
+        "the recorded calls each replayed test must make: all, llm, tools, or tool and model names (comma-separated)",
+    ),
+    ("--tapedeck-faults", "TAPEDECK_FAULTS", "tapedeck_faults", "--faults", "a YAML file of fault rules, a plan per test"),
+    ("--tapedeck-seed", "TAPEDECK_SEED", "tapedeck_seed", "--seed", "the seed of fault rules with a probability"),
+    (
+        "--tapedeck-rerecord",
+        "TAPEDECK_RERECORD",
+        "tapedeck_rerecord",
+        "--rerecord",
+        "a glob over test node ids or tape names: those tests record afresh while the others replay",
+    ),
+    (
+        "--tapedeck-max-age",
+        "TAPEDECK_MAX_AGE",
+        "tapedeck_max_age",
+        "--max-age",
+        "e.g. 30d: an older tape is recorded afresh (auto) or fails its test (replay)",
+    ),
+]
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tapedeck")
-    group.addoption("--tapedeck-mode", default=None, help="auto (default), record, replay or refresh (or TAPEDECK_MODE)")
-    group.addoption("--tapedeck-dir", default=None, help="the tape folder (or TAPEDECK_DIR; default ./tapes)")
+    for option, env, ini, _flag, text in _SETTINGS:
+        group.addoption(option, default=None, help=f"{text} (or {env}, or ini {ini})")
+        parser.addini(ini, f"tapedeck: {text}", default=None)
+    group.addoption(
+        "--tapedeck-prune-orphans",
+        action="store_true",
+        default=None,
+        help="after a complete session, delete the tapes no test has (or TAPEDECK_PRUNE_ORPHANS=1, or ini tapedeck_prune_orphans)",
+    )
+    parser.addini("tapedeck_prune_orphans", "tapedeck: after a complete session, delete the tapes no test has", type="bool", default=False)
+
+
+def _setting(config: pytest.Config, option: str, env: str, ini: str) -> Optional[str]:
+    """An option, else the environment variable, else the ini setting (empty is unset)."""
+    value = config.getoption(option) or os.environ.get(env) or config.getini(ini)
+    return (str(value).strip() or None) if value else None
+
+
+def _serve_flags(config: pytest.Config) -> List[str]:
+    flags: List[str] = []
+    for option, env, ini, flag, _text in _SETTINGS:
+        value = _setting(config, option, env, ini)
+        if value:
+            flags += [flag, value]
+    return flags
+
+
+def _prune_orphans(config: pytest.Config) -> bool:
+    if config.getoption("--tapedeck-prune-orphans"):
+        return True
+    env = os.environ.get("TAPEDECK_PRUNE_ORPHANS", "").strip().lower()
+    if env:
+        return env in ("1", "true", "yes")
+    return bool(config.getini("tapedeck_prune_orphans"))
+
+
+class _Coverage:
+    """
+    Whether the session reached every test it has: tapes of tests it left out would look like orphans. Partial: paths
+    or node ids named on the command line, a deselection (``-k``, ``-m``, ``--deselect``, ``--lf``), ``--lf`` or
+    ``--sw``, a collection error, a stop before the last test (``-x``, ``--maxfail``, Ctrl-C), ``--collect-only``, an
+    xdist worker. Registered as a plugin of its own (its hooks count), one per session.
+    """
+
+    def __init__(self) -> None:
+        self.deselected = 0
+        self.collect_errors = 0
+        self.started = 0
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors += 1
+
+    def pytest_runtest_logstart(self) -> None:
+        self.started += 1
+
+    def partial(self, session: pytest.Session) -> Optional[str]:
+        config = session.config
+        if hasattr(config, "workerinput"):
+            return "an xdist worker sees part of the session"
+        if getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS:
+            return "paths or tests named on the command line"
+        if self.deselected:
+            return f"{self.deselected} test(s) deselected"
+        if config.getoption("lf", default=False):
+            return "--lf"
+        if config.getoption("stepwise", default=False):
+            return "--sw"
+        if self.collect_errors:
+            return f"{self.collect_errors} collection error(s)"
+        if self.started < len(session.items):
+            return f"{self.started} of {len(session.items)} tests ran"
+        return None
+
+
+_COVERAGE = pytest.StashKey[_Coverage]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    coverage = _Coverage()
+    config.stash[_COVERAGE] = coverage
+    config.pluginmanager.register(coverage, "tapedeck-coverage")
+
+
+def _orphan_lines(session: pytest.Session, serve_url: str, prune: bool) -> List[str]:
+    """After a complete session: claim its tests (skipped ones too), then list or delete the orphan tapes."""
+    partial = session.config.stash[_COVERAGE].partial(session)
+    if partial is not None:
+        return [f"orphan tapes not deleted: a partial session ({partial}); pruning needs a complete one"] if prune else []
+    tests = [names_of(item) for item in session.items if "tapedeck" in getattr(item, "fixturenames", ())]
+    base = serve_url.rstrip("/")
+    body = json.dumps({"tests": [{"file": f, "names": n} for f, n in tests]}).encode()
+    try:
+        claim = urllib.request.Request(f"{base}/@/tests", data=body, method="POST", headers={"content-type": "application/json"})
+        urllib.request.urlopen(claim, timeout=60).close()
+        with urllib.request.urlopen(urllib.request.Request(f"{base}/@/orphans", method="DELETE" if prune else "GET"), timeout=60) as res:
+            answer = json.load(res)
+    except (OSError, ValueError) as err:
+        return [f"orphan tapes not checked: {err}"]
+    if prune:
+        removed, skipped = answer.get("removed", []), answer.get("skipped", [])
+        if not removed and not skipped:
+            return []
+        return (
+            [f"deleted {len(removed)} orphan tape(s): no test of this session has them"]
+            + [f"  {n}" for n in removed]
+            + [f"  {s['name']} not deleted: {s['reason']}" for s in skipped]
+        )
+    orphans = answer.get("orphans", [])
+    if not orphans:
+        return []
+    return [
+        f"{len(orphans)} orphan tape(s): no test of this session has them (--tapedeck-prune-orphans or TAPEDECK_PRUNE_ORPHANS=1 deletes them)"
+    ] + [f"  {n}" for n in orphans]
 
 
 @pytest.fixture(scope="session")
-def tapedeck_server(pytestconfig: pytest.Config) -> Iterator[str]:
+def tapedeck_server(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> Iterator[str]:
     """The URL of the session's ``tapedeck serve`` (``TAPEDECK_URL``, or one started for the session)."""
+    prune = _prune_orphans(pytestconfig)
     given = os.environ.get("TAPEDECK_URL")
     if given:
-        yield given
+        try:
+            yield given
+        finally:
+            pytestconfig.stash[_SUMMARY] = _orphan_lines(request.session, given, prune)
         return
-    mode = pytestconfig.getoption("--tapedeck-mode") or os.environ.get("TAPEDECK_MODE")
-    directory = pytestconfig.getoption("--tapedeck-dir") or os.environ.get("TAPEDECK_DIR")
     unavailable = ""
     try:
         command = find_command(os.environ, Path(pytestconfig.invocation_params.dir))
-        server: Optional[ServeProcess] = ServeProcess(command, mode, directory, shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", "")))
+        server: Optional[ServeProcess] = ServeProcess(
+            command, _serve_flags(pytestconfig), shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", ""))
+        )
     except TapedeckUnavailable as err:
         server, unavailable = None, str(err)
     if server is None:
@@ -195,12 +353,14 @@ def tapedeck_server(pytestconfig: pytest.Config) -> Iterator[str]:
     try:
         yield server.url
     finally:
+        # Torn down after the session's last test (its protocol started): the session is over, orphans can be told.
+        orphans = _orphan_lines(request.session, server.url, prune)
         code = server.stop()
         # Shown in the terminal summary (output of a fixture's teardown is captured).
         lines = [line.rstrip("\n") for line in server.stderr if line.strip()]
         if code != 0:
             lines.append(f"tapedeck serve exited with {code}")
-        pytestconfig.stash[_SUMMARY] = lines
+        pytestconfig.stash[_SUMMARY] = lines + [f"tapedeck: {line}" for line in orphans]
         pytestconfig.stash[_REPORT] = server.report
 
 
@@ -221,21 +381,31 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(line)
 
 
-def _close_tape(url: str) -> None:
-    """``DELETE /@NAME``: the test is over, its tape is closed now (file and lock given back)."""
+def _close_tape(url: str) -> Optional[dict]:
+    """``DELETE /@NAME``: the test is over, its tape is closed now (file and lock given back); its report row."""
     try:
-        urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
-    except OSError:
-        pass
+        with urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30) as res:
+            return json.load(res).get("tape")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @pytest.fixture
 def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tapedeck]:
-    """This test's tape, and the SDK base-URL variables pointing at it for the test's duration."""
-    tape = tape_for(tapedeck_server, *names_of(request.node))
+    """
+    This test's tape, and the SDK base-URL variables pointing at it for the test's duration. A tape too old to replay
+    (``--tapedeck-max-age``) errors the test at setup with serve's one line; recorded calls the test never made
+    (``--tapedeck-expect``) error it at teardown, with serve's report in ``diff``'s words.
+    """
+    try:
+        tape = tape_for(tapedeck_server, *names_of(request.node))
+    except TapeTooOld as err:
+        pytest.fail(str(err), pytrace=False)
     url = tape_url(tapedeck_server, tape)
     env = agent_env(url)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     yield Tapedeck(tape=tape, url=url, env=env)
-    _close_tape(url)
+    report = (_close_tape(url) or {}).get("expect") or {}
+    if report.get("report"):
+        pytest.fail("\n".join([f'tapedeck --expect: this test\'s tape "{tape}":'] + report["report"]), pytrace=False)

@@ -11,6 +11,7 @@ import re
 import shlex
 import subprocess
 import threading
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -206,3 +207,120 @@ def test_tests_whose_names_a_slug_confuses_get_tapes_of_their_own(pytester, upst
     assert "4 tape(s): 0 recorded, 4 replayed" in second.stdout.str()
     assert "missed 1" not in second.stdout.str()
     assert len(Echo.seen) == seen + 4
+
+
+# A suite whose tests change between sessions as a real one does (FIXTURE_* variables): a call dropped, a test skipped.
+SUITE = """
+import os
+import openai
+import pytest
+
+def ask(question):
+    client = openai.OpenAI(api_key="sk-pytest-SECRET-0123", max_retries=0)
+    answer = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": question}])
+    return answer.choices[0].message.content
+
+def first(question):
+    # FIXTURE_FAULTS=1: a rule rate-limits each test's first call (a plan per test), then the answer comes.
+    if os.environ.get("FIXTURE_FAULTS") == "1":
+        with pytest.raises(openai.RateLimitError):
+            ask(question)
+    return ask(question)
+
+class TestWeather:
+    def test_celsius(self, tapedeck):
+        assert first("celsius 1") == "echo: celsius 1"
+        if os.environ.get("FIXTURE_DROP") != "1":
+            assert ask("celsius 2") == "echo: celsius 2"
+
+    def test_fahrenheit(self, tapedeck):
+        assert first("fahrenheit") == "echo: fahrenheit"
+
+@pytest.mark.skipif(os.environ.get("FIXTURE_SKIP") == "1", reason="sometimes")
+def test_sometimes(tapedeck):
+    assert first("skipped") == "echo: skipped"
+"""
+
+CELSIUS = "test_suite/TestWeather/test_celsius"
+FAHRENHEIT = "test_suite/TestWeather/test_fahrenheit"
+GONE = "test_suite/test_since_deleted"
+
+
+def test_a_suite_faults_expect_orphans_rerecord_and_max_age(pytester, upstream, tmp_path, monkeypatch):
+    tapes = tmp_path / "tapes"
+    monkeypatch.delenv("TAPEDECK_URL", raising=False)
+    monkeypatch.setenv("TAPEDECK_COMMAND", COMMAND)
+    monkeypatch.setenv("TAPEDECK_DIR", str(tapes))
+    monkeypatch.setenv("TAPEDECK_SERVE_ARGS", f"--route /openai={upstream}")
+    for name in ("FIXTURE_FAULTS", "FIXTURE_DROP", "FIXTURE_SKIP", "TAPEDECK_EXPECT", "TAPEDECK_RERECORD", "TAPEDECK_MAX_AGE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(test_suite=SUITE)
+    run = lambda *args: pytester.runpytest_subprocess("-p", "pytest_tapedeck.plugin", "-p", "no:cacheprovider", *args)  # noqa: E731
+    seen = len(Echo.seen)
+
+    run().assert_outcomes(passed=3)
+    assert len(Echo.seen) == seen + 4
+    # A tape whose test is gone: an orphan.
+    header = json.loads((tapes / f"{CELSIUS}.jsonl").read_text().splitlines()[0])
+    (tapes / f"{GONE}.jsonl").write_text(json.dumps({**header, "name": GONE}) + "\n")
+
+    # Replayed with each test's first call rate-limited, celsius's second call dropped, one test skipped.
+    faults = tmp_path / "faults.yaml"
+    faults.write_text("faults:\n  - when: { api: openai, call: 1 }\n    then: { status: 429, retryAfter: 0 }\n")
+    monkeypatch.setenv("TAPEDECK_FAULTS", str(faults))
+    monkeypatch.setenv("FIXTURE_FAULTS", "1")
+    monkeypatch.setenv("FIXTURE_DROP", "1")
+    monkeypatch.setenv("FIXTURE_SKIP", "1")
+    contract = run("--tapedeck-mode", "replay", "--tapedeck-expect", "llm")
+    contract.assert_outcomes(passed=2, skipped=1, errors=1)
+    out = contract.stdout.str()
+    assert "ERROR at teardown of TestWeather.test_celsius" in out
+    assert f"tapedeck --expect: this test's tape \"{CELSIUS}\":\nunused recordings  1 of 2 expected recorded call(s) never made\n  step 1  LLM gpt-4o-mini" in out
+    # A complete session: the orphan listed, the skipped test's tape not.
+    assert "tapedeck: 1 orphan tape(s): no test of this session has them" in out
+    assert f"tapedeck:   {GONE}\n" in out
+    assert "test_sometimes" not in out.split("orphan tape(s)")[1]
+    assert len(Echo.seen) == seen + 4
+    monkeypatch.delenv("TAPEDECK_FAULTS")
+    monkeypatch.delenv("FIXTURE_FAULTS")
+
+    # A partial session (-k) deletes nothing, and says why.
+    partial = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans", "-k", "fahrenheit")
+    partial.assert_outcomes(passed=1, deselected=2)
+    assert "tapedeck: orphan tapes not deleted: a partial session (2 test(s) deselected)" in partial.stdout.str()
+    assert (tapes / f"{GONE}.jsonl").exists()
+
+    # TAPEDECK_RERECORD: celsius records afresh (live) while the others replay; the ini setting prunes the orphans.
+    pytester.makeini("[pytest]\ntapedeck_prune_orphans = true\n")
+    monkeypatch.setenv("TAPEDECK_RERECORD", "*::test_celsius")
+    rerecord = run("--tapedeck-mode", "replay")
+    rerecord.assert_outcomes(passed=2, skipped=1)
+    out = rerecord.stdout.str()
+    assert re.search(rf"{CELSIUS}\s+recorded 1 exchange\(s\) \(afresh: --rerecord\)", out), out
+    assert re.search(rf"{FAHRENHEIT}\s+replayed 1, missed 0", out), out
+    assert f"tapedeck: deleted 1 orphan tape(s): no test of this session has them\ntapedeck:   {GONE}\n" in out
+    assert len(Echo.seen) == seen + 5
+    assert sorted(p.relative_to(tapes).as_posix() for p in tapes.rglob("*.jsonl")) == sorted(
+        [f"{CELSIUS}.jsonl", f"{FAHRENHEIT}.jsonl", "test_suite/test_sometimes.jsonl"]
+    )
+    monkeypatch.delenv("TAPEDECK_RERECORD")
+
+    # TAPEDECK_MAX_AGE: an older tape errors its test in replay mode with one line; auto mode records it afresh.
+    path = tapes / f"{FAHRENHEIT}.jsonl"
+    lines = path.read_text().split("\n")
+    old = (datetime.now(timezone.utc) - timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    lines[0] = json.dumps({**json.loads(lines[0]), "createdAt": old})
+    path.write_text("\n".join(lines))
+    monkeypatch.setenv("TAPEDECK_MAX_AGE", "30d")
+    stale = run("--tapedeck-mode", "replay")
+    stale.assert_outcomes(passed=1, skipped=1, errors=1)
+    assert (
+        f"tapedeck: tape \"{FAHRENHEIT}\" is 40 days old (recorded {old[:10]}), older than --max-age 30d: "
+        f"re-record it with TAPEDECK_RERECORD='{FAHRENHEIT}'"
+    ) in stale.stdout.str()
+    # One line, no traceback.
+    assert "TapeTooOld" not in stale.stdout.str() and "plugin.py" not in stale.stdout.str()
+    refreshed = run("--tapedeck-mode", "auto")
+    refreshed.assert_outcomes(passed=2, skipped=1)
+    assert re.search(rf"{FAHRENHEIT}\s+recorded 1 exchange\(s\) \(afresh: older than --max-age\)", refreshed.stdout.str())
+    assert len(Echo.seen) == seen + 6
