@@ -2,11 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /**
- * Dependencies point one way: cli -> experiment / drift -> proxy / inspect -> engine -> replay -> providers -> tape (config sits beside providers,
+ * Dependencies point one way: cli -> experiment / drift -> run / serve -> front -> transports -> upstream -> http ->
+ * engine -> replay -> providers -> tape, with inspect beside the proxy's folders (config sits beside providers,
  * errors/log/version below everything). A folder may import its own layer and the layers under it, never one above
  * or a peer. `layer(files, forbidden)` fails the lint on an import of a forbidden folder, type imports included.
+ *
+ * The proxy's folders, by job: engine (the call, its answer, the one record builder, the exchange log, faults),
+ * http (the request and the response sink), upstream (live answers), transports (HTTP, MCP, stdio, WebSocket),
+ * front (the listener, routes, the forward proxy and CA, the server), run (wrapper mode, sandbox), serve (per test).
  */
-const ABOVE_TAPE = ['providers', 'config', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'];
+const PROXY = ['engine', 'http', 'upstream', 'transports', 'front', 'run', 'serve'];
+const ABOVE_TAPE = ['providers', 'config', 'replay', ...PROXY, 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'];
+const above = (...layers) => layers;
 const layer = (files, forbidden) => ({
   files,
   rules: {
@@ -58,14 +65,36 @@ export default tseslint.config(
   { files: ['eslint.config.js', 'vitest.config.ts', 'test/**/vitest.config.ts'], rules: { 'no-restricted-syntax': 'off' } },
   layer(['src/errors.ts', 'src/log.ts', 'src/version.ts', 'src/edit-distance.ts'], ['tape', ...ABOVE_TAPE]),
   layer(['src/tape/**'], ABOVE_TAPE),
-  layer(['src/providers/**'], ['config', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/config/**'], ['providers', 'replay', 'engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/replay/**'], ['engine', 'proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/providers/**'], ['config', 'replay', ...PROXY, 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/config/**'], ['providers', 'replay', ...PROXY, 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/replay/**'], [...PROXY, 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
   // The exchange engine: what every transport's calls go through (the call, its answer, the one record builder).
-  layer(['src/engine/**'], ['proxy', 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/proxy/**'], ['inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/inspect/**'], ['proxy', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
-  layer(['src/view/**', 'src/export/**'], ['proxy', 'experiment', 'drift', 'cli', 'demo']),
+  layer(
+    ['src/engine/**'],
+    [
+      ...above('http', 'upstream', 'transports', 'front', 'run', 'serve'),
+      'inspect',
+      'view',
+      'export',
+      'experiment',
+      'drift',
+      'cli',
+      'demo',
+    ],
+  ),
+  layer(
+    ['src/http/**'],
+    [...above('upstream', 'transports', 'front', 'run', 'serve'), 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'],
+  ),
+  layer(
+    ['src/upstream/**'],
+    [...above('transports', 'front', 'run', 'serve'), 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo'],
+  ),
+  layer(['src/transports/**'], [...above('front', 'run', 'serve'), 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/front/**'], [...above('run', 'serve'), 'inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/run/**', 'src/serve/**'], ['inspect', 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/inspect/**'], [...PROXY, 'view', 'export', 'experiment', 'drift', 'cli', 'demo']),
+  layer(['src/view/**', 'src/export/**'], [...PROXY, 'experiment', 'drift', 'cli', 'demo']),
   // experiment runs agents under replay and diffs the runs: above proxy and inspect, below cli.
   layer(['src/experiment/**'], ['view', 'export', 'drift', 'cli', 'demo']),
   // drift sends a tape's calls again (proxy's forwarding) and compares the answers: above proxy and inspect, below cli.

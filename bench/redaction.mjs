@@ -2,8 +2,8 @@
 // and the structural walk plus re-serialisation when the prefilter hits. A typical chat-completion exchange, without
 // a secret and with one in the prompt. Also the exact key of the same request (replay's per-request cost).
 // Run: npm run build && node bench/redaction.mjs
-import { createRedactor } from '../dist/tape/redact.js';
-import { createMarkerReplacer } from '../dist/tape/secrets.js';
+import { createRedactor } from '../dist/tape/redaction/redact.js';
+import { createMarkerReplacer } from '../dist/tape/redaction/secrets.js';
 import { serializeExchange } from '../dist/tape/serialize.js';
 import { exactKey } from '../dist/replay/exact-key.js';
 

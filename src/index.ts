@@ -71,15 +71,15 @@ export type {
   StoredBody,
   BlobSink,
 } from './tape/store.js';
-export { openStore, type StoreSpec } from './tape/open-store.js';
-export { createDirStore, type DirStoreOptions } from './tape/dir-store.js';
-export { createMemoryStore } from './tape/memory-store.js';
-export { copyTape, type CopiedTape } from './tape/copy-tape.js';
+export { openStore, type StoreSpec } from './tape/stores/open-store.js';
+export { createDirStore, type DirStoreOptions } from './tape/stores/dir-store.js';
+export { createMemoryStore } from './tape/stores/memory-store.js';
+export { copyTape, type CopiedTape } from './tape/stores/copy-tape.js';
 export { loadTape, readTape } from './tape/tape-reader.js';
 export { decodeBody, bodyJson, bodyText } from './tape/body.js';
-export { REDACTED, type RedactOptions } from './tape/redact.js';
+export { REDACTED, type RedactOptions } from './tape/redaction/redact.js';
 export type { TapeStats, ModelUsage } from './tape/stats.js';
-export { pruneTapes, type PruneOptions, type PruneResult } from './tape/housekeeping.js';
+export { pruneTapes, type PruneOptions, type PruneResult } from './tape/stores/housekeeping.js';
 export { TapedeckError, type ErrorCode } from './errors.js';
 export { createLogger, type Logger } from './log.js';
 
@@ -112,18 +112,18 @@ export type { EmbeddingsOptions } from './replay/semantic/embeddings.js';
 export { buildOverridePlan, type OverridePlan, type OverrideRule, type OverrideInputs } from './replay/override-targets.js';
 
 // --- proxy and running: record and replay servers, wrapper mode, tapes for test suites
-export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './proxy/server.js';
-export type { Timeouts, ForwardProxySettings } from './proxy/server.js';
-export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './proxy/types.js';
-export type { ExchangeLog } from './proxy/exchange-log.js';
-export { createMcpResponder, type McpResponderOptions } from './proxy/mcp/responder.js';
-export type { ResponseSink } from './proxy/sink.js';
-export { sendBody, sendJson, openSse, type PacedStream } from './proxy/sink-send.js';
-export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './proxy/run-under.js';
-export { agentEnv, type AgentEnvOptions } from './proxy/agent-env.js';
-export { sandboxLaunch, sandboxSupport } from './proxy/sandbox.js';
-export { startServe, type ServeOptions, type RunningServe, type ServeMode, type TapeReport } from './proxy/serve.js';
-export { TAPE_HEADER } from './proxy/tape-name.js';
+export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './front/server.js';
+export type { Timeouts, ForwardProxySettings } from './front/server.js';
+export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './http/types.js';
+export type { ExchangeLog } from './engine/exchange-log.js';
+export { createMcpResponder, type McpResponderOptions } from './transports/mcp/responder.js';
+export type { ResponseSink } from './http/sink.js';
+export { sendBody, sendJson, openSse, type PacedStream } from './http/sink-send.js';
+export { runUnder, type RunUnderOptions, type RunUnderResult, type Launch } from './run/run-under.js';
+export { agentEnv, type AgentEnvOptions } from './run/agent-env.js';
+export { sandboxLaunch, sandboxSupport } from './run/sandbox.js';
+export { startServe, type ServeOptions, type RunningServe, type ServeMode, type TapeReport } from './serve/serve.js';
+export { TAPE_HEADER } from './serve/tape-name.js';
 export { loadConfig, type Config } from './config/config.js';
 
 // --- inspect, diff, cost: steps, step state, debrief, listings, runs compared, prices
@@ -139,15 +139,15 @@ export {
   type TapeListingPage,
   type SummarizeOptions,
 } from './inspect/summary.js';
-export { diffTapes, diffRuns, runOf, type RunDiff, type DiffOptions, type Run } from './inspect/diff.js';
-export { renderDiff } from './inspect/diff-summary.js';
+export { diffTapes, diffRuns, runOf, type RunDiff, type DiffOptions, type Run } from './inspect/diff/diff.js';
+export { renderDiff } from './inspect/diff/diff-summary.js';
 export { styleFor, type Style } from './inspect/format.js';
-export { wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './inspect/similarity.js';
-export { embeddingSimilarity } from './inspect/embedding-similarity.js';
-export { pairedOutputs, type StepDelta } from './inspect/step-deltas.js';
-export type { ToolCallEntry, ToolEdit } from './inspect/tool-sequence.js';
+export { wordSimilarity, type OutputSimilarity, type SimilarityMethod } from './inspect/diff/similarity.js';
+export { embeddingSimilarity } from './inspect/diff/embedding-similarity.js';
+export { pairedOutputs, type StepDelta } from './inspect/diff/step-deltas.js';
+export type { ToolCallEntry, ToolEdit } from './inspect/diff/tool-sequence.js';
 export type { ConfigChange, RunConfig } from './inspect/run-config.js';
-export type { Ars, ArsBand } from './inspect/ars.js';
+export type { Ars, ArsBand } from './inspect/diff/ars.js';
 export { costOf, usageCost, createCostFn, createUsageCostFn, type CostFn, type UsageCostFn } from './inspect/cost.js';
 export { costReport, renderCostReport, type CostReport, type CostCall } from './inspect/cost-report.js';
 export { priceTable, modelFamilies, type ModelPrice, type PriceMap, type FamilyMap } from './config/prices.js';

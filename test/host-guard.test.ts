@@ -12,7 +12,7 @@ import { createLogger } from '../src/log.js';
 import { ownHosts } from '../src/own-hosts.js';
 import { createViewApp } from '../src/view/view-app.js';
 import { createOpenTapes } from '../src/view/open-tapes.js';
-import { createMemoryStore } from '../src/tape/memory-store.js';
+import { createMemoryStore } from '../src/tape/stores/memory-store.js';
 import { costFnFor, usageCostFnFor } from '../src/view/model.js';
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src');

@@ -1,5 +1,5 @@
-import { defaultCaDir, loadOrCreateCa } from '../proxy/ca.js';
-import type { Command } from './command.js';
+import { defaultCaDir, loadOrCreateCa } from '../front/ca.js';
+import type { Command } from './shared/command.js';
 
 export const caCommand: Command = {
   name: 'ca',

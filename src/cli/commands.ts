@@ -1,4 +1,4 @@
-import type { Command } from './command.js';
+import type { Command } from './shared/command.js';
 
 /**
  * Every CLI command by name, in the order `tapedeck --help` lists them. A command's module (and everything it needs:

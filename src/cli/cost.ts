@@ -2,11 +2,11 @@ import { priceTable } from '../config/prices.js';
 import { costReport, renderCostReport } from '../inspect/cost-report.js';
 import { styleFor } from '../inspect/format.js';
 import { TapedeckError } from '../errors.js';
-import { stringList, type Command } from './command.js';
-import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
-import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
+import { stringList, type Command } from './shared/command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
 
 export const costCommand: Command = {
   name: 'cost',

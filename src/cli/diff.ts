@@ -1,17 +1,17 @@
 import { isTapedeckError, TapedeckError } from '../errors.js';
-import { embeddingSimilarity } from '../inspect/embedding-similarity.js';
-import type { OutputSimilarity } from '../inspect/similarity.js';
-import { pairedOutputs } from '../inspect/step-deltas.js';
+import { embeddingSimilarity } from '../inspect/diff/embedding-similarity.js';
+import type { OutputSimilarity } from '../inspect/diff/similarity.js';
+import { pairedOutputs } from '../inspect/diff/step-deltas.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn } from '../inspect/cost.js';
-import { diffRuns, divergenceAt, runOf } from '../inspect/diff.js';
-import { renderDiff } from '../inspect/diff-summary.js';
-import { renderDiffMarkdown } from '../inspect/diff-markdown.js';
+import { diffRuns, divergenceAt, runOf } from '../inspect/diff/diff.js';
+import { renderDiff } from '../inspect/diff/diff-summary.js';
+import { renderDiffMarkdown } from '../inspect/diff/diff-markdown.js';
 import { styleFor } from '../inspect/format.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
-import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
-import { notice } from './notice.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './shared/store-options.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
+import { notice } from './shared/notice.js';
 
 export const diffCommand: Command = {
   name: 'diff',

@@ -9,11 +9,11 @@ import { TapedeckError } from '../errors.js';
 import { createCostFn } from '../inspect/cost.js';
 import { styleFor } from '../inspect/format.js';
 import { loadSideEffects } from '../replay/side-effects.js';
-import { stringList, stringValue, type Command, type ParsedValues } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
+import { stringList, stringValue, type Command, type ParsedValues } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
 
 export const driftCommand: Command = {
   name: 'drift',

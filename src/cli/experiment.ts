@@ -6,12 +6,12 @@ import { styleFor } from '../inspect/format.js';
 import { createLogger } from '../log.js';
 import { loadSideEffects } from '../replay/side-effects.js';
 import { routeSources } from '../config/config.js';
-import { stringList, stringValue, type Command } from './command.js';
+import { stringList, stringValue, type Command } from './shared/command.js';
 import { parseOverrides } from './replay.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
-import { layoutWidth, WIDTH_OPTIONS } from './width-options.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
+import { layoutWidth, WIDTH_OPTIONS } from './shared/width-options.js';
 
 export const experimentCommand: Command = {
   name: 'experiment',

@@ -2,11 +2,11 @@ import { writeFile } from 'node:fs/promises';
 import { isTapedeckError, TapedeckError } from '../errors.js';
 import { toHar } from '../export/har.js';
 import { otlpJson, pushOtlp, tapeSpans, tracesUrl } from '../export/otlp.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './store-options.js';
-import { redactUrlCredentials } from '../tape/url-credentials.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, loadTapeRef, STORE_OPTIONS, STORE_USAGE } from './shared/store-options.js';
+import { redactUrlCredentials } from '../tape/redaction/url-credentials.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
 
 export const exportCommand: Command = {
   name: 'export',

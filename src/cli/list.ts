@@ -4,12 +4,12 @@ import { createUsageCostFn } from '../inspect/cost.js';
 import { fit, formatCost, formatMs, styleFor } from '../inspect/format.js';
 import { listTapes, type TapeListing, type TapeSummary } from '../inspect/summary.js';
 import { visibleText } from '../inspect/visible-text.js';
-import { parseAge } from '../tape/housekeeping.js';
+import { parseAge } from '../tape/stores/housekeeping.js';
 import type { TapeQuery } from '../tape/store.js';
-import type { Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
-import { notice } from './notice.js';
+import type { Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
+import { notice } from './shared/notice.js';
 
 export const listCommand: Command = {
   name: 'list',

@@ -1,22 +1,22 @@
 import { TapedeckError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { createLiveStdioServer } from '../proxy/stdio/live.js';
-import { recordStdio } from '../proxy/stdio/record.js';
-import { replayStdio } from '../proxy/stdio/replay.js';
-import { defaultServerName } from '../proxy/stdio/exchange.js';
+import { createLiveStdioServer } from '../transports/stdio/live.js';
+import { recordStdio } from '../transports/stdio/record.js';
+import { replayStdio } from '../transports/stdio/replay.js';
+import { defaultServerName } from '../transports/stdio/exchange.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { loadSideEffects, policyForTape } from '../replay/side-effects.js';
-import { openTapeSession } from '../proxy/tape-session.js';
-import { sideEffectNotes } from './side-effect-notes.js';
+import { openTapeSession } from '../engine/tape-session.js';
+import { sideEffectNotes } from './shared/side-effect-notes.js';
 import { validateTapeName } from '../tape/paths.js';
 import type { LoadedTape } from '../tape/store.js';
-import { stringValue, type Command } from './command.js';
-import { matchingOptions } from './serve-options.js';
+import { stringValue, type Command } from './shared/command.js';
+import { matchingOptions } from './shared/serve-options.js';
 import { parseOnMiss } from './replay.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
-import { FAULT_OPTIONS, faultPlanFrom } from './fault-options.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
+import { FAULT_OPTIONS, faultPlanFrom } from './shared/fault-options.js';
 
 export const mcpStdioCommand: Command = {
   name: 'mcp-stdio',

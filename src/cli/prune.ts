@@ -1,8 +1,8 @@
 import { TapedeckError } from '../errors.js';
-import { parseAge, pruneTapes } from '../tape/housekeeping.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { notice } from './notice.js';
+import { parseAge, pruneTapes } from '../tape/stores/housekeeping.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
 
 export const pruneCommand: Command = {
   name: 'prune',

@@ -1,11 +1,11 @@
 import { TapedeckError } from '../errors.js';
-import { startProxy, type RecordOptions } from '../proxy/server.js';
-import { runWrapped } from './wrap.js';
-import type { Command } from './command.js';
-import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
-import { withStore } from './store-options.js';
-import { notice } from './notice.js';
-import { FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './fault-options.js';
+import { startProxy, type RecordOptions } from '../front/server.js';
+import { runWrapped } from './shared/wrap.js';
+import type { Command } from './shared/command.js';
+import { proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './shared/serve-options.js';
+import { withStore } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
+import { FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './shared/fault-options.js';
 
 export const recordCommand: Command = {
   name: 'record',

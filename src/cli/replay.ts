@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
-import { createLlmLiveResponder } from '../proxy/llm-live.js';
+import { createLlmLiveResponder } from '../transports/http/llm-live.js';
 import {
   buildOverridePlan,
   isLiveCall,
@@ -12,23 +12,23 @@ import {
 import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
-import { createMcpResponder } from '../proxy/mcp/responder.js';
+import { createMcpResponder } from '../transports/mcp/responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
-import type { OnMiss, Timing } from '../proxy/types.js';
-import { startProxy, type ReplayOptions, type RunningProxy } from '../proxy/server.js';
-import { runWrapped } from './wrap.js';
-import { withStore } from './store-options.js';
+import type { OnMiss, Timing } from '../http/types.js';
+import { startProxy, type ReplayOptions, type RunningProxy } from '../front/server.js';
+import { runWrapped } from './shared/wrap.js';
+import { withStore } from './shared/store-options.js';
 import { validateTapeName } from '../tape/paths.js';
 import { loadMocks } from '../replay/mocks.js';
-import { createHttpMockResponder } from '../proxy/http-mock.js';
+import { createHttpMockResponder } from '../transports/http/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
 import { STREAM_METHOD } from '../providers/mcp.js';
-import { renamedList, stringList, stringValue, type Command, type ParsedValues } from './command.js';
-import { sideEffectNotes } from './side-effect-notes.js';
-import { noticeLines, warning, type Said } from './notice.js';
-import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './serve-options.js';
-import { checkExpected, EXPECT_USAGE, expectFrom, FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './fault-options.js';
+import { renamedList, stringList, stringValue, type Command, type ParsedValues } from './shared/command.js';
+import { sideEffectNotes } from './shared/side-effect-notes.js';
+import { noticeLines, warning, type Said } from './shared/notice.js';
+import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './shared/serve-options.js';
+import { checkExpected, EXPECT_USAGE, expectFrom, FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './shared/fault-options.js';
 
 export const replayCommand: Command = {
   name: 'replay',

@@ -1,7 +1,7 @@
 import { TapedeckError } from '../errors.js';
 import type { ResolvedTape } from '../tape/store.js';
-import type { Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import type { Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
 
 export const rmCommand: Command = {
   name: 'rm',

@@ -3,10 +3,10 @@ import { isTapedeckError, type ErrorCode, type TapedeckError } from '../errors.j
 import { styleFor, type Style } from '../inspect/format.js';
 import { VERSION } from '../version.js';
 import { COMMANDS, loadAllCommands } from './commands.js';
-import { closestName, explainFlagError } from './flag-errors.js';
-import { notice } from './notice.js';
+import { closestName, explainFlagError } from './shared/flag-errors.js';
+import { notice } from './shared/notice.js';
 import type { Writable } from 'node:stream';
-import type { Command, OptionsConfig, ParsedValues } from './command.js';
+import type { Command, OptionsConfig, ParsedValues } from './shared/command.js';
 
 /** What a person at the command line can do about an error the library reports (the library names no flags). */
 const HINTS: Partial<Record<ErrorCode, string>> = {

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { scanTape, type SecretFinding } from '../tape/scan.js';
-import { createSecretDetector } from '../tape/secrets.js';
+import { scanTape, type SecretFinding } from '../tape/redaction/scan.js';
+import { createSecretDetector } from '../tape/redaction/secrets.js';
 import type { ResolvedTape } from '../tape/store.js';
-import type { Command } from './command.js';
+import type { Command } from './shared/command.js';
 import { styleFor } from '../inspect/format.js';
-import { notice } from './notice.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
+import { notice } from './shared/notice.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
 
 export const scanCommand: Command = {
   name: 'scan',

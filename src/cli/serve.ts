@@ -1,20 +1,20 @@
 import { TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { createMcpResponder } from '../proxy/mcp/responder.js';
-import { createTestPattern } from '../proxy/test-pattern.js';
-import { startServe, type PrunedOrphans, type RunningServe, type ServeMode, type TapeReport } from '../proxy/serve.js';
+import { createMcpResponder } from '../transports/mcp/responder.js';
+import { createTestPattern } from '../serve/test-pattern.js';
+import { startServe, type PrunedOrphans, type RunningServe, type ServeMode, type TapeReport } from '../serve/serve.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
 import { expectJudge, parseExpect } from '../inspect/expected-calls.js';
-import { parseAge } from '../tape/housekeeping.js';
+import { parseAge } from '../tape/stores/housekeeping.js';
 import { validateTapeName } from '../tape/paths.js';
-import { stringList, stringValue, type Command, type CommandContext } from './command.js';
-import { FAULT_OPTIONS, FAULT_USAGE, faultPlansFrom } from './fault-options.js';
+import { stringList, stringValue, type Command, type CommandContext } from './shared/command.js';
+import { FAULT_OPTIONS, FAULT_USAGE, faultPlansFrom } from './shared/fault-options.js';
 import { parseOnMiss, parseThreshold, parseTiming } from './replay.js';
-import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './serve-options.js';
-import { withStore } from './store-options.js';
-import { untilStopped } from './until-stopped.js';
-import { noticeLines, warning, type Said } from './notice.js';
+import { matchingOptions, proxyBase, serveSettings, SERVE_OPTIONS } from './shared/serve-options.js';
+import { withStore } from './shared/store-options.js';
+import { untilStopped } from './shared/until-stopped.js';
+import { noticeLines, warning, type Said } from './shared/notice.js';
 
 const MODES: readonly ServeMode[] = ['auto', 'record', 'replay', 'refresh'];
 

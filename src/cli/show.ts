@@ -4,11 +4,11 @@ import { fit, styleFor } from '../inspect/format.js';
 import { inspectTape } from '../inspect/load.js';
 import { failingSteps, renderStepState, stepState } from '../inspect/step-state.js';
 import { renderTimeline, timelineRow } from '../inspect/timeline.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './width-options.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
-import { notice } from './notice.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
+import { notice } from './shared/notice.js';
 
 export const showCommand: Command = {
   name: 'show',

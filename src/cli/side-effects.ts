@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { renderSideEffectsFile, suggestSideEffects } from '../replay/side-effects-init.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { notice } from './notice.js';
-import { requiredTape, TAPE_OPTION } from './tape-arg.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
+import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
 
 export const sideEffectsCommand: Command = {
   name: 'side-effects',

@@ -4,14 +4,14 @@
  * and every target checked before anything is copied; an existing tape is refused unless --overwrite.
  */
 import { TapedeckError } from '../errors.js';
-import { indexKey } from '../proxy/tape-session.js';
-import { copyTape } from '../tape/copy-tape.js';
-import { createDirStore } from '../tape/dir-store.js';
-import { openStore } from '../tape/open-store.js';
+import { indexKey } from '../engine/tape-session.js';
+import { copyTape } from '../tape/stores/copy-tape.js';
+import { createDirStore } from '../tape/stores/dir-store.js';
+import { openStore } from '../tape/stores/open-store.js';
 import type { ResolvedTape, TapeStore } from '../tape/store.js';
-import { stringValue, type Command, type CommandContext } from './command.js';
-import { commandConfig } from './store-options.js';
-import { notice } from './notice.js';
+import { stringValue, type Command, type CommandContext } from './shared/command.js';
+import { commandConfig } from './shared/store-options.js';
+import { notice } from './shared/notice.js';
 
 const OPTIONS = {
   dir: { type: 'string' },

@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { TapedeckError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startViewer } from '../view/viewer.js';
-import { stringValue, type Command } from './command.js';
-import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './store-options.js';
-import { untilStopped } from './until-stopped.js';
-import { notice } from './notice.js';
-import { tapeArgument, TAPE_OPTION } from './tape-arg.js';
+import { stringValue, type Command } from './shared/command.js';
+import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
+import { untilStopped } from './shared/until-stopped.js';
+import { notice } from './shared/notice.js';
+import { tapeArgument, TAPE_OPTION } from './shared/tape-arg.js';
 
 export const viewCommand: Command = {
   name: 'view',

@@ -4,8 +4,8 @@
  * every answer matches, and diffs the two tapes (identical).
  */
 import path from 'node:path';
-import { startProxy } from '../proxy/server.js';
-import { diffTapes } from '../inspect/diff.js';
+import { startProxy } from '../front/server.js';
+import { diffTapes } from '../inspect/diff/diff.js';
 import { loadTape, readTape } from '../tape/tape-reader.js';
 import { startScriptedLlm } from './scripted-llm.js';
 

@@ -4,7 +4,7 @@
  * required argument breaking, another input schema notable), a tool result's text, the server's version.
  */
 import stringify from 'fast-json-stable-stringify';
-import { textSimilarity } from '../inspect/similarity.js';
+import { textSimilarity } from '../inspect/diff/similarity.js';
 import { shorten } from '../inspect/format.js';
 import type { Exchange } from '../tape/schema.js';
 import { shapeFinding, type Finding, type Severity, type Thresholds } from './finding.js';

@@ -9,14 +9,14 @@
  * - noise: what changes every call (a reworded answer above the threshold, token counts, keep-alives).
  */
 import stringify from 'fast-json-stable-stringify';
-import { argsHash, normalizeArgs } from '../inspect/tool-sequence.js';
-import { textSimilarity } from '../inspect/similarity.js';
+import { argsHash, normalizeArgs } from '../inspect/diff/tool-sequence.js';
+import { textSimilarity } from '../inspect/diff/similarity.js';
 import { shorten } from '../inspect/format.js';
 import type { CostFn } from '../inspect/cost.js';
 import { bodyJson, decodeBody } from '../tape/body.js';
 import { isStreamed } from '../tape/sse.js';
 import { modelIn, type StreamRead } from './stream-read.js';
-import { isEventStream } from '../proxy/headers.js';
+import { isEventStream } from '../http/headers.js';
 import type { Body, Exchange } from '../tape/schema.js';
 import { compareShapes, shapeOf } from './shape.js';
 import { shapeFinding, type Add, type Finding, type Severity, type Thresholds } from './finding.js';

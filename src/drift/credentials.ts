@@ -7,7 +7,7 @@
  */
 import { adapterFor } from '../providers/registry.js';
 import type { ApiCredential } from '../providers/types.js';
-import { REDACTED } from '../tape/redact.js';
+import { REDACTED } from '../tape/redaction/redact.js';
 import type { Exchange, Route } from '../tape/schema.js';
 import { keyDestination, type KeyDestinations } from './key-hosts.js';
 

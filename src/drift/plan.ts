@@ -4,7 +4,7 @@
  * side-effect tool, never a plain HTTP call, never a server stream. The preflight says how many calls go to which
  * hosts and what they will cost by the recorded usage and the price table.
  */
-import { stepLabel } from '../inspect/diff.js';
+import { stepLabel } from '../inspect/diff/diff.js';
 import { orderExchanges, Step } from '../inspect/steps.js';
 import type { CostFn } from '../inspect/cost.js';
 import type { SideEffectsFile } from '../replay/side-effects.js';

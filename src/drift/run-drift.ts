@@ -11,7 +11,7 @@ import type { CostFn } from '../inspect/cost.js';
 import type { SideEffectsFile } from '../replay/side-effects.js';
 import { readEvents } from '../tape/event-file.js';
 import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
-import type { RedactOptions } from '../tape/redact.js';
+import type { RedactOptions } from '../tape/redaction/redact.js';
 import type { Exchange, Route } from '../tape/schema.js';
 import type { TapeStore } from '../tape/store.js';
 import { compareCall, type CallSide } from './compare.js';

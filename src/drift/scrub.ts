@@ -4,7 +4,7 @@
  * meanings by field name and value rules, `tape/redact.ts`), and every key drift itself sent is replaced wherever it
  * comes back: an upstream that echoes the key in an error puts it in the answer, and from there into a finding.
  */
-import { createRedactor, REDACTED, type RedactOptions } from '../tape/redact.js';
+import { createRedactor, REDACTED, type RedactOptions } from '../tape/redaction/redact.js';
 import type { Exchange } from '../tape/schema.js';
 
 export interface Scrubber {

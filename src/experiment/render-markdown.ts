@@ -3,7 +3,7 @@
  * how many failed, the best configuration by score), then one row per run, then folded details: why each run parts
  * from the original, blocked calls, failures, run-to-run variance, the saved tapes.
  */
-import { divergenceAt } from '../inspect/diff.js';
+import { divergenceAt } from '../inspect/diff/diff.js';
 import { formatCost, formatMs } from '../inspect/format.js';
 import { MARK, mdCell, mdDetails, mdSigned, mdTable, mdText } from '../inspect/markdown.js';
 import type { ExperimentResult } from './run-experiment.js';

@@ -1,5 +1,5 @@
 /** An experiment as one table: per run, its configuration, score, ARS, first divergence, tool edits and deltas. */
-import { divergenceAt } from '../inspect/diff.js';
+import { divergenceAt } from '../inspect/diff/diff.js';
 import { fit, formatCost, formatMs, wrapText, type Style } from '../inspect/format.js';
 import type { ExperimentResult } from './run-experiment.js';
 

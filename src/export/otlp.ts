@@ -19,7 +19,7 @@ import { isSessionResponse } from '../providers/sessions/expand.js';
 import { VERSION } from '../version.js';
 import { timelineOf } from '../view/model.js';
 import { spanShape } from './otel-attributes.js';
-import { redactUrlCredentials } from '../tape/url-credentials.js';
+import { redactUrlCredentials } from '../tape/redaction/url-credentials.js';
 
 /**
  * The semantic conventions followed: 1.41.0, the last release that carried the GenAI and MCP conventions before

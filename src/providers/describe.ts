@@ -6,7 +6,7 @@
 import type { Logger } from '../log.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning, RequestRecord, SseEvent } from '../tape/schema.js';
-import type { NewExchange } from '../tape/tape-writer.js';
+import type { NewExchange } from '../tape/stores/tape-writer.js';
 import { finishTool, newAnswer, answerError } from './answer.js';
 import { detectAdapter } from './detect.js';
 import { isObj, str } from './json.js';
@@ -55,7 +55,7 @@ function toolNames(tools: unknown): string[] {
 }
 
 /**
- * What is already known of a request's meaning (`proxy/request-meaning.ts` computes it once per request): its LLM
+ * What is already known of a request's meaning (`http/request-meaning.ts` computes it once per request): its LLM
  * request side, or undefined when it is not an LLM call. Describing with it detects nothing again.
  */
 export interface KnownRequestSide {

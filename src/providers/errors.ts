@@ -4,8 +4,8 @@
  * `{error:{code,type,message}}` for everything else (the viewer, a route that is no LLM API), over MCP as a JSON-RPC
  * error or, for a tool call the agent should read and carry on from, as a tool result with `isError`. Callers pick
  * the shape; the status, headers and body come from here, and reach the client through {@link errorResponse} (fetch),
- * `sendError` (a node response, `proxy/sink.ts`), `sendErrorAnswer` (a response sink, `proxy/sink-send.ts`) or
- * `refuseRaw` (a raw socket, `proxy/raw-answer.ts`).
+ * `sendError` (a node response, `http/sink.ts`), `sendErrorAnswer` (a response sink, `http/sink-send.ts`) or
+ * `refuseRaw` (a raw socket, `http/raw-answer.ts`).
  */
 import type { TapedeckError } from '../errors.js';
 import { rpcError, type Message, type RequestId } from './mcp.js';

@@ -8,7 +8,7 @@
  */
 import { TapedeckError } from '../errors.js';
 import type { SseEvent } from '../tape/schema.js';
-import type { NewExchange } from '../tape/tape-writer.js';
+import type { NewExchange } from '../tape/stores/tape-writer.js';
 import { looksLikeRpc, progressToken, validateRpc, type JSONRPCMessage, type Message, type RequestId } from './mcp.js';
 import { JsonTooDeepError, parseJson } from '../tape/json-depth.js';
 

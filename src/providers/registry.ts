@@ -4,13 +4,13 @@
  */
 import { anthropic } from './anthropic.js';
 import { gemini } from './gemini.js';
-import { openaiChat } from './openai-chat.js';
-import { openaiCompletions } from './openai-completions.js';
-import { openaiEmbeddings } from './openai-embeddings.js';
-import { openaiResponses } from './openai-responses.js';
+import { openaiChat } from './openai/openai-chat.js';
+import { openaiCompletions } from './openai/openai-completions.js';
+import { openaiEmbeddings } from './openai/openai-embeddings.js';
+import { openaiResponses } from './openai/openai-responses.js';
 import { geminiLive } from './sessions/gemini-live.js';
 import { openaiRealtime } from './sessions/openai-realtime.js';
-import { addSecretHeaders } from '../tape/secret-headers.js';
+import { addSecretHeaders } from '../tape/redaction/secret-headers.js';
 import type { LlmApi, LlmProvider, ProviderAdapter, ProviderInfo } from './types.js';
 
 const adapters: ProviderAdapter[] = [

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import stringify from 'fast-json-stable-stringify';
 import { bodyJson, bodyText } from '../tape/body.js';
 import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
-import { isSecretQueryName, secretQueryMatcher } from '../tape/secret-query.js';
+import { isSecretQueryName, secretQueryMatcher } from '../tape/redaction/secret-query.js';
 import type { Body } from '../tape/schema.js';
-import { createSecretDetector, type SecretDetector } from '../tape/secrets.js';
+import { createSecretDetector, type SecretDetector } from '../tape/redaction/secrets.js';
 
 /** The request fields a key is computed from (a subset of an exchange). */
 export interface KeyedRequest {

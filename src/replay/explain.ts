@@ -1,7 +1,7 @@
 import { bodyJson, bodyText } from '../tape/body.js';
 import type { Exchange } from '../tape/schema.js';
-import { secretQueryMatcher } from '../tape/secret-query.js';
-import { REDACTED_PLACEHOLDER, type SecretDetector } from '../tape/secrets.js';
+import { secretQueryMatcher } from '../tape/redaction/secret-query.js';
+import { REDACTED_PLACEHOLDER, type SecretDetector } from '../tape/redaction/secrets.js';
 import { stripFields, DEFAULT_IGNORED_FIELDS, DEFAULT_SECRETS, withoutSecrets, type KeyedRequest } from './exact-key.js';
 
 export interface Candidate {

@@ -7,7 +7,7 @@
  */
 import { frameBytes, frameJson } from '../tape/frame.js';
 import type { WsFrame } from '../tape/schema.js';
-import type { SecretDetector } from '../tape/secrets.js';
+import type { SecretDetector } from '../tape/redaction/secrets.js';
 
 type Id = string | number;
 

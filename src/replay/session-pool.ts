@@ -7,8 +7,8 @@
  * another order), it moves to that one; when none matches, it is a miss.
  */
 import type { Exchange, WsFrame } from '../tape/schema.js';
-import { isSecretQueryName } from '../tape/secret-query.js';
-import type { SecretDetector } from '../tape/secrets.js';
+import { isSecretQueryName } from '../tape/redaction/secret-query.js';
+import type { SecretDetector } from '../tape/redaction/secrets.js';
 import { bindIds, compareFrame, newIdMap, withNewIds, type IdMap } from './frame-match.js';
 
 /** One client message of a recording and the server messages that followed it (until the next client message). */

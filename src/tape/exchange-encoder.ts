@@ -6,11 +6,11 @@
  * holds the same record.
  */
 import { createHash } from 'node:crypto';
-import { createRedactor, type RedactOptions } from './redact.js';
+import { createRedactor, type RedactOptions } from './redaction/redact.js';
 import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type SseEvent, type TapeHeader, type WsFrame } from './schema.js';
 import { eventLines } from './event-file.js';
 import { VERSION } from '../version.js';
-import { createMarkerReplacer } from './secrets.js';
+import { createMarkerReplacer } from './redaction/secrets.js';
 import { serializeExchange, serializeLine, type SerializedLine } from './serialize.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import type { NewExchange, StoredBody, WireTexts, WriterOptions } from './store.js';

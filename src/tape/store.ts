@@ -14,7 +14,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { TapedeckError } from '../errors.js';
-import type { RedactOptions } from './redact.js';
+import type { RedactOptions } from './redaction/redact.js';
 import type { Body, EndLine, Exchange, ResponseRecord, SseEvent, TapeHeader, WsFrame } from './schema.js';
 import type { TapeStats } from './stats.js';
 

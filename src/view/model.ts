@@ -7,7 +7,7 @@ import type { Config } from '../config/config.js';
 import { priceTable } from '../config/prices.js';
 import { createCostFn, createUsageCostFn, type CostFn, type UsageCostFn } from '../inspect/cost.js';
 import { debrief, type Debrief } from '../inspect/debrief.js';
-import { diffRuns, runOf, stepLabel, type Run, type RunDiff } from '../inspect/diff.js';
+import { diffRuns, runOf, stepLabel, type Run, type RunDiff } from '../inspect/diff/diff.js';
 import { stepState, type StepState } from '../inspect/step-state.js';
 import { orderExchanges, toSteps, type Step } from '../inspect/steps.js';
 import { listingOf, type TapeListing, type TapeSummary } from '../inspect/summary.js';
@@ -20,9 +20,9 @@ import type { LoadedTape } from '../tape/tape-reader.js';
 export type { Debrief, Run, RunDiff, Step, StepState, TapeSummary, TapeListing, CostFn, UsageCostFn, TimelineRow };
 export { listingOf };
 export type { ConversationMessage };
-export type { ToolCallEntry, ToolEdit, EditMark } from '../inspect/tool-sequence.js';
+export type { ToolCallEntry, ToolEdit, EditMark } from '../inspect/diff/tool-sequence.js';
 export type { StepKind } from '../inspect/steps.js';
-export { editMarks } from '../inspect/tool-sequence.js';
+export { editMarks } from '../inspect/diff/tool-sequence.js';
 
 /** The cost function for the configured price table (built-in prices merged with the config's). */
 export function costFnFor(prices: Config['prices']): CostFn {

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { createLiveHub } from './live-hub.js';
 import { costFnFor, usageCostFnFor } from './model.js';
 import { createOpenTapes } from './open-tapes.js';
-import { storeOf } from '../tape/open-store.js';
+import { storeOf } from '../tape/stores/open-store.js';
 import type { TapeStore } from '../tape/store.js';
 import type { Config } from '../config/config.js';
 import { createViewApp } from './view-app.js';

@@ -19,8 +19,8 @@
  * `diff`'s words, "unused recordings").
  */
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
-import { agentEnv } from '../proxy/agent-env.js';
-import type { TapeReport } from '../proxy/tape-router.js';
+import { agentEnv } from '../run/agent-env.js';
+import type { TapeReport } from '../serve/tape-router.js';
 import { serveOptionsFromEnv, startServeProcess, type ServeProcess, type ServeProcessOptions } from './serve-process.js';
 import { testIdOf, testTapeName, type NamedTask } from './test-tape-name.js';
 

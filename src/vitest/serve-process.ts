@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { TapeReport } from '../proxy/tape-router.js';
+import type { TapeReport } from '../serve/tape-router.js';
 
 export interface ServeProcessOptions {
   /** auto (default), record, replay or refresh. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { caCommand } from '../../src/cli/ca.js';
-import { loadOrCreateCa } from '../../src/proxy/ca.js';
+import { loadOrCreateCa } from '../../src/front/ca.js';
 import { runCommand } from '../helpers/run-command.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-ca-'));

@@ -13,9 +13,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createMcpResponder } from '../../src/proxy/mcp/responder.js';
-import { startProxy } from '../../src/proxy/server.js';
-import { createTapeWriter } from '../../src/tape/tape-writer.js';
+import { createMcpResponder } from '../../src/transports/mcp/responder.js';
+import { startProxy } from '../../src/front/server.js';
+import { createTapeWriter } from '../../src/tape/stores/tape-writer.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';

@@ -12,7 +12,7 @@ import { readTape } from '../../src/tape/tape-reader.js';
 import { runToEnd } from '../helpers/cli.js';
 import { anthropicMessage, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
-const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../proxy/fixtures/sdk-agent.mjs');
+const AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/agents/sdk-agent.mjs');
 
 let dir: string;
 let upstream: ScriptedUpstream;

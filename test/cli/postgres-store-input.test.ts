@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createPgStore } from '../../src/tape/postgres/pg-store.js';
+import { createPgStore } from '../../src/tape/stores/postgres/pg-store.js';
 import { startViewer } from '../../src/view/viewer.js';
 import { runCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';

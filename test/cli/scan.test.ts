@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
+import { createTapeWriter, type NewExchange } from '../../src/tape/stores/tape-writer.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const GHP = 'ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, routesOf } from '../../src/config/config.js';
-import { createRouteTable } from '../../src/proxy/routes.js';
+import { createRouteTable } from '../../src/front/routes.js';
 import { upstreamUrl } from '../../src/tape/routes.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-config-'));

@@ -15,9 +15,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { startProxy } from '../../src/proxy/server.js';
+import { startProxy } from '../../src/front/server.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
-import { createDirStore } from '../../src/tape/dir-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import type { StoredBody } from '../../src/tape/store.js';
 import { runCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';

@@ -1,7 +1,7 @@
 /** Where drift may send a key (src/drift/key-hosts.ts), judged on the URL a call would go to; nothing is sent here. */
 import { describe, expect, it } from 'vitest';
 import { keyDestination, parseAllowedHost, type KeyDestinations } from '../../src/drift/key-hosts.js';
-import { OPENAI_CREDENTIALS } from '../../src/providers/openai.js';
+import { OPENAI_CREDENTIALS } from '../../src/providers/openai/openai.js';
 import type { Exchange } from '../../src/tape/schema.js';
 
 const [bearer, azure] = OPENAI_CREDENTIALS;

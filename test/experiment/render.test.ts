@@ -4,7 +4,7 @@ import { renderExperiment } from '../../src/experiment/render.js';
 import { renderExperimentMarkdown } from '../../src/experiment/render-markdown.js';
 import type { ExperimentResult } from '../../src/experiment/run-experiment.js';
 import { styleFor } from '../../src/inspect/format.js';
-import type { RunDiff } from '../../src/inspect/diff.js';
+import type { RunDiff } from '../../src/inspect/diff/diff.js';
 
 const plain = styleFor(new PassThrough(), {});
 

@@ -1,7 +1,7 @@
 /** Run a CLI command in-process (as main.ts would, minus process exit) and capture what it prints. */
 import { PassThrough } from 'node:stream';
 import { parseArgs } from 'node:util';
-import type { Command, ParsedValues } from '../../src/cli/command.js';
+import type { Command, ParsedValues } from '../../src/cli/shared/command.js';
 
 export async function runCommand(
   cmd: Command,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDirStore } from '../../src/tape/dir-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import type { Exchange } from '../../src/tape/schema.js';
 import { expectedCount, missingCalls, parseExpect, renderMissing, unknownExpectNames } from '../../src/inspect/expected-calls.js';
 import { TAPES } from '../fixtures/compat/compat.js';

@@ -7,7 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createLogger } from '../../src/log.js';
-import { startProxy } from '../../src/proxy/server.js';
+import { startProxy } from '../../src/front/server.js';
 import { anthropicMessage, anthropicStream, lastUserText, openaiChat, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 export const GOAL = 'What is the weather and the time in Paris?';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listTapes } from '../../src/inspect/summary.js';
 import { toSteps } from '../../src/inspect/steps.js';
-import { createDirStore } from '../../src/tape/dir-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { TAPES } from '../fixtures/compat/compat.js';
 

@@ -1,4 +1,4 @@
-import { createDirStore } from '../../src/tape/dir-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

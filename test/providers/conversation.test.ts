@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { anthropic } from '../../src/providers/anthropic.js';
 import { gemini } from '../../src/providers/gemini.js';
-import { openaiResponses } from '../../src/providers/openai-responses.js';
+import { openaiResponses } from '../../src/providers/openai/openai-responses.js';
 
 describe('the conversation as the model saw it, per API', () => {
   it('reads Anthropic system, thinking, tool_use and tool_result blocks', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { describeMcp, STREAM_METHOD } from '../../src/providers/mcp.js';
-import { rewriteLegacyEndpoint } from '../../src/proxy/legacy-endpoint.js';
+import { rewriteLegacyEndpoint } from '../../src/upstream/legacy-endpoint.js';
 import { rewriteForIncoming } from '../../src/providers/mcp.js';
-import type { ResponseSink } from '../../src/proxy/sink.js';
-import type { ProxyRequest } from '../../src/proxy/types.js';
+import type { ResponseSink } from '../../src/http/sink.js';
+import type { ProxyRequest } from '../../src/http/types.js';
 import type { Exchange } from '../../src/tape/schema.js';
 
 type View = Pick<Exchange, 'route' | 'request' | 'response' | 'error'> & { transport: 'http' | 'stdio' };

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IncomingRequest } from '../../src/replay/matcher.js';
 import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { exchange } from '../inspect/exchanges.js';
-import { embeddingSimilarity } from '../../src/inspect/embedding-similarity.js';
+import { embeddingSimilarity } from '../../src/inspect/diff/embedding-similarity.js';
 
 let server: Server;
 let url: string;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalBody, exactKey, queryKey, stripFields, withoutSecrets, type KeyedRequest } from '../../src/replay/exact-key.js';
-import { indexKey } from '../../src/proxy/tape-session.js';
+import { indexKey } from '../../src/engine/tape-session.js';
 import { STREAMED_BODY_BYTES } from '../../src/tape/large-body.js';
 import type { Body } from '../../src/tape/schema.js';
 

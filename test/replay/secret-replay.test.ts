@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy } from '../../src/proxy/server.js';
+import { startProxy } from '../../src/front/server.js';
 import { createMatcher } from '../../src/replay/matcher.js';
 import { explainCandidates } from '../../src/replay/explain.js';
 import { exactKey } from '../../src/replay/exact-key.js';

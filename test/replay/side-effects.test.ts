@@ -7,7 +7,7 @@ import { isTapedeckError } from '../../src/errors.js';
 import { describeExchange } from '../../src/providers/describe.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects, policyForTape } from '../../src/replay/side-effects.js';
 import { renderSideEffectsFile, suggestSideEffects, suggestTool } from '../../src/replay/side-effects-init.js';
-import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
+import { createTapeWriter, type NewExchange } from '../../src/tape/stores/tape-writer.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { runCli } from '../helpers/cli.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDirStore } from '../../src/tape/dir-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import { CLI_MAIN } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { COMPAT_TAPES, copyCompatTapes, GOLDEN, READERS, replayCompatTape, stable, TAPES } from '../fixtures/compat/compat.js';

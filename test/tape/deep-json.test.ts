@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { startProxy } from '../../src/proxy/server.js';
+import { startProxy } from '../../src/front/server.js';
 import { createReplayMatcher } from '../../src/replay/pipeline.js';
 import { encodeBody } from '../../src/tape/body.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../src/tape/json-depth.js';

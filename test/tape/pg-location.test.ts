@@ -3,7 +3,7 @@
  * no server needed.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TIMEOUT_MS, pgLocation } from '../../src/tape/postgres/connection.js';
+import { DEFAULT_TIMEOUT_MS, pgLocation } from '../../src/tape/stores/postgres/connection.js';
 
 describe('pgLocation', () => {
   it('prints the store rebuilt: password and secret parameters as ***, a socket folder and IPv6 as libpq writes them', () => {

@@ -6,8 +6,8 @@
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { openTapeSession } from '../../src/proxy/tape-session.js';
-import { createPgStore } from '../../src/tape/postgres/pg-store.js';
+import { openTapeSession } from '../../src/engine/tape-session.js';
+import { createPgStore } from '../../src/tape/stores/postgres/pg-store.js';
 import { startViewer } from '../../src/view/viewer.js';
 import { llmCall, toolCall } from '../view/synthetic-tape.js';
 import { newExchange } from './store-contract.js';

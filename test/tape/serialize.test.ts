@@ -3,7 +3,7 @@ import { encodeWireBody } from '../../src/tape/body.js';
 import { createExchangeEncoder } from '../../src/tape/exchange-encoder.js';
 import { ExchangeSchema, type Exchange } from '../../src/tape/schema.js';
 import { serializeExchange } from '../../src/tape/serialize.js';
-import { RecordedAnswers } from '../../src/proxy/recorded-answers.js';
+import { RecordedAnswers } from '../../src/transports/http/recorded-answers.js';
 import type { NewExchange } from '../../src/tape/store.js';
 
 const exchange = (): Exchange => ({

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
+import { createTapeWriter, type NewExchange } from '../../src/tape/stores/tape-writer.js';
 import type { WsFrame } from '../../src/tape/schema.js';
 
 let dir: string;
@@ -144,7 +144,7 @@ describe('sessions on the tape (exchanges that grow)', () => {
 
 describe('sessions in the in-memory store (the same records, through the same begin)', () => {
   it('stores the session as exchange, frames and end records and reads it back merged', async () => {
-    const { createMemoryStore } = await import('../../src/tape/memory-store.js');
+    const { createMemoryStore } = await import('../../src/tape/stores/memory-store.js');
     const store = createMemoryStore();
     const w = await store.openWriter({ name: 'm', header: { mode: 'record', routes: [] } });
     const open = await w.begin!(session());

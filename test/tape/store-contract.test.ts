@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, inject } from 'vitest';
-import { createDirStore } from '../../src/tape/dir-store.js';
-import { createMemoryStore } from '../../src/tape/memory-store.js';
-import { createPgStore } from '../../src/tape/postgres/pg-store.js';
+import { createDirStore } from '../../src/tape/stores/dir-store.js';
+import { createMemoryStore } from '../../src/tape/stores/memory-store.js';
+import { createPgStore } from '../../src/tape/stores/postgres/pg-store.js';
 import { storeContract } from './store-contract.js';
 
 const folders: string[] = [];

@@ -402,7 +402,7 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         const listed = (await store.list()).tapes[0];
         expect(listed?.ok === true && listed.stats.exchanges).toBe(3);
         // Copied to another store record for record (the session's messages included), and back.
-        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        const { copyTape } = await import('../../src/tape/stores/copy-tape.js');
         expect((await copyTape(store, 'realtime', other)).exchanges).toBe(3);
         const a = [];
         for await (const l of store.lines('realtime')) a.push(l.text);
@@ -446,7 +446,7 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         expect(tape.exchanges[1]?.websocket?.frames[0]?.data).toEqual({ kind: 'text', text: 'nul:\u0000' });
         const listed = (await store.list()).tapes[0];
         expect(listed?.ok === true && listed.stats.exchanges).toBe(3);
-        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        const { copyTape } = await import('../../src/tape/stores/copy-tape.js');
         expect((await copyTape(store, 'nul', other)).exchanges).toBe(3);
         const a = [];
         for await (const l of store.lines('nul')) a.push(l.text);
@@ -505,7 +505,7 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
         expect(kept.exchanges[1]!.response?.events).toBeUndefined();
 
         // Copied to another store with its side file, record for record.
-        const { copyTape } = await import('../../src/tape/copy-tape.js');
+        const { copyTape } = await import('../../src/tape/stores/copy-tape.js');
         expect((await copyTape(store, 'stream', other)).exchanges).toBe(2);
         const copied = [];
         for await (const l of other.lines('stream')) copied.push(l.text);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tape/tape-reader.js';
-import { createTapeWriter } from '../../src/tape/tape-writer.js';
+import { createTapeWriter } from '../../src/tape/stores/tape-writer.js';
 import { VERSION } from '../../src/version.js';
 
 let dir: string;

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProxy } from '../../src/proxy/server.js';
+import { startProxy } from '../../src/front/server.js';
 import { createLogger } from '../../src/log.js';
 import { parseTapeRecords } from '../../src/tape/tape-reader.js';
 import { unknownFields } from '../../src/tape/unknown-fields.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
+import { createTapeWriter, type NewExchange } from '../../src/tape/stores/tape-writer.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import type { TapedeckError } from '../../src/errors.js';
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diffTapes } from '../../src/inspect/diff.js';
+import { diffTapes } from '../../src/inspect/diff/diff.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { toSteps } from '../../src/inspect/steps.js';
 import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';

@@ -1,5 +1,5 @@
 /** Hand-made tapes for the viewer's API tests and the exporters' edge cases, written with the real tape writer. */
-import { createTapeWriter, type NewExchange } from '../../src/tape/tape-writer.js';
+import { createTapeWriter, type NewExchange } from '../../src/tape/stores/tape-writer.js';
 import type { TapeHeader } from '../../src/tape/schema.js';
 
 export async function writeTape(

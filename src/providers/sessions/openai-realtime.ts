@@ -10,7 +10,7 @@ import { frameJson } from '../../tape/frame.js';
 import type { LlmMeaning, RequestRecord, WsFrame } from '../../tape/schema.js';
 import { finishTool, newAnswer, pushMessage } from '../answer.js';
 import { isObj, num, parseArgs, str } from '../json.js';
-import { OPENAI, OPENAI_OTEL_PARAMS, openaiErrorBody, openaiProvider, openaiUsage } from '../openai.js';
+import { OPENAI, OPENAI_OTEL_PARAMS, openaiErrorBody, openaiProvider, openaiUsage } from '../openai/openai.js';
 import type {
   Answer,
   ConversationMessage,

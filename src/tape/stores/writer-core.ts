@@ -1,0 +1,258 @@
+/**
+ * The one tape writer: what every store's writer does, whatever keeps its records. It assigns ids and sequence
+ * numbers, encodes each exchange once (`exchange-encoder.ts`: redaction, large bodies stored apart), gathers the
+ * records of one event-loop turn into one commit (group commit: one write, one statement), latches the first failure
+ * (said once, then every append rejects with it), counts what is stored, keeps the tape's timeline (`now`), waits
+ * for what is in flight before it closes, discards a tape nobody wrote to, and grows sessions (`begin`) and streams
+ * stored apart (`eventLines`), marking the tape's format as they need.
+ *
+ * A store gives it a tape it has claimed (`ClaimedTape`: the header, where its numbering goes on, its lock already
+ * held) and a small sink: persist a batch of records, put a blob, mark the header's format, say what a failure
+ * means, and release the tape. The folder store's sink appends lines to a file (`tape-writer.ts`), the memory
+ * store's keeps strings (`memory-store.ts`), PostgreSQL's runs one statement per commit (`postgres/pg-writer.ts`).
+ */
+import { TapedeckError } from '../../errors.js';
+import { createExchangeEncoder, type EncodedExchange, type PutBlob } from '../exchange-encoder.js';
+import { beginExchange } from '../open-exchange.js';
+import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from '../schema.js';
+import type { TapeWriter, WriterOptions } from '../store.js';
+
+/** One record of a commit: an exchange's line, or a session's continuation line (`frames`, `end`). */
+export interface SinkRecord {
+  kind: 'exchange' | 'part';
+  /** Its JSON text, without the newline. */
+  line: string;
+  /** Its position among the tape's records, from the first record after the header. */
+  pos: number;
+  /** The exchange, for an exchange's line. */
+  ex?: Exchange;
+}
+
+/** A tape a store has claimed for writing: its lock held, its header stored. */
+export interface ClaimedTape {
+  header: TapeHeader;
+  /** The next exchange's `seq`, and the next record's position (after those of an appended-to tape). */
+  seq: number;
+  pos: number;
+  /** Exchanges already on it. */
+  count: number;
+  /** The first `[REDACTED:N]` number this session may use. */
+  firstMarker: number;
+  /** Whether it is an existing tape appended to (never discarded). */
+  append: boolean;
+}
+
+/** Raised by a sink whose batch was stored in part: how many of its first records are stored. */
+export class PartlyPersisted extends Error {
+  constructor(
+    readonly persisted: number,
+    override readonly cause: unknown,
+    /** Said with the failure (a torn last line that could not be cut off). */
+    readonly note?: string,
+  ) {
+    super('a batch was stored in part');
+  }
+}
+
+export interface WriterSink {
+  /** Where the tape is, for messages: its file, or `<store>#<name>`. */
+  readonly path: string;
+  /** Store a batch, in order. Synchronous where the store's writes are; throws (or rejects) when it could not. */
+  persist(records: readonly SinkRecord[]): void | Promise<void>;
+  /** Store the bytes of a large body apart. */
+  putBlob: PutBlob;
+  /** The header takes this format (2: it holds a session; 3: a stream stored apart), from now or the next commit. */
+  markFormat(format: TapeHeader['format']): void;
+  /** The tape's failure, in the store's words (what it holds, where). */
+  failure(err: unknown, stored: number): TapedeckError;
+  /**
+   * Give the tape back: make it durable, drop it when it is to be discarded (nobody wrote to it), release its lock.
+   * `abandon`: the store did not confirm what was pending in time, let the tape go at once; `failed`: the tape has
+   * failed (a store may not be able to tidy up then).
+   */
+  release(o: { discard: boolean; abandon: boolean; failed: boolean; until: number | undefined }): Promise<void>;
+}
+
+/**
+ * The writer of a claimed tape over its store's sink. `fail` latches a failure the store learns of between commits
+ * (a database connection that dropped): every later append rejects with it.
+ */
+export function createTapeWriterCore(
+  opts: WriterOptions,
+  claimed: ClaimedTape,
+  sink: WriterSink,
+): { writer: TapeWriter; fail: (err: unknown) => TapedeckError } {
+  const { header } = claimed;
+  let { seq, pos, count } = claimed;
+  const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
+  const encoder = createExchangeEncoder({
+    redact: opts.redact,
+    largeBodyBytes: opts.largeBodyBytes,
+    firstMarker: claimed.firstMarker,
+    putBlob: sink.putBlob,
+  });
+
+  let closed = false;
+  let appended = 0;
+  let failure: TapedeckError | undefined;
+  const fail = (err: unknown): TapedeckError => {
+    if (failure === undefined) {
+      failure = sink.failure(err, count);
+      opts.onFailure?.(failure);
+    }
+    return failure;
+  };
+
+  // Group commit: the records of one event-loop turn go out together, after the turn (setImmediate), one commit at a
+  // time and in order. Each record is complete before it is queued, so a crash loses at most the last commit.
+  interface Waiting {
+    record: SinkRecord;
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }
+  let batch: Waiting[] = [];
+  let scheduled = false;
+  let running: Promise<void> = Promise.resolve();
+  const stored = (mine: readonly Waiting[]): void => {
+    for (const w of mine) if (w.record.kind === 'exchange') count++;
+    for (const w of mine) w.resolve();
+  };
+  const flush = (): void | Promise<void> => {
+    scheduled = false;
+    const mine = batch;
+    batch = [];
+    if (mine.length === 0) return;
+    if (failure !== undefined) return void mine.forEach((w) => w.reject(failure));
+    const failed = (err: unknown): void => {
+      const part = err instanceof PartlyPersisted ? err : undefined;
+      const whole = part?.persisted ?? 0;
+      stored(mine.slice(0, whole));
+      const error = fail(part?.cause ?? err);
+      if (part?.note !== undefined && !error.message.endsWith(part.note)) error.message += `; ${part.note}`;
+      for (const w of mine.slice(whole)) w.reject(error);
+    };
+    let persisting: void | Promise<void>;
+    try {
+      persisting = sink.persist(mine.map((w) => w.record));
+    } catch (err) {
+      return failed(err);
+    }
+    // A store whose writes are synchronous (a file) settles its batch in this turn, with no promise between.
+    if (persisting === undefined) return stored(mine);
+    return persisting.then(() => stored(mine), failed);
+  };
+  const enqueue = (kind: SinkRecord['kind'], line: string, ex?: Exchange): Promise<void> => {
+    if (failure !== undefined) return Promise.reject(failure);
+    return new Promise<void>((resolve, reject) => {
+      const record: SinkRecord = ex === undefined ? { kind, line, pos: pos++ } : { kind, line, pos: pos++, ex };
+      batch.push({ record, resolve, reject });
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        running = running.then(flush);
+      });
+    });
+  };
+  const settled = async (): Promise<void> => {
+    // A commit scheduled but not started yet is chained on `running` only after its immediate fires.
+    while (scheduled || batch.length > 0) await new Promise((r) => setImmediate(r));
+    await running;
+  };
+
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    const done = (): void => void inFlight.delete(p);
+    p.then(done, done);
+    return p;
+  };
+  const queueExchange = (encoded: EncodedExchange): Promise<Exchange> =>
+    enqueue('exchange', encoded.line, encoded.ex).then(() => encoded.ex);
+
+  const markFormat = (format: TapeHeader['format']): void => {
+    if (header.format >= format) return;
+    try {
+      sink.markFormat(format);
+    } catch (err) {
+      throw fail(err);
+    }
+    header.format = format;
+  };
+
+  const writer: TapeWriter = {
+    path: sink.path,
+    name: opts.name,
+    header,
+    get count() {
+      return count;
+    },
+    get failure() {
+      return failure;
+    },
+    now: () => performance.now() - perfStart,
+    append(input) {
+      if (failure !== undefined) return Promise.reject(failure);
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
+      let encoded: EncodedExchange | Promise<EncodedExchange>;
+      try {
+        if (input.response?.eventsFile !== undefined) markFormat(TAPE_FORMAT_STREAM_FILES);
+        encoded = encoder.encode(input, seq++);
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+      appended++;
+      // The common case queues at once (its record keeps its place in call order); a large body is stored first.
+      if (!(encoded instanceof Promise)) return queueExchange(encoded);
+      return track(
+        encoded.then(queueExchange, (err: unknown) => {
+          // A large body that could not be stored apart: the tape cannot be written any more.
+          throw err instanceof TapedeckError && err.code === 'TAPE_WRITE_FAILED' ? fail(err.cause ?? err) : err;
+        }),
+      );
+    },
+    eventLines: (events) => encoder.encodeEventLines(events),
+    begin(input) {
+      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', `tape "${opts.name}" is closed`));
+      return beginExchange(
+        {
+          tape: opts.name,
+          encoder,
+          enqueue: (line) => enqueue('part', line),
+          failure: () => failure,
+          fail,
+          markSessions: () => markFormat(TAPE_FORMAT_SESSIONS),
+        },
+        (ex) => writer.append(ex),
+        input,
+      );
+    },
+    async close(closeOpts) {
+      if (closed) return;
+      closed = true;
+      const until = closeOpts?.withinMs === undefined ? undefined : Date.now() + closeOpts.withinMs;
+      // Exchanges appended before the close whose large bodies are still being stored go on the tape first.
+      const pending = Promise.allSettled([...inFlight]).then(settled);
+      const confirmed = await settlesBy(pending, until);
+      if (!confirmed)
+        // The store has not confirmed what is pending, and the stop's time is up: the tape fails with it.
+        fail(Object.assign(new Error("did not confirm the last exchange(s) before the stop's time ran out"), { code: 'STORE_STOPPED' }));
+      // A tape nobody wrote to (a replay no client called) leaves nothing behind.
+      const discard = opts.discardIfEmpty === true && appended === 0 && !claimed.append && failure === undefined;
+      await sink.release({ discard, abandon: !confirmed, failed: failure !== undefined, until });
+    },
+  };
+  return { writer, fail };
+}
+
+/** Whether `p` settles by `until` (epoch ms; undefined: waits for it). */
+export async function settlesBy(p: Promise<unknown>, until: number | undefined): Promise<boolean> {
+  if (until === undefined) {
+    await p;
+    return true;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()))));
+  const done = await Promise.race([p.then(() => true as const), late]);
+  clearTimeout(timer);
+  return done;
+}

@@ -1,0 +1,110 @@
+/**
+ * The Streamable HTTP endpoint in replay: what the protocol asks of the server before a message is decided. It reads
+ * a POST's body once (`mcp-post.ts`), answers `initialize` with a fresh session id (never the recorded one), and
+ * answers the transport's own errors the way the protocol prescribes (400 malformed, 400 missing session, 404 unknown
+ * session, 405 GET: no standalone stream in replay), each on the replay tape. A POST it accepts goes to its session's
+ * transport (`streamable-http.ts`), or to a transport of its own for a server without sessions.
+ */
+import { randomUUID } from 'node:crypto';
+import { TapedeckError } from '../../errors.js';
+import { rpcHttpError } from '../../providers/errors.js';
+import { STREAM_METHOD, type Message } from '../../providers/mcp.js';
+import { isRequestMessage } from '../../providers/mcp-batch.js';
+import type { NewExchange } from '../../tape/stores/tape-writer.js';
+import { httpCall } from '../../http/http-call.js';
+import type { ResponseSink } from '../../http/sink.js';
+import { sendBody, sendErrorAnswer } from '../../http/sink-send.js';
+import type { ProxyRequest, ReplayContext } from '../../http/types.js';
+import { SESSION_HEADER } from './http-live.js';
+import { servedExchange } from './http-reply.js';
+import type { McpPost } from './mcp-post.js';
+import type { McpReplayServer } from './server.js';
+import { StreamableHttpTransport } from './streamable-http.js';
+
+export class StreamableHttpEndpoint {
+  /** Open replay sessions by id, with the route they were opened on. */
+  private readonly sessions = new Map<string, { route: string; transport: StreamableHttpTransport }>();
+
+  constructor(
+    private readonly ctx: ReplayContext,
+    private readonly server: McpReplayServer,
+  ) {}
+
+  /** Answer one request to a Streamable HTTP MCP route; `sessionful`: the recorded server used sessions. */
+  async handle(req: ProxyRequest, post: McpPost, sessionful: boolean, sink: ResponseSink): Promise<void> {
+    const sid = req.headers[SESSION_HEADER];
+    const found = sid === undefined ? undefined : this.sessions.get(sid);
+    const session = found?.route === req.route.prefix ? found.transport : undefined;
+    const refuse = (err: TapedeckError, reason = err.message, extra: Partial<NewExchange> = {}): void => {
+      const answer = rpcHttpError(err);
+      this.ctx.out.write({ ...servedExchange(httpCall(req), answer, { kind: 'miss', reason }), ...extra });
+      sendErrorAnswer(sink, answer);
+    };
+    /** A session-dialect request without a known session is refused (true). */
+    const badSession = (): boolean => {
+      if (!sessionful) return false;
+      if (sid === undefined)
+        refuse(new TapedeckError('SESSION_REQUIRED', 'Bad Request: Mcp-Session-Id header is required'), 'no session id');
+      else if (session === undefined) refuse(new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), `unknown session ${sid}`);
+      else return false;
+      return true;
+    };
+
+    if (req.method === 'GET') {
+      if (badSession()) return;
+      // No standalone server-to-client stream in replay: the protocol lets a server answer 405. A client's standing
+      // stream declined as the protocol allows is how replay works, not a miss: a perfect replay looks perfect.
+      const refused = new TapedeckError('METHOD_NOT_ALLOWED', 'Method not allowed: tapedeck replay offers no standalone SSE stream', {
+        headers: { allow: 'POST, DELETE' },
+      });
+      return refuse(refused, 'GET stream not offered in replay', {
+        match: { kind: 'exact', stage: 'mcp-transport', reason: 'no standalone stream in replay: 405, as the MCP transport allows' },
+        mcp: {
+          direction: 'server-to-client',
+          method: STREAM_METHOD,
+          notifications: [],
+          transport: 'streamable-http',
+          ...(sid ? { sessionId: sid } : {}),
+        },
+      });
+    }
+    if (req.method === 'DELETE') {
+      if (badSession()) return;
+      if (sid !== undefined) this.sessions.delete(sid);
+      this.ctx.out.write(servedExchange(httpCall(req), { status: 200, headers: {} }, { kind: 'exact', reason: 'session ended' }));
+      return sendBody(sink, 200, {});
+    }
+    if (req.method !== 'POST') {
+      const refused = new TapedeckError('METHOD_NOT_ALLOWED', `Method not allowed: ${req.method}`, {
+        headers: { allow: 'GET, POST, DELETE' },
+      });
+      return refuse(refused, `method ${req.method}`);
+    }
+
+    const parsed = post.rpc();
+    if (!parsed.ok) return refuse(parsed.error);
+    const messages = parsed.messages as Message[];
+    const init = messages.find((m) => m.method === 'initialize' && isRequestMessage(m));
+    if (parsed.batch && init !== undefined)
+      return refuse(new TapedeckError('BAD_REQUEST', 'Invalid Request: initialize must not be part of a JSON-RPC batch'));
+    let transport = session;
+    if (init !== undefined && sessionful) transport = this.open(req.route.prefix, init);
+    else if (init === undefined && badSession()) return;
+    if (transport === undefined) {
+      // A server without sessions: each POST is a transport of its own.
+      transport = new StreamableHttpTransport(this.ctx);
+      await this.server.connect(transport);
+    }
+    await transport.handlePost(req, sink, messages, parsed.batch);
+  }
+
+  /** A new replay session, opened by the client's initialize. */
+  private open(route: string, initialize: Message): StreamableHttpTransport {
+    const transport = new StreamableHttpTransport(this.ctx, { id: randomUUID(), initialize });
+    const id = (transport.session as { id: string }).id;
+    this.sessions.set(id, { route, transport });
+    transport.onclose = () => void this.sessions.delete(id);
+    void this.server.connect(transport);
+    return transport;
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * MCP Streamable HTTP as a replay transport (`transport.ts`): the framing of one replay session's POSTs (one
+ * transport per `Mcp-Session-Id`, as the SDK's `StreamableHTTPServerTransport`; one per POST for a server without
+ * sessions). A POST's messages go to the server; what the server sends for each request is collected by the request
+ * it belongs to, and once the POST is decided the answer goes out as the recording framed it:
+ * - one message: its answer as a JSON body with the recorded status, or an SSE stream (notifications first) when the
+ *   client takes SSE and the answer was recorded as one or comes with notifications; `x-tapedeck-match` says how it
+ *   was found;
+ * - a batch: one JSON array of the answers, or one SSE stream with every message in order (`batch-reply.ts`);
+ * - notifications only: 202.
+ * A safe miss that goes live streams the real server's answer straight through (one message) or is read whole to go
+ * into the batch's answer (`http-live.ts`). Sessions and the transport's own errors are `http-endpoint.ts`'s.
+ */
+import type { Call } from '../../engine/call.js';
+import type { Answer } from '../../engine/record.js';
+import { requestSideMcp, type Message, type RequestId, type TimedMessage } from '../../providers/mcp.js';
+import { isRequestMessage } from '../../providers/mcp-batch.js';
+import type { IncomingRequest } from '../../replay/matcher.js';
+import type { Exchange, HeaderMap } from '../../tape/schema.js';
+import { matchHeaders } from '../../http/headers.js';
+import { httpCall, withBody } from '../../http/http-call.js';
+import { requestMeaning } from '../../http/request-meaning.js';
+import { BufferSink, type ResponseSink } from '../../http/sink.js';
+import { sendBody } from '../../http/sink-send.js';
+import type { ProxyRequest, ReplayContext } from '../../http/types.js';
+import { batchSse, liveMessages, sendBatch, type BatchPart } from './batch-reply.js';
+import type { Decision, Forwarded } from './engine.js';
+import { forwardLive, SESSION_HEADER, type LiveSession } from './http-live.js';
+import { sendReply, servedAnswer, type Reply } from './http-reply.js';
+import type { McpSendOptions, ReplayTransport } from './transport.js';
+
+/** A request of a POST, and what the server sent for it. */
+interface Part {
+  decision?: Decision;
+  sent: TimedMessage[];
+}
+
+/** One POST: where it came from and goes back to, and what it got. */
+export interface HttpPost {
+  req: ProxyRequest;
+  sink: ResponseSink;
+  batch: boolean;
+  /** Its requests (not its notifications), in order. */
+  parts: Map<Message, Part>;
+  /** The answer goes out as SSE (once known). */
+  sse?: boolean;
+  /** The live answer already went to the client as it came. */
+  sentLive?: boolean;
+}
+
+export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
+  onmessage?: ReplayTransport<HttpPost>['onmessage'];
+  onerror?: ReplayTransport<HttpPost>['onerror'];
+  onclose?: ReplayTransport<HttpPost>['onclose'];
+  readonly live: ReplayTransport<HttpPost>['live'];
+  private readonly posts = new Set<HttpPost>();
+
+  /** `session`: the replay session this transport is (none for a server without sessions). */
+  constructor(
+    private readonly ctx: ReplayContext,
+    readonly session?: LiveSession,
+  ) {
+    this.live = (message, post) => this.forward(message, post);
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.onclose?.();
+    return Promise.resolve();
+  }
+
+  /** The headers every answer in this session carries. */
+  private get sessionHeaders(): HeaderMap {
+    return this.session ? { [SESSION_HEADER]: this.session.id } : {};
+  }
+
+  /** A POST's messages (read once, by `http-endpoint.ts`): decided by the server, then answered. Resolves once answered. */
+  async handlePost(req: ProxyRequest, sink: ResponseSink, messages: Message[], batch: boolean): Promise<void> {
+    const post: HttpPost = { req, sink, batch, parts: new Map() };
+    for (const m of messages) if (isRequestMessage(m)) post.parts.set(m, { sent: [] });
+    this.posts.add(post);
+    try {
+      await this.onmessage?.(batch ? messages : (messages[0] as Message), post);
+    } finally {
+      this.posts.delete(post);
+    }
+    if (post.sentLive !== true) await this.flush(post);
+  }
+
+  /** Collected by the request it belongs to; the POST's answer goes out once the POST is decided. */
+  send(message: Message | Message[], options?: McpSendOptions): Promise<void> {
+    const asked = options?.decision?.message;
+    for (const post of this.posts) {
+      const part = asked === undefined ? undefined : post.parts.get(asked);
+      if (part === undefined) continue;
+      part.decision = options?.decision;
+      for (const m of Array.isArray(message) ? message : [message]) part.sent.push({ offsetMs: options?.offsetMs ?? 0, message: m });
+      break;
+    }
+    return Promise.resolve();
+  }
+
+  incoming(message: Message, post: HttpPost): IncomingRequest {
+    const { record, llm } = requestMeaning(post.req);
+    const request = post.batch ? { ...record, body: { kind: 'json' as const, json: message } } : record;
+    const incoming: IncomingRequest = {
+      route: post.req.route.prefix,
+      request,
+      transport: 'http',
+      mcp: requestSideMcp(message, 'streamable-http'),
+    };
+    if (llm !== undefined && !post.batch) incoming.llm = llm;
+    return incoming;
+  }
+
+  /** A message of a batch is recorded as if sent alone: the batch's request, with that message for body. */
+  callOf(message: Message, post: HttpPost): Call {
+    return post.batch ? httpCall(post.req, { kind: 'json', json: message }) : httpCall(post.req);
+  }
+
+  answerOf(d: Decision, call: Call, post: HttpPost, all: readonly Decision[]): Answer {
+    const took = d.at - call.t0;
+    if (d.kind === 'accepted') return servedAnswer({ status: 202, headers: this.sessionHeaders }, took);
+    post.sse ??= this.framing(post, all);
+    if (post.batch) return servedAnswer({ status: 200, headers: this.sessionHeaders, messages: d.messages, sse: post.sse }, took);
+    return servedAnswer(this.reply(d, d.messages, post.sse), took);
+  }
+
+  /** Whether the POST's answer goes out as SSE: as recorded, or because notifications come with an answer. */
+  private framing(post: HttpPost, decisions: readonly (Decision | undefined)[]): boolean {
+    const acceptsSse = (post.req.headers.accept ?? '').includes('text/event-stream');
+    const parts: BatchPart[] = [];
+    for (const d of decisions)
+      if (d !== undefined && d.kind !== 'accepted') parts.push({ messages: d.messages, sse: d.forwarded?.sse ?? recordedAsSse(d.source) });
+    return batchSse(parts, acceptsSse);
+  }
+
+  /** One message's answer: the recorded status too (a JSON-RPC error may have come with a 4xx); tapedeck's own are 200. */
+  private reply(d: Decision, messages: TimedMessage[], sse: boolean): Reply {
+    const recordedStatus = d.source?.response?.status;
+    const status = recordedStatus !== undefined && recordedStatus !== 202 && messages.length > 0 ? recordedStatus : 200;
+    return { status, headers: { ...this.sessionHeaders, ...matchHeaders(d.match) }, messages, sse };
+  }
+
+  /** Send the POST's answer; resolves once it is sent (or the client has gone). */
+  private flush(post: HttpPost): Promise<void> {
+    const answered = [...post.parts.values()].filter((p): p is Required<Part> => p.decision !== undefined);
+    post.sse ??= this.framing(
+      post,
+      answered.map((p) => p.decision),
+    );
+    if (answered.length === 0) return Promise.resolve(sendBody(post.sink, 202, this.sessionHeaders));
+    if (!post.batch) {
+      const only = answered[0] as Required<Part>;
+      return sendReply(post.sink, this.reply(only.decision, only.sent, post.sse), this.ctx.timing);
+    }
+    const parts = answered.map((p) => ({ messages: p.sent, sse: p.decision.forwarded?.sse ?? recordedAsSse(p.decision.source) }));
+    return sendBatch(post.sink, parts, post.sse, this.sessionHeaders, this.ctx.timing);
+  }
+
+  /** The live answer is recorded as the server sent it; one message gets it streamed through unread. */
+  private async forward(message: Message, post: HttpPost): Promise<Forwarded> {
+    if (!post.batch) {
+      await forwardLive(post.req, this.ctx, this.session, message, post.sink);
+      post.sentLive = true;
+      return { messages: [], recorded: true, sent: true };
+    }
+    // A message of a batch: its live answer is read whole, to go into the batch's one answer.
+    const res = new BufferSink();
+    await forwardLive(withBody(post.req, Buffer.from(JSON.stringify(message))), this.ctx, this.session, message, res);
+    const sse = (res.headers['content-type'] ?? '').startsWith('text/event-stream');
+    return { messages: liveMessages(res, message.id as RequestId), recorded: true, sse };
+  }
+}
+
+/** Whether a recorded answer came as an SSE stream. */
+function recordedAsSse(source: Exchange | undefined): boolean {
+  return source?.response?.headers['content-type']?.startsWith('text/event-stream') ?? false;
+}

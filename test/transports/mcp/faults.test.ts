@@ -1,0 +1,99 @@
+/**
+ * Faults on MCP traffic, through the MCP SDK client against replays of tapes recorded from the real server-everything
+ * (the compatibility tapes): a tool call a rule picks gets a tool error (or a JSON-RPC error) instead of its recorded
+ * result, on Streamable HTTP and on stdio alike; the other calls get theirs; the replay tape marks the injected ones.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFaultPlan } from '../../../src/engine/faults/fault-plan.js';
+import { parseFaultRule } from '../../../src/engine/faults/fault-rules.js';
+import { createLogger } from '../../../src/log.js';
+import { createMcpResponder } from '../../../src/transports/mcp/responder.js';
+import { startProxy } from '../../../src/front/server.js';
+import { createDirStore } from '../../../src/tape/stores/dir-store.js';
+import { CLI_MAIN } from '../../helpers/cli.js';
+import { copyCompatTapes } from '../../fixtures/compat/compat.js';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-mcp-faults-'));
+  copyCompatTapes(dir);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const textOf = (r: unknown): string => ((r as { content: { text: string }[] }).content[0]?.text ?? '').toString();
+
+describe('faults on MCP tool calls', () => {
+  it('Streamable HTTP: echo gets the injected tool error once, then its recorded result; get-sum is untouched', async () => {
+    const rules = [parseFaultRule('{when: {tool: echo, call: 1}, then: {toolError: "the echo service is down"}}')];
+    const faults = createFaultPlan(rules);
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'mcp-http',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'mcp-http-faults',
+      responders: [createMcpResponder({ faults })],
+      faults,
+      log: createLogger('silent'),
+    });
+    const client = new Client({ name: 'fixture-client', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/everything/mcp`)));
+    const first = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    const again = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    const sum = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
+    await client.close();
+    await proxy.close();
+    expect(first.isError).toBe(true);
+    expect(textOf(first)).toBe('the echo service is down');
+    expect(again.isError).toBeFalsy();
+    expect(textOf(again)).toBe('Echo: hello tape');
+    expect(textOf(sum)).toBe('The sum of 2 and 3 is 5.');
+    const out = await createDirStore(dir).load('mcp-http-faults');
+    const calls = out.exchanges.filter((ex) => ex.mcp?.method === 'tools/call');
+    expect(calls.map((ex) => [ex.mcp?.toolName, ex.match?.kind])).toEqual([
+      ['echo', 'fault'],
+      ['echo', 'exact'],
+      ['get-sum', 'exact'],
+    ]);
+    expect(calls[0]?.notes?.fault).toMatch(/#1 tool echo call 1 -> tool error/);
+    expect(calls[0]?.mcp?.isError).toBe(true);
+  });
+
+  it('stdio (tapedeck mcp-stdio --fault): a JSON-RPC error the SDK client throws', async () => {
+    const client = new Client({ name: 'fixture-client', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        CLI_MAIN,
+        'mcp-stdio',
+        'mcp-stdio',
+        '--dir',
+        dir,
+        '--mode',
+        'replay',
+        '--save-as',
+        'mcp-stdio-faults',
+        '--fault',
+        '{when: {tool: get-sum}, then: {rpcError: {code: -32000, message: "quota exceeded"}}}',
+      ],
+      stderr: 'ignore',
+    });
+    await client.connect(transport);
+    const err = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } }).catch((e: unknown) => e);
+    const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    await client.close();
+    expect((err as Error).message).toContain('quota exceeded');
+    expect(textOf(echo)).toBe('Echo: hello tape');
+    const out = await createDirStore(dir).load('mcp-stdio-faults');
+    const sum = out.exchanges.find((ex) => ex.mcp?.toolName === 'get-sum');
+    expect(sum?.match?.kind).toBe('fault');
+    expect(sum?.mcp?.error).toMatchObject({ code: -32000, message: 'quota exceeded' });
+  });
+});

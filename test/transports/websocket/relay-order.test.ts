@@ -1,0 +1,83 @@
+/**
+ * The relay's promise behind the kill -9 test, checked directly: a server message reaches the client only after it
+ * is on the tape. The tape here is slow on purpose (each write resolves 30 ms late); the client must see every
+ * message after its write, and in order.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { createLogger } from '../../../src/log.js';
+import { createClientServer } from '../../../src/transports/websocket/client-server.js';
+import { relaySession } from '../../../src/transports/websocket/relay.js';
+import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
+import type { TapeWriter } from '../../../src/tape/store.js';
+import { startWsUpstream } from '../../helpers/ws-upstream.js';
+
+it('sends each server message to the client only once it is on the tape', async () => {
+  const upstream = await startWsUpstream({
+    message: (c) => {
+      for (let n = 0; n < 5; n++) c.send({ n });
+    },
+  });
+  const real = await createMemoryStore().openWriter({ name: 'slow', header: { mode: 'record', routes: [] } });
+  const written = new Map<number, number>();
+  const writer: TapeWriter = {
+    ...real,
+    path: real.path,
+    name: real.name,
+    header: real.header,
+    count: 0,
+    failure: undefined,
+    now: () => real.now(),
+    append: (ex) => real.append(ex),
+    close: () => real.close(),
+    async begin(ex) {
+      const open = await real.begin!(ex);
+      return {
+        exchange: open.exchange,
+        end: (f) => open.end(f),
+        async addFrames(frames) {
+          await open.addFrames(frames);
+          await new Promise((r) => setTimeout(r, 30));
+          for (const f of frames) if (f.from === 'server') written.set((f.data as { json: { n: number } }).json.n, performance.now());
+        },
+      };
+    },
+  };
+  const wss = createClientServer();
+  const server = createServer();
+  server.on('upgrade', (req, socket, head) => {
+    void relaySession(
+      {
+        route: { prefix: '/x', upstream: upstream.url },
+        path: '/',
+        query: [],
+        headers: {},
+        startedAt: new Date(),
+        offsetMs: 0,
+        t0: performance.now(),
+        req,
+        socket,
+        head,
+      },
+      { writer, wss, log: createLogger('silent'), handshakeMs: 5000, onTapeFailure: 'refuse', register: () => () => undefined },
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/x`);
+  const got: { n: number; at: number }[] = [];
+  await new Promise<void>((resolve) => {
+    ws.on('open', () => ws.send('go'));
+    ws.on('message', (d) => {
+      got.push({ n: (JSON.parse(d.toString()) as { n: number }).n, at: performance.now() });
+      if (got.length === 5) resolve();
+    });
+  });
+  ws.close();
+  expect(got.map((g) => g.n)).toEqual([0, 1, 2, 3, 4]);
+  for (const g of got) expect(g.at).toBeGreaterThanOrEqual(written.get(g.n) ?? Infinity);
+  await new Promise((r) => ws.once('close', r));
+  server.close();
+  await upstream.close();
+});
