@@ -14,6 +14,8 @@ import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/s
 import { layoutWidth, WIDTH_OPTIONS, WIDTH_USAGE } from './shared/width-options.js';
 import { notice } from './shared/notice.js';
 import { requiredTape, TAPE_OPTION } from './shared/tape-arg.js';
+import { keyOptions } from './shared/serve-options.js';
+import { indexKey } from '../engine/tape-session.js';
 
 export const driftCommand: Command = {
   name: 'drift',
@@ -120,7 +122,15 @@ export const driftCommand: Command = {
         costOf: createCostFn(priceTable(config.prices)),
         thresholds: Object.fromEntries(Object.entries(thresholds).filter(([, x]) => x !== undefined)),
         timeouts: config.timeouts,
-        ...(v.refresh === true ? { refresh: { ...(saveAs ? { saveAs } : {}), overwrite: v.overwrite === true } } : {}),
+        ...(v.refresh === true
+          ? {
+              refresh: {
+                ...(saveAs ? { saveAs } : {}),
+                overwrite: v.overwrite === true,
+                indexKey: (ex) => indexKey(ex, keyOptions(config)),
+              },
+            }
+          : {}),
         redact: config.redact,
         dryRun,
         onPreflight: (plan, tape) => {

@@ -11,7 +11,7 @@ import { sideEffectNotes } from './shared/side-effect-notes.js';
 import { validateTapeName } from '../tape/paths.js';
 import type { LoadedTape } from '../tape/store.js';
 import { stringValue, type Command } from './shared/command.js';
-import { matchingOptions } from './shared/serve-options.js';
+import { keyOptions, matchingOptions } from './shared/serve-options.js';
 import { parseOnMiss } from './replay.js';
 import { commandConfig, STORE_OPTIONS, STORE_USAGE, withStore } from './shared/store-options.js';
 import { notice } from './shared/notice.js';
@@ -95,6 +95,7 @@ export const mcpStdioCommand: Command = {
           tape,
           ifExists: ctx.values.overwrite === true ? 'overwrite' : ctx.values.append === true ? 'append' : 'fail',
           redact: config.redact,
+          keyOptions: keyOptions(config),
           routes: [],
         });
         notice(ctx, `recording stdio server ${name} to ${writer.path}`);
@@ -127,6 +128,7 @@ export const mcpStdioCommand: Command = {
         tape: ref.name,
         saveAs,
         redact: config.redact,
+        keyOptions: keyOptions(config),
         routes: [],
         replayOf: { onMiss },
       });

@@ -121,12 +121,19 @@ export const serveCommand: Command = {
         log,
         ...(defaultTape !== undefined ? { defaultTape } : {}),
         saveReplays: ctx.values['save-replays'] === true,
-        record: { routes: base.routes, redact: base.redact, onTapeFailure: base.onTapeFailure, whenTapeFails: config.whenTapeFails },
+        record: {
+          routes: base.routes,
+          redact: base.redact,
+          keyOptions: base.keyOptions,
+          onTapeFailure: base.onTapeFailure,
+          whenTapeFails: config.whenTapeFails,
+        },
         replay: {
           // As for replay: routes chosen now win over each tape's, which win over the built-in defaults.
           routes: settings.routeSources.chosen,
           fallbackRoutes: settings.routeSources.defaults,
           redact: base.redact,
+          keyOptions: base.keyOptions,
           onTapeFailure: base.onTapeFailure,
           whenTapeFails: config.whenTapeFails,
           onMiss,

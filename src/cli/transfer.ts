@@ -11,6 +11,7 @@ import { openStore } from '../tape/stores/open-store.js';
 import type { ResolvedTape, TapeStore } from '../tape/store.js';
 import { stringValue, type Command, type CommandContext } from './shared/command.js';
 import { commandConfig } from './shared/store-options.js';
+import { keyOptions } from './shared/serve-options.js';
 import { notice } from './shared/notice.js';
 
 const OPTIONS = {
@@ -72,6 +73,8 @@ async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<numb
     throw new TapedeckError('BAD_ARGS', `usage: tapedeck ${way} REF... --${flag} URL [--dir DIR] [--overwrite]`);
   // The folder's settings (--dir, --config, TAPEDECK_DIR); the store is the one named here, not a configured one.
   const config = commandConfig({ ...ctx, values: { ...ctx.values, store: undefined } });
+  // A store indexes recordings by the key replay matches with (the config's ignored fields and secret rules).
+  const key = keyOptions(config);
   const folder = createDirStore(config.dir);
   const shared = await openStore({ dir: config.dir, store: url, namespace: stringValue(ctx.values, 'namespace') });
   try {
@@ -88,7 +91,7 @@ async function transfer(ctx: CommandContext, way: 'push' | 'pull'): Promise<numb
         });
     }
     for (const ref of refs) {
-      const copied = await copyTape(ref.store, ref.name, to, { overwrite, indexKey });
+      const copied = await copyTape(ref.store, ref.name, to, { overwrite, indexKey: (ex) => indexKey(ex, key) });
       for (const p of copied.problems) notice(ctx, `${ref.name} line ${p.line}: ${p.message}`, 'warn', `tapedeck ${way}`);
       ctx.stdout.write(`${way === 'push' ? 'pushed' : 'pulled'} ${ref.name} (${copied.exchanges} exchange(s)) to ${copied.to}\n`);
     }

@@ -43,7 +43,14 @@ export function openScratch(): Place & { spill: BodySpill; remove(): void } {
 export async function writeRefreshed(
   tape: { store: TapeStore; name: string; routes: readonly Route[]; recorded: readonly Exchange[] },
   fresh: ReadonlyMap<PlannedCall, Exchange>,
-  opts: { saveAs?: string; overwrite?: boolean; routes?: readonly Route[]; redact?: RedactOptions },
+  opts: {
+    saveAs?: string;
+    overwrite?: boolean;
+    routes?: readonly Route[];
+    redact?: RedactOptions;
+    /** What a store indexes each exchange by (`engine/tape-session.ts` indexKey under the config's key options). */
+    indexKey?: (ex: Exchange) => string;
+  },
   parts: { source: Place; scratch: Place & { spill: BodySpill }; scrub: Scrubber },
 ): Promise<string> {
   const { store, name, routes, recorded } = tape;
@@ -74,6 +81,7 @@ export async function writeRefreshed(
     header: { mode: 'record', routes: routes.map((r) => ({ prefix: r.prefix, upstream: given.get(r.prefix) ?? r.upstream })) },
     ifExists: opts.saveAs === undefined || opts.overwrite === true ? 'overwrite' : 'fail',
     ...(opts.redact ? { redact: opts.redact } : {}),
+    ...(opts.indexKey ? { indexKey: opts.indexKey } : {}),
   });
   const from = (p: StoredBody): Readable => home.get(p.sha256)?.() ?? parts.source.open(p);
   try {

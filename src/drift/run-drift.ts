@@ -40,7 +40,8 @@ export interface DriftOptions {
   /** Seconds, as in the config: to connect, to the response head, between two chunks. */
   timeouts?: { connect: number; response: number; idle: number };
   /** Write the fresh answers as a tape: under `saveAs`, or over the tape itself. */
-  refresh?: { saveAs?: string; overwrite?: boolean };
+  /** Write the refreshed tape (`indexKey`: what a store indexes its exchanges by, as record's writer does). */
+  refresh?: { saveAs?: string; overwrite?: boolean; indexKey?: (ex: Exchange) => string };
   redact?: RedactOptions;
   /** Told the plan before anything is sent; `dryRun` stops there. */
   onPreflight?: (plan: DriftPlan, tape: string) => void;

@@ -6,7 +6,7 @@
  */
 import { hash } from 'node:crypto';
 import { TapedeckError } from '../errors.js';
-import { exactKey } from '../replay/exact-key.js';
+import { exactKey, type ExactKeyOptions } from '../replay/exact-key.js';
 import { STREAMED_BODY_BYTES } from '../tape/large-body.js';
 import type { RedactOptions } from '../tape/redaction/redact.js';
 import type { Exchange, Route, TapeHeader } from '../tape/schema.js';
@@ -19,6 +19,8 @@ interface SessionCommon {
   redact?: RedactOptions | undefined;
   /** Called once, when the tape being written fails (disk full, the database gone). */
   onTapeFailure?: ((err: TapedeckError) => void) | undefined;
+  /** How requests are keyed (the config's ignored fields and secret rules): the store indexes by the matcher's key. */
+  keyOptions?: ExactKeyOptions | undefined;
 }
 
 export interface RecordSessionOptions extends SessionCommon {
@@ -64,11 +66,12 @@ export function defaultReplayName(tape: string, at = new Date()): string {
 }
 
 /**
- * The exact-match key a store indexes exchanges by (sha256 of `exactKey`): finds a request's recordings across tapes.
+ * The exact-match key a store indexes exchanges by (sha256 of `exactKey` under the options replay matches with, so
+ * the index and the matcher mean the same by "the same request"): finds a request's recordings across tapes.
  * Computed for every recorded exchange: node's one-shot `hash` (no Hash object) costs ~40% less than `createHash` here.
  */
-export function indexKey(ex: Exchange): string {
-  return hash('sha256', exactKey(ex), 'hex');
+export function indexKey(ex: Exchange, opts: ExactKeyOptions = {}): string {
+  return hash('sha256', exactKey(ex, opts), 'hex');
 }
 
 /**
@@ -88,7 +91,11 @@ async function refuseTapeBeingRecorded(store: TapeStore, tape: string): Promise<
 }
 
 export async function openTapeSession(opts: SessionOptions): Promise<TapeSession> {
-  const onFailure = { ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}), indexKey };
+  const keyOptions = opts.keyOptions ?? {};
+  const onFailure = {
+    ...(opts.onTapeFailure ? { onFailure: opts.onTapeFailure } : {}),
+    indexKey: (ex: Exchange) => indexKey(ex, keyOptions),
+  };
   if (opts.mode === 'record') {
     const routes = [...opts.routes];
     const writer = await opts.store.openWriter({

@@ -161,6 +161,7 @@ export async function runAgentUnderReplay(
   opts: ExperimentOptions & { plan: OverridePlan; saveAs: string },
 ): Promise<{ exitCode: number; tape: string; tapeFailure?: string }> {
   const { config } = opts;
+  const secrets = createSecretDetector(config.redact);
   const proxy: ReplayOptions = {
     mode: 'replay',
     tape: opts.tape,
@@ -172,6 +173,7 @@ export async function runAgentUnderReplay(
     routes: opts.routes ?? [],
     ...(opts.fallbackRoutes ? { fallbackRoutes: opts.fallbackRoutes } : {}),
     redact: config.redact,
+    keyOptions: { ignoreFields: config.match.ignoreFields, secrets, secretQuery: config.redact.query },
     ...(opts.log ? { log: opts.log } : {}),
     allowHosts: config.allowHosts,
     onMiss: 'strict',
@@ -181,7 +183,7 @@ export async function runAgentUnderReplay(
         eager: true,
         ignoreFields: config.match.ignoreFields,
         whenExhausted: config.match.whenExhausted,
-        secrets: createSecretDetector(config.redact),
+        secrets,
         secretQuery: config.redact.query,
         semantic: config.match.semantic,
       }),

@@ -4,6 +4,7 @@
  */
 import type { Logger } from '../log.js';
 import type { LlmOverrides } from '../providers/types.js';
+import type { ExactKeyOptions } from '../replay/exact-key.js';
 import type { Matcher } from '../replay/matcher.js';
 import type { RedactOptions } from '../tape/redaction/redact.js';
 import type { Route } from '../tape/schema.js';
@@ -25,6 +26,8 @@ export interface CommonOptions {
   port?: number;
   routes: readonly Route[];
   redact?: RedactOptions;
+  /** How requests are keyed (config `match.ignoreFields`, the redact rules): what a store indexes exchanges by. */
+  keyOptions?: ExactKeyOptions;
   log?: Logger;
   /** Host names requests may address the proxy by besides loopback names and the bound address; `*` turns the check off. */
   allowHosts?: readonly string[];

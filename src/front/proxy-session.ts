@@ -61,6 +61,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       tape: opts.tape,
       ifExists: opts.ifExists ?? 'fail',
       redact: opts.redact,
+      keyOptions: opts.keyOptions,
       routes: opts.routes,
       onTapeFailure: opts.onTapeFailure,
     });
@@ -98,6 +99,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     keepEmpty: opts.keepEmpty,
     streamLargeBodies: true,
     redact: opts.redact,
+    keyOptions: opts.keyOptions,
     routes: opts.routes,
     fallbackRoutes: opts.fallbackRoutes,
     onTapeFailure: opts.onTapeFailure,

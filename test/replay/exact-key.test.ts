@@ -4,7 +4,15 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalBody, exactKey, queryKey, stripFields, withoutSecrets, type KeyedRequest } from '../../src/replay/exact-key.js';
+import {
+  canonicalBody,
+  DEFAULT_IGNORED_FIELDS,
+  exactKey,
+  queryKey,
+  stripFields,
+  withoutSecrets,
+  type KeyedRequest,
+} from '../../src/replay/exact-key.js';
 import { indexKey } from '../../src/engine/tape-session.js';
 import { STREAMED_BODY_BYTES } from '../../src/tape/large-body.js';
 import type { Body } from '../../src/tape/schema.js';
@@ -93,6 +101,16 @@ describe('indexKey (the exact_key column of a database store)', () => {
     expect(indexKey({ ...r, seq: 0 } as unknown as Parameters<typeof indexKey>[0])).toBe(
       createHash('sha256').update(exactKey(r)).digest('hex'),
     );
+  });
+
+  it('keys under the options replay matches with: a configured ignored field is not a difference in the index either', () => {
+    const a = req(json({ model: 'gpt-4o', metadata: { run: 'a1' }, messages: [{ role: 'user', content: 'hi' }] }));
+    const b = req(json({ model: 'gpt-4o', metadata: { run: 'b2' }, messages: [{ role: 'user', content: 'hi' }] }));
+    const asExchange = (r: typeof a): Parameters<typeof indexKey>[0] => ({ ...r, seq: 0 }) as unknown as Parameters<typeof indexKey>[0];
+    const keyed = { ignoreFields: [...DEFAULT_IGNORED_FIELDS, 'metadata.run'] };
+    expect(indexKey(asExchange(a))).not.toBe(indexKey(asExchange(b)));
+    expect(indexKey(asExchange(a), keyed)).toBe(indexKey(asExchange(b), keyed));
+    expect(indexKey(asExchange(a), keyed)).toBe(createHash('sha256').update(exactKey(b, keyed)).digest('hex'));
   });
 });
 

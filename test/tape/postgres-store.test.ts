@@ -57,6 +57,34 @@ d('PostgreSQL store', () => {
     }
   });
 
+  it('indexes exchanges by the key replay matches with (the configured ignored fields)', async () => {
+    const store = await createPgStore(pgUrl as string, { namespace: ns('keyed') });
+    try {
+      const keyOptions = { ignoreFields: ['metadata.run'] };
+      const { writer } = await openTapeSession({ mode: 'record', store, tape: 'keyed', routes: [], keyOptions });
+      for (const run of ['a1', 'b2'])
+        await writer.append(
+          newExchange({ body: { model: 'm', metadata: { run }, messages: [{ role: 'user', content: 'same question' }] } }),
+        );
+      await writer.close();
+      const client = new pg.Client(pgUrl as string);
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ exact_key: string }>(
+          `SELECT e.exact_key FROM tapedeck_exchanges e JOIN tapedeck_tapes t ON t.id = e.tape_id WHERE t.namespace = $1 ORDER BY e.seq`,
+          [ns('keyed')],
+        );
+        expect(rows).toHaveLength(2);
+        // The run id differs; the configured key leaves it out, so both are "the same request", as replay sees them.
+        expect(rows[0]?.exact_key).toBe(rows[1]?.exact_key);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a database at a newer schema version with an upgrade line', async () => {
     const db = `newer_${process.pid}`;
     const admin = new pg.Client(pgUrl as string);

@@ -1,4 +1,5 @@
 import { loadConfig, parseRouteSpec, routeSources, routesOf, type Config } from '../../config/config.js';
+import type { ExactKeyOptions } from '../../replay/exact-key.js';
 import type { Route } from '../../tape/schema.js';
 import { TapedeckError } from '../../errors.js';
 import { createLogger, type Logger } from '../../log.js';
@@ -113,6 +114,7 @@ export function proxyBase(
   port: number;
   routes: ReturnType<typeof routesOf>;
   redact: Config['redact'];
+  keyOptions: ExactKeyOptions;
   log: Logger;
   allowHosts: readonly string[];
   onTapeFailure: (err: TapedeckError) => void;
@@ -126,6 +128,7 @@ export function proxyBase(
     port: config.port,
     routes: routesOf(config),
     redact: config.redact,
+    keyOptions: keyOptions(config),
     log,
     allowHosts: config.allowHosts,
     onTapeFailure,
@@ -183,10 +186,14 @@ export function matchingOptions(config: Config): {
   secrets: SecretDetector;
   secretQuery: readonly string[];
 } {
-  return {
-    ignoreFields: config.match.ignoreFields,
-    whenExhausted: config.match.whenExhausted,
-    secrets: createSecretDetector(config.redact),
-    secretQuery: config.redact.query,
-  };
+  return { ...keyOptions(config), whenExhausted: config.match.whenExhausted };
+}
+
+/** How the config keys a request (replay's exact key; a store indexes recordings by it too). */
+export function keyOptions(config: Config): {
+  ignoreFields: readonly string[];
+  secrets: SecretDetector;
+  secretQuery: readonly string[];
+} {
+  return { ignoreFields: config.match.ignoreFields, secrets: createSecretDetector(config.redact), secretQuery: config.redact.query };
 }

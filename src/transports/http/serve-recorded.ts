@@ -68,8 +68,15 @@ export async function serveRecorded(
 
   headers['x-accel-buffering'] = 'no';
   sink.head(recorded.status, headers);
-  const out = paced(sink);
   const whole = opts.timing.mode === 'instant' ? opts.stream?.(recorded) : undefined;
+  if (whole !== undefined && whole.byteLength <= WRITE_CHARS) {
+    // Kept whole by the replay, and one write's worth: written and ended at once, as a body is (nothing to pace).
+    sink.write(whole);
+    if (cut) sink.cut();
+    else sink.end();
+    return;
+  }
+  const out = paced(sink);
   if (whole !== undefined) {
     // Kept whole by the replay: written in pieces of WRITE_CHARS at the client's pace.
     for (let at = 0; at < whole.byteLength; at += WRITE_CHARS) if (!(await out.write(whole.subarray(at, at + WRITE_CHARS)))) return;
