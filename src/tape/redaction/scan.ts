@@ -1,3 +1,8 @@
+/**
+ * The secret scan: what a tape still holds that redaction would have replaced (`tapedeck scan`, the checks before a
+ * tape is shared). Read only; each line is scanned by small steps over one scan context: names first, then values,
+ * then whatever the line stores apart.
+ */
 import { readFile } from 'node:fs/promises';
 import { resolveSideFile } from '../paths.js';
 import type { StoredBody, TapeStore } from '../store.js';
@@ -56,6 +61,28 @@ export async function scanTape(
   return scanRecords(store.where(name), store.lines(name), (body) => store.readBlob(name, body), opts);
 }
 
+/** What scanning one tape works with, and what it found so far. */
+interface ScanContext {
+  /** The tape file (or where the tape is), named in findings and problems. */
+  file: string;
+  readStored: (body: StoredBody) => Promise<Buffer>;
+  secrets: SecretDetector;
+  secretHeader: (name: string) => boolean;
+  secretQuery: (name: string) => boolean;
+  findings: SecretFinding[];
+  problems: string[];
+}
+
+/** One line being scanned: its number, the exchange its findings belong to (once known), and where they go. */
+interface LineScan {
+  ctx: ScanContext;
+  line: number;
+  exchange: string | undefined;
+  report: SecretReplacer;
+}
+
+type Fields = Record<string, unknown>;
+
 /** Every credential-looking value in a tape's records (and its large bodies, read with `readStored`). */
 async function scanRecords(
   file: string,
@@ -63,141 +90,174 @@ async function scanRecords(
   readStored: (body: StoredBody) => Promise<Buffer>,
   opts: RedactOptions & { secrets?: SecretDetector },
 ): Promise<ScanResult> {
-  const secrets = opts.secrets ?? createSecretDetector(opts);
-  const secretHeader = secretHeaderMatcher(opts.headers);
-  const secretQuery = secretQueryMatcher(opts.query);
-  const findings: SecretFinding[] = [];
-  const problems: string[] = [];
+  const ctx: ScanContext = {
+    file,
+    readStored,
+    secrets: opts.secrets ?? createSecretDetector(opts),
+    secretHeader: secretHeaderMatcher(opts.headers),
+    secretQuery: secretQueryMatcher(opts.query),
+    findings: [],
+    problems: [],
+  };
   for await (const record of records) {
-    const raw = record.text;
-    const i = record.line - 1;
-    if (raw.trim() === '') continue;
-    const seen = new Set<string>();
-    let exchange: string | undefined;
-    const report: SecretReplacer = (secret, rule, path) => {
+    if (record.text.trim() === '') continue;
+    await scanLine(lineScan(ctx, record.line), record.text);
+  }
+  return { findings: ctx.findings, problems: ctx.problems };
+}
+
+function lineScan(ctx: ScanContext, line: number): LineScan {
+  const seen = new Set<string>();
+  const scan: LineScan = {
+    ctx,
+    line,
+    exchange: undefined,
+    report: (secret, rule, path) => {
       // One finding per value and place: a value rule and a field name can both see the same secret.
       const key = `${path.replace(/\([^)]*\)$/, '')}\u0000${secret}`;
       if (!seen.has(key)) {
         seen.add(key);
-        findings.push({
-          file,
-          line: i + 1,
-          ...(exchange !== undefined ? { exchange } : {}),
+        ctx.findings.push({
+          file: ctx.file,
+          line,
+          ...(scan.exchange !== undefined ? { exchange: scan.exchange } : {}),
           path,
           rule,
           preview: secretPreview(secret, rule),
         });
       }
       return secret;
-    };
-    let value: unknown;
-    try {
-      // A line too deep to walk is scanned as the text it is.
-      value = parseJson(raw);
-    } catch {
-      if (secrets.mayHold(raw)) secrets.redact(raw, report, '(unparsable line)');
-      continue;
+    },
+  };
+  return scan;
+}
+
+async function scanLine(scan: LineScan, raw: string): Promise<void> {
+  const { secrets } = scan.ctx;
+  let value: unknown;
+  try {
+    // A line too deep to walk is scanned as the text it is.
+    value = parseJson(raw);
+  } catch {
+    if (secrets.mayHold(raw)) secrets.redact(raw, scan.report, '(unparsable line)');
+    return;
+  }
+  const rec = value as Fields | null;
+  if (rec !== null && typeof rec === 'object' && typeof rec.id === 'string') scan.exchange = rec.id;
+  if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') await scanOtherRecord(scan, rec, value, raw);
+  else await scanExchange(scan, rec, value, raw);
+}
+
+/** A line that is not an exchange: the header (and its routes' upstreams), a session's frames, anything else. */
+async function scanOtherRecord(scan: LineScan, rec: Fields | null, value: unknown, raw: string): Promise<void> {
+  const { secrets, secretQuery } = scan.ctx;
+  if (rec !== null && typeof rec === 'object' && rec.type === 'header' && Array.isArray(rec.routes))
+    for (const [n, route] of (rec.routes as unknown[]).entries()) {
+      const upstream = (route as { upstream?: unknown } | null)?.upstream;
+      if (typeof upstream === 'string') urlSecrets(upstream, `routes[${n}].upstream`, secretQuery, scan.report);
     }
-    const rec = value as Record<string, unknown> | null;
-    if (rec !== null && typeof rec === 'object' && typeof rec.id === 'string') exchange = rec.id;
-    if (rec === null || typeof rec !== 'object' || rec.type !== 'exchange') {
-      if (rec !== null && typeof rec === 'object' && rec.type === 'header' && Array.isArray(rec.routes))
-        for (const [n, route] of (rec.routes as unknown[]).entries()) {
-          const upstream = (route as { upstream?: unknown } | null)?.upstream;
-          if (typeof upstream === 'string') urlSecrets(upstream, `routes[${n}].upstream`, secretQuery, report);
-        }
-      if (secrets.mayHold(raw)) secrets.redact(value, report);
-      // A session's messages stored apart (large ones) are read too.
-      if (rec !== null && typeof rec === 'object' && rec.type === 'frames' && Array.isArray(rec.frames)) {
-        if (typeof rec.exchange === 'string') exchange = rec.exchange;
-        for (const [n, f] of (rec.frames as unknown[]).entries())
-          await scanStored((f as { data?: unknown } | null)?.data, `frames[${n}].data`, i, report);
-      }
-      continue;
-    }
-    if (typeof rec.upstream === 'string') urlSecrets(rec.upstream, 'upstream', secretQuery, report);
-    const request = rec.request as Record<string, unknown> | undefined;
-    const response = rec.response as Record<string, unknown> | undefined;
-    // Names first (they say what the value is), then the walk over everything, then side files.
-    if (Array.isArray(request?.query)) {
-      for (const pair of request.query as unknown[]) {
-        if (!Array.isArray(pair)) continue;
-        const [k, v] = pair as unknown[];
-        if (typeof k === 'string' && typeof v === 'string' && secretQuery(k) && v !== '' && v !== REDACTED)
-          report(v, 'secret-query', `request.query.${k}`);
-      }
-    }
-    for (const [side, part] of [
-      ['request', request],
-      ['response', response],
-    ] as const) {
-      const headers = part?.headers;
-      if (headers === null || typeof headers !== 'object') continue;
-      for (const [name, v] of Object.entries(headers as Record<string, unknown>)) {
-        if (typeof v !== 'string') continue;
-        if (secretHeader(name) && v !== '' && v !== REDACTED) report(v, 'secret-header', `${side}.headers.${name}`);
-        else if (name.toLowerCase() === PROTOCOL_HEADER)
-          for (const key of protocolSecrets(v)) report(key, 'secret-subprotocol', `${side}.headers.${name}`);
-      }
-    }
-    if (secrets.mayHold(raw)) secrets.redact(value, report);
-    for (const [side, part] of [
-      ['request', request],
-      ['response', response],
-    ] as const)
-      await scanStored(part?.body, `${side}.body`, i, report);
-    const frames = (rec.websocket as { frames?: unknown } | undefined)?.frames;
-    if (Array.isArray(frames))
-      for (const [n, f] of (frames as unknown[]).entries())
-        await scanStored((f as { data?: unknown } | null)?.data, `websocket.frames[${n}].data`, i, report);
-    // A stream stored apart: its events, one per line of its side file.
-    const stream = response?.eventsFile as Record<string, unknown> | undefined;
-    if (stream?.kind === 'file' && typeof stream.file === 'string') {
-      const where = `response.eventsFile(side file ${stream.file})`;
-      let content: string;
-      try {
-        content = (await readStored(stream as StoredBody)).toString('utf8');
-      } catch (err) {
-        problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
-        continue;
-      }
-      if (!secrets.mayHold(content)) continue;
-      for (const [n, line] of content.split('\n').entries()) {
-        if (line === '' || !secrets.mayHold(line)) continue;
-        let parsed: unknown = line;
-        try {
-          parsed = parseJson(line);
-        } catch {
-          // scan it as text
-        }
-        secrets.redact(parsed, report, `${where}[${n}]`);
-      }
+  if (secrets.mayHold(raw)) secrets.redact(value, scan.report);
+  // A session's messages stored apart (large ones) are read too.
+  if (rec !== null && typeof rec === 'object' && rec.type === 'frames' && Array.isArray(rec.frames)) {
+    if (typeof rec.exchange === 'string') scan.exchange = rec.exchange;
+    for (const [n, f] of (rec.frames as unknown[]).entries())
+      await scanStored(scan, (f as { data?: unknown } | null)?.data, `frames[${n}].data`);
+  }
+}
+
+/** An exchange: names first (they say what the value is), then the walk over everything, then what is stored apart. */
+async function scanExchange(scan: LineScan, rec: Fields, value: unknown, raw: string): Promise<void> {
+  const { secrets, secretQuery } = scan.ctx;
+  if (typeof rec.upstream === 'string') urlSecrets(rec.upstream, 'upstream', secretQuery, scan.report);
+  const request = rec.request as Fields | undefined;
+  const response = rec.response as Fields | undefined;
+  secretNames(scan, request, response);
+  if (secrets.mayHold(raw)) secrets.redact(value, scan.report);
+  for (const [side, part] of [
+    ['request', request],
+    ['response', response],
+  ] as const)
+    await scanStored(scan, part?.body, `${side}.body`);
+  const frames = (rec.websocket as { frames?: unknown } | undefined)?.frames;
+  if (Array.isArray(frames))
+    for (const [n, f] of (frames as unknown[]).entries())
+      await scanStored(scan, (f as { data?: unknown } | null)?.data, `websocket.frames[${n}].data`);
+  await scanEventsFile(scan, response);
+}
+
+/** Values under names that say they are secrets: the request's query parameters, both sides' headers. */
+function secretNames(scan: LineScan, request: Fields | undefined, response: Fields | undefined): void {
+  const { secretHeader, secretQuery } = scan.ctx;
+  const { report } = scan;
+  if (Array.isArray(request?.query)) {
+    for (const pair of request.query as unknown[]) {
+      if (!Array.isArray(pair)) continue;
+      const [k, v] = pair as unknown[];
+      if (typeof k === 'string' && typeof v === 'string' && secretQuery(k) && v !== '' && v !== REDACTED)
+        report(v, 'secret-query', `request.query.${k}`);
     }
   }
-  return { findings, problems };
+  for (const [side, part] of [
+    ['request', request],
+    ['response', response],
+  ] as const) {
+    const headers = part?.headers;
+    if (headers === null || typeof headers !== 'object') continue;
+    for (const [name, v] of Object.entries(headers as Fields)) {
+      if (typeof v !== 'string') continue;
+      if (secretHeader(name) && v !== '' && v !== REDACTED) report(v, 'secret-header', `${side}.headers.${name}`);
+      else if (name.toLowerCase() === PROTOCOL_HEADER)
+        for (const key of protocolSecrets(v)) report(key, 'secret-subprotocol', `${side}.headers.${name}`);
+    }
+  }
+}
 
-  /** A body stored apart (a side file, a blob), unless it is binary: read and scanned like the line. */
-  async function scanStored(data: unknown, at: string, i: number, report: SecretReplacer): Promise<void> {
-    const body = data as Record<string, unknown> | undefined;
-    if (body?.kind !== 'file' || typeof body.file !== 'string' || body.encoding === 'base64') return;
-    const where = `${at}(side file ${body.file})`;
-    let content: string;
+/** A stream stored apart: its events, one per line of its side file. */
+async function scanEventsFile(scan: LineScan, response: Fields | undefined): Promise<void> {
+  const { secrets } = scan.ctx;
+  const stream = response?.eventsFile as Fields | undefined;
+  if (stream?.kind !== 'file' || typeof stream.file !== 'string') return;
+  const where = `response.eventsFile(side file ${stream.file})`;
+  const content = await readStoredText(scan, stream as StoredBody, where);
+  if (content === undefined || !secrets.mayHold(content)) return;
+  for (const [n, line] of content.split('\n').entries()) {
+    if (line === '' || !secrets.mayHold(line)) continue;
+    let parsed: unknown = line;
     try {
-      content = (await readStored(body as StoredBody)).toString('utf8');
-    } catch (err) {
-      problems.push(`${file}:${i + 1}: ${where}: ${(err as Error).message}`);
-      return;
+      parsed = parseJson(line);
+    } catch {
+      // scan it as text
     }
-    if (!secrets.mayHold(content)) return;
-    let parsed: unknown = content;
-    if (body.encoding === 'json') {
-      try {
-        parsed = parseJson(content);
-      } catch {
-        // scan it as text
-      }
+    secrets.redact(parsed, scan.report, `${where}[${n}]`);
+  }
+}
+
+/** A body stored apart (a side file, a blob), unless it is binary: read and scanned like the line. */
+async function scanStored(scan: LineScan, data: unknown, at: string): Promise<void> {
+  const { secrets } = scan.ctx;
+  const body = data as Fields | undefined;
+  if (body?.kind !== 'file' || typeof body.file !== 'string' || body.encoding === 'base64') return;
+  const where = `${at}(side file ${body.file})`;
+  const content = await readStoredText(scan, body as StoredBody, where);
+  if (content === undefined || !secrets.mayHold(content)) return;
+  let parsed: unknown = content;
+  if (body.encoding === 'json') {
+    try {
+      parsed = parseJson(content);
+    } catch {
+      // scan it as text
     }
-    secrets.redact(parsed, report, where);
+  }
+  secrets.redact(parsed, scan.report, where);
+}
+
+/** A stored body's text, or undefined with a problem noted when it cannot be read. */
+async function readStoredText(scan: LineScan, body: StoredBody, where: string): Promise<string | undefined> {
+  try {
+    return (await scan.ctx.readStored(body)).toString('utf8');
+  } catch (err) {
+    scan.ctx.problems.push(`${scan.ctx.file}:${scan.line}: ${where}: ${(err as Error).message}`);
+    return undefined;
   }
 }
 
