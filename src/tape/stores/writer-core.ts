@@ -9,7 +9,7 @@
  * A store gives it a tape it has claimed (`ClaimedTape`: the header, where its numbering goes on, its lock already
  * held) and a small sink: persist a batch of records, put a blob, mark the header's format, say what a failure
  * means, and release the tape. The folder store's sink appends lines to a file (`tape-writer.ts`), the memory
- * store's keeps strings (`memory-store.ts`), PostgreSQL's runs one statement per commit (`postgres/pg-writer.ts`).
+ * store's keeps strings (`memory-writer.ts`), PostgreSQL's runs one statement per commit (`postgres/pg-writer.ts`).
  */
 import { TapedeckError } from '../../errors.js';
 import { createExchangeEncoder, type EncodedExchange, type PutBlob } from '../exchange-encoder.js';
