@@ -82,131 +82,163 @@ function placeOf(route: string, path: string, query: readonly [string, string][]
 }
 
 export function createSessionPool(exchanges: readonly Exchange[], opts: SessionPoolOptions): SessionPool {
-  const byPlace = new Map<string, RecordedSession[]>();
-  // Query keys the tape has redacted anywhere on a route (an API key in the URL is not part of where it connected).
-  const redacted = new Map<string, Set<string>>();
   const recorded = exchanges
     .filter((ex) => ex.websocket !== undefined && ex.response?.status === 101 && ex.match?.kind !== 'miss')
     .sort((a, b) => a.offsetMs - b.offsetMs || a.seq - b.seq);
+  const redacted = redactedQueryKeys(recorded);
+  const byPlace = sessionsByPlace(recorded, redacted);
+  const state: PoolState = { owner: new Map(), used: new Set(), opts };
+  return {
+    size: recorded.length,
+    open(route, path, query) {
+      const candidates = byPlace.get(placeOf(route, path, query, redacted.get(route)));
+      return candidates === undefined || candidates.length === 0 ? undefined : new Play(candidates, state);
+    },
+  };
+}
+
+/** Query keys the tape has redacted anywhere on a route (an API key in the URL is not part of where it connected). */
+function redactedQueryKeys(recorded: readonly Exchange[]): Map<string, Set<string>> {
+  const redacted = new Map<string, Set<string>>();
   for (const ex of recorded) {
     const keys = redacted.get(ex.route) ?? new Set<string>();
     for (const [k, v] of ex.request.query) if (REDACTED_VALUE.test(v)) keys.add(k);
     redacted.set(ex.route, keys);
   }
+  return redacted;
+}
+
+/** The recorded sessions cut into scripts, grouped by where they connected, in the order they did. */
+function sessionsByPlace(recorded: readonly Exchange[], redacted: Map<string, Set<string>>): Map<string, RecordedSession[]> {
+  const byPlace = new Map<string, RecordedSession[]>();
   for (const ex of recorded) {
     const place = placeOf(ex.route, ex.request.path, ex.request.query, redacted.get(ex.route));
     const list = byPlace.get(place) ?? [];
     list.push(scriptOf(ex));
     byPlace.set(place, list);
   }
-  // Who plays each recording now; which were played to the end.
-  const owner = new Map<RecordedSession, Play>();
-  const used = new Set<RecordedSession>();
+  return byPlace;
+}
 
-  class Play implements SessionPlay {
-    private session: RecordedSession;
-    private readonly history: WsFrame[] = [];
-    private ids: IdMap = newIdMap();
-    private readonly keys: ReadonlySet<string>;
-    private ended = false;
+/** What the plays of one pool share: who plays each recording now; which were played to the end. */
+interface PoolState {
+  readonly owner: Map<RecordedSession, Play>;
+  readonly used: Set<RecordedSession>;
+  readonly opts: SessionPoolOptions;
+}
 
-    constructor(private readonly candidates: RecordedSession[]) {
-      this.session = this.pick();
-      owner.set(this.session, this);
-      this.keys = new Set(opts.idKeys(this.session.exchange));
-    }
+type TurnTry = { ok: true; ids: IdMap } | { ok: false; difference: string };
 
-    get source(): Exchange {
-      return this.session.exchange;
-    }
+/** One live session playing a recording of its pool (see the module comment), its ids bound message by message. */
+class Play implements SessionPlay {
+  private session: RecordedSession;
+  private readonly history: WsFrame[] = [];
+  private ids: IdMap = newIdMap();
+  private readonly keys: ReadonlySet<string>;
+  private ended = false;
 
-    /** The first recording nobody plays and nobody played; else one nobody plays; else the first. */
-    private pick(): RecordedSession {
-      const free = (s: RecordedSession): boolean => owner.get(s) === undefined;
-      return this.candidates.find((s) => free(s) && !used.has(s)) ?? this.candidates.find(free) ?? (this.candidates[0] as RecordedSession);
-    }
-
-    opening(): WsFrame[] {
-      return this.session.opening.map((f) => withNewIds(f, this.ids, this.keys));
-    }
-
-    next(frame: WsFrame): PlayOutcome {
-      const k = this.history.length;
-      const mine = owner.get(this.session) === this || owner.get(this.session) === undefined;
-      const here = mine ? this.tryTurn(this.session, k, frame, this.ids) : undefined;
-      if (here?.ok === true) return this.take(this.session, k, frame, here.ids);
-      // Another recording this client matches from its first message on (one nobody plays, or one whose player has
-      // not matched a message yet).
-      for (const c of this.candidates) {
-        if (c === this.session) continue;
-        const other = owner.get(c);
-        if (other !== undefined && other !== this && other.history.length > 0) continue;
-        const ids = newIdMap();
-        let ok = true;
-        for (let i = 0; i <= k && ok; i++) ok = this.tryTurn(c, i, i < k ? (this.history[i] as WsFrame) : frame, ids).ok;
-        if (!ok) continue;
-        if (owner.get(this.session) === this) owner.delete(this.session);
-        if (other !== undefined && other !== this) other.bumped();
-        owner.set(c, this);
-        this.session = c;
-        return this.take(c, k, frame, ids);
-      }
-      const reason =
-        here === undefined
-          ? `recording #${this.session.exchange.id} is played by another session`
-          : k >= this.session.turns.length
-            ? `recording #${this.session.exchange.id} has ${this.session.turns.length} client message(s); this is message ${k + 1}`
-            : `message ${k + 1} differs from recording #${this.session.exchange.id}: ${here.difference}`;
-      return {
-        kind: 'miss',
-        reason,
-        ...(here !== undefined && !here.ok && k < this.session.turns.length
-          ? { closest: { id: this.session.exchange.id, difference: here.difference } }
-          : {}),
-      };
-    }
-
-    private tryTurn(
-      s: RecordedSession,
-      k: number,
-      frame: WsFrame,
-      ids: IdMap,
-    ): { ok: true; ids: IdMap } | { ok: false; difference: string } {
-      const turn = s.turns[k];
-      if (turn === undefined) return { ok: false, difference: 'the recording has no more client messages' };
-      const verdict = compareFrame(frame, turn.client, ids, this.keys, opts.secrets);
-      if (!verdict.ok) return verdict;
-      const next: IdMap = { toNew: new Map(ids.toNew), toRecorded: new Map(ids.toRecorded) };
-      bindIds(next, verdict.bind);
-      return { ok: true, ids: next };
-    }
-
-    private take(s: RecordedSession, k: number, frame: WsFrame, ids: IdMap): PlayOutcome {
-      this.ids = ids;
-      this.history.push(frame);
-      const turn = s.turns[k] as Turn;
-      return { kind: 'match', turn, index: k, replies: turn.replies.map((f) => withNewIds(f, ids, this.keys)) };
-    }
-
-    /** Another session took the recording this one was given on connect: it picks again at its first message. */
-    bumped(): void {
-      this.session = this.pick();
-      if (owner.get(this.session) === undefined) owner.set(this.session, this);
-    }
-
-    done(): void {
-      if (this.ended) return;
-      this.ended = true;
-      if (owner.get(this.session) === this) owner.delete(this.session);
-      if (this.history.length > 0) used.add(this.session);
-    }
+  constructor(
+    private readonly candidates: RecordedSession[],
+    private readonly pool: PoolState,
+  ) {
+    this.session = this.pick();
+    pool.owner.set(this.session, this);
+    this.keys = new Set(pool.opts.idKeys(this.session.exchange));
   }
 
-  return {
-    size: recorded.length,
-    open(route, path, query) {
-      const candidates = byPlace.get(placeOf(route, path, query, redacted.get(route)));
-      return candidates === undefined || candidates.length === 0 ? undefined : new Play(candidates);
-    },
-  };
+  get source(): Exchange {
+    return this.session.exchange;
+  }
+
+  /** The first recording nobody plays and nobody played; else one nobody plays; else the first. */
+  private pick(): RecordedSession {
+    const free = (s: RecordedSession): boolean => this.pool.owner.get(s) === undefined;
+    return (
+      this.candidates.find((s) => free(s) && !this.pool.used.has(s)) ??
+      this.candidates.find(free) ??
+      (this.candidates[0] as RecordedSession)
+    );
+  }
+
+  opening(): WsFrame[] {
+    return this.session.opening.map((f) => withNewIds(f, this.ids, this.keys));
+  }
+
+  next(frame: WsFrame): PlayOutcome {
+    const k = this.history.length;
+    const owner = this.pool.owner.get(this.session);
+    const here = owner === this || owner === undefined ? this.tryTurn(this.session, k, frame, this.ids) : undefined;
+    if (here?.ok === true) return this.take(this.session, k, frame, here.ids);
+    return this.switchTo(k, frame) ?? this.miss(k, here);
+  }
+
+  /**
+   * Another recording this client matches from its first message on (one nobody plays, or one whose player has not
+   * matched a message yet): this session plays it from now on, and its player (if any) picks again.
+   */
+  private switchTo(k: number, frame: WsFrame): PlayOutcome | undefined {
+    const { owner } = this.pool;
+    for (const c of this.candidates) {
+      if (c === this.session) continue;
+      const other = owner.get(c);
+      if (other !== undefined && other !== this && other.history.length > 0) continue;
+      const ids = newIdMap();
+      let ok = true;
+      for (let i = 0; i <= k && ok; i++) ok = this.tryTurn(c, i, i < k ? (this.history[i] as WsFrame) : frame, ids).ok;
+      if (!ok) continue;
+      if (owner.get(this.session) === this) owner.delete(this.session);
+      if (other !== undefined && other !== this) other.bumped();
+      owner.set(c, this);
+      this.session = c;
+      return this.take(c, k, frame, ids);
+    }
+    return undefined;
+  }
+
+  /** Why message k+1 matched nothing; `here`: how it compared with this session's recording (undefined: played by another). */
+  private miss(k: number, here: Extract<TurnTry, { ok: false }> | undefined): PlayOutcome {
+    const { id } = this.session.exchange;
+    const turns = this.session.turns.length;
+    const reason =
+      here === undefined
+        ? `recording #${id} is played by another session`
+        : k >= turns
+          ? `recording #${id} has ${turns} client message(s); this is message ${k + 1}`
+          : `message ${k + 1} differs from recording #${id}: ${here.difference}`;
+    return {
+      kind: 'miss',
+      reason,
+      ...(here !== undefined && k < turns ? { closest: { id, difference: here.difference } } : {}),
+    };
+  }
+
+  private tryTurn(s: RecordedSession, k: number, frame: WsFrame, ids: IdMap): TurnTry {
+    const turn = s.turns[k];
+    if (turn === undefined) return { ok: false, difference: 'the recording has no more client messages' };
+    const verdict = compareFrame(frame, turn.client, ids, this.keys, this.pool.opts.secrets);
+    if (!verdict.ok) return verdict;
+    const next: IdMap = { toNew: new Map(ids.toNew), toRecorded: new Map(ids.toRecorded) };
+    bindIds(next, verdict.bind);
+    return { ok: true, ids: next };
+  }
+
+  private take(s: RecordedSession, k: number, frame: WsFrame, ids: IdMap): PlayOutcome {
+    this.ids = ids;
+    this.history.push(frame);
+    const turn = s.turns[k] as Turn;
+    return { kind: 'match', turn, index: k, replies: turn.replies.map((f) => withNewIds(f, ids, this.keys)) };
+  }
+
+  /** Another session took the recording this one was given on connect: it picks again at its first message. */
+  bumped(): void {
+    this.session = this.pick();
+    if (this.pool.owner.get(this.session) === undefined) this.pool.owner.set(this.session, this);
+  }
+
+  done(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.pool.owner.get(this.session) === this) this.pool.owner.delete(this.session);
+    if (this.history.length > 0) this.pool.used.add(this.session);
+  }
 }

@@ -11,23 +11,21 @@ import { TapedeckError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { detectLlmApi } from '../../providers/detect.js';
 import { httpError } from '../../providers/errors.js';
-import { encodeBody } from '../../tape/body.js';
 import { upstreamUrl } from '../../tape/routes.js';
-import type { ExchangeError, HeaderMap, MatchInfo, WsFrame } from '../../tape/schema.js';
+import type { ExchangeError, MatchInfo, WsFrame } from '../../tape/schema.js';
 import { round } from '../../tape/sse.js';
-import type { NewExchange, TapeWriter } from '../../tape/stores/tape-writer.js';
-import { toExchangeError } from '../../upstream/forward.js';
-import { headerMapOf } from '../../http/headers.js';
-import { chosenProtocol, MAX_MESSAGE_BYTES, upgradeHeaders } from './client-server.js';
+import type { TapeWriter } from '../../tape/stores/tape-writer.js';
+import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { createFlow, type Flow } from './flow.js';
 import { messageFrame, spillsWhole } from './message-body.js';
 import type { BodySpill } from '../../http/body-spill.js';
-import { answerRaw, refuseRaw } from '../../http/raw-answer.js';
-import { sessionTape, wsTapeHeaders, wsUpstreamHeaders, requestedProtocols, closeWith } from './session-tape.js';
+import { refuseRaw } from '../../http/raw-answer.js';
+import { sessionTape, wsTapeHeaders, closeWith, type SessionTape } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
 import { wsCall } from './ws-call.js';
-import { exchangeRecord } from '../../engine/record.js';
-import { redactUrlCredentials } from '../../tape/redaction/url-credentials.js';
+import { exchangeRecord, type RecordExtras } from '../../engine/record.js';
+import { acceptClient } from './accept-client.js';
+import { answerRefused, dialUpstream, type ServerMessage, type UpstreamDial } from './relay-upstream.js';
 
 export interface RelayOptions {
   writer: TapeWriter;
@@ -58,7 +56,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const rawQuery = opts.rewrite?.query ? undefined : up.rawQuery;
   const url = upstreamUrl(up.route, up.path, query, rawQuery).replace(/^http/i, 'ws');
   const call = wsCall(up, query);
-  const extras = { match: opts.match, notes: opts.notes };
+  const extras: RecordExtras = { match: opts.match, notes: opts.notes };
   const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
 
   const cannot = opts.writer.failure;
@@ -67,78 +65,12 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     return;
   }
 
-  const upstream = new WebSocket(url, requestedProtocols(up.headers), {
-    headers: wsUpstreamHeaders(up.headers),
-    handshakeTimeout: opts.handshakeMs,
-    followRedirects: false,
-    // The same bound both ways (the `ws` client's default is 100 MiB).
-    maxPayload: MAX_MESSAGE_BYTES,
-  });
-  // Each direction holds a bounded amount: past it, the side that sends is paused until the other side takes more.
-  const flowLog =
-    (direction: string) =>
-    (paused: boolean, held: number): void =>
-      opts.log.debug(
-        { route: up.route.prefix, path: up.path, direction, held },
-        `WebSocket backpressure: ${paused ? 'paused' : 'resumed'}`,
-      );
-  const toClientFlow = createFlow(upstream, { onChange: flowLog('server->client') });
-  // Messages from the server before the client is accepted wait here, in order.
-  const early: { data: Buffer; binary: boolean; at: number; sent: () => void }[] = [];
-  let onServer = (data: Buffer, binary: boolean): void =>
-    void early.push({ data, binary, at: elapsed(), sent: toClientFlow.take(data.byteLength) });
-  upstream.on('message', (data: Buffer, binary: boolean) => onServer(data, binary));
-  let upgraded: HeaderMap | undefined;
-  upstream.on('upgrade', (res) => (upgraded = headerMapOf(res.headers)));
-
-  const opened = await new Promise<{ ok: true } | { ok: false; error: ExchangeError; status?: number; headers?: HeaderMap; body?: Buffer }>(
-    (resolve) => {
-      upstream.once('open', () => resolve({ ok: true }));
-      upstream.once('unexpected-response', (_req, res) => {
-        // The upstream answered without switching (401, 404, 429...): that answer is the exchange, passed on as it is.
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', () => undefined);
-        res.on('end', () =>
-          resolve({
-            ok: false,
-            error: {
-              code: 'NOT_UPGRADED',
-              message: `the upstream answered ${res.statusCode ?? 0} instead of switching protocols`,
-              phase: 'response',
-            },
-            status: res.statusCode ?? 502,
-            headers: headerMapOf(res.headers),
-            body: Buffer.concat(chunks),
-          }),
-        );
-      });
-      upstream.once('error', (err) => resolve({ ok: false, error: toExchangeError(err, 'connect') }));
-    },
-  );
-  upstream.on('error', () => undefined);
-
+  const onFlowChange = flowLog(up, opts.log, 'server->client');
+  const dial = dialUpstream(up, { url, handshakeMs: opts.handshakeMs, elapsed, onFlowChange });
+  const opened = await dial.opened;
   if (!opened.ok) {
     const ttfbMs = elapsed();
-    let response: NewExchange['response'];
-    if (opened.status !== undefined) {
-      const headers = opened.headers ?? {};
-      const body = opened.body ?? Buffer.alloc(0);
-      answerRaw(up.socket, opened.status, headers, body);
-      response = { status: opened.status, headers, body: encodeBody(body, headers['content-type']) };
-    } else {
-      const err = new TapedeckError(
-        'UPSTREAM_ERROR',
-        `tapedeck could not open the WebSocket to ${redactUrlCredentials(up.route.upstream)}: ${opened.error.message}`,
-        {
-          details: { code: opened.error.code },
-          headers: { 'x-tapedeck-error': opened.error.code },
-        },
-      );
-      const answer = httpError(err, api);
-      refuseRaw(up.socket, answer);
-      response = { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } };
-    }
+    const response = answerRefused(up, opened, api);
     await opts.writer
       .append(exchangeRecord(call, { response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } }, extras))
       .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket upgrade'));
@@ -146,140 +78,216 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   }
 
   const ttfbMs = elapsed();
-  const protocol = upstream.protocol;
+  const protocol = dial.ws.protocol;
   if (protocol !== '') chosenProtocol.set(up.req, protocol);
-  upgradeHeaders.set(up.req, upgraded ?? {});
+  const upgraded = dial.upgraded ?? {};
+  upgradeHeaders.set(up.req, upgraded);
   const tape = sessionTape(
     opts.writer,
-    exchangeRecord(call, { response: { status: 101, headers: wsTapeHeaders(upgraded ?? {}) }, timing: { ttfbMs, durationMs: 0 } }, extras),
+    exchangeRecord(call, { response: { status: 101, headers: wsTapeHeaders(upgraded) }, timing: { ttfbMs, durationMs: 0 } }, extras),
   );
-  const client = await new Promise<WebSocket | undefined>((resolve) => {
-    if (up.socket.destroyed) return resolve(undefined);
-    up.socket.once('close', () => resolve(undefined));
-    opts.wss.handleUpgrade(up.req, up.socket, up.head, (ws) => resolve(ws));
-  });
+  const client = await acceptClient(opts.wss, up);
   if (client === undefined) {
-    toClientFlow.end();
-    upstream.terminate();
+    dial.flow.end();
+    dial.ws.terminate();
     await tape.end({
       durationMs: elapsed(),
       error: { code: 'CLIENT_CLOSED', message: 'the client went away during the handshake', phase: 'connect' },
     });
     return;
   }
+  const relay: Relay = {
+    opts,
+    elapsed,
+    client,
+    upstream: dial.ws,
+    tape,
+    toClientFlow: dial.flow,
+    toUpstreamFlow: createFlow(client, { onChange: flowLog(up, opts.log, 'client->server') }),
+    toClient: [],
+    failed: undefined,
+    error: undefined,
+    closes: 0,
+  };
+  await relayUntilClosed(relay, dial);
+  await endRelay(relay);
+}
 
-  let failed: TapedeckError | undefined;
-  const tapeFailed = (err: unknown): void => {
-    if (failed !== undefined) return;
-    failed = err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', (err as Error).message, { cause: err });
-    if (opts.onTapeFailure === 'refuse') {
-      opts.log.error({ err: failed.message }, 'the tape cannot be written: closing the WebSocket session');
-      client.close(1011, 'tapedeck cannot write the tape');
-      upstream.close(1011, 'tapedeck cannot write the tape');
-    }
-  };
-  const record = (frame: WsFrame | Promise<WsFrame>): Promise<void> => tape.add(frame).catch(tapeFailed);
-  const frameOf = (from: WsFrame['from'], offsetMs: number, data: Buffer, binary: boolean): WsFrame | Promise<WsFrame> =>
-    messageFrame(from, offsetMs, data, binary, opts.spill);
+/** Each direction holds a bounded amount (`flow.ts`): its pauses and resumes, as debug lines. */
+function flowLog(up: WsUpgrade, log: Logger, direction: string): (paused: boolean, held: number) => void {
+  return (paused, held) =>
+    log.debug({ route: up.route.prefix, path: up.path, direction, held }, `WebSocket backpressure: ${paused ? 'paused' : 'resumed'}`);
+}
 
-  // Server -> client: on the tape first, then sent, in arrival order.
-  const toClient: { send: () => void; ready: boolean }[] = [];
-  const pump = (): void => {
-    while (toClient.length > 0 && (toClient[0] as { ready: boolean }).ready) (toClient.shift() as { send: () => void }).send();
-  };
-  const queue = (frame: WsFrame | Promise<WsFrame>, send: () => void): void => {
-    const entry = { send, ready: false };
-    toClient.push(entry);
-    void record(frame).then(() => {
-      entry.ready = true;
-      pump();
-    });
-  };
-  // A message has left once handed to the client's socket (or dropped): `ws` calls back when it is written out.
-  const toClientSend = (data: Buffer, binary: boolean, sent: () => void): void => {
-    if (client.readyState === WebSocket.OPEN && (failed === undefined || opts.onTapeFailure === 'serve'))
-      client.send(data, { binary }, () => sent());
-    else sent();
-  };
-  onServer = (data, binary) => {
-    const sent = toClientFlow.take(data.byteLength);
-    queue(frameOf('server', elapsed(), data, binary), () => toClientSend(data, binary, sent));
-  };
-  for (const m of early.splice(0)) {
-    queue(frameOf('server', m.at, m.data, m.binary), () => toClientSend(m.data, m.binary, m.sent));
-  }
-  const toUpstreamFlow: Flow = createFlow(client, { onChange: flowLog('client->server') });
+/** A server message waiting its turn to the client: `ready` once it is on the tape (or could not be). */
+interface Outgoing {
+  send: () => void;
+  ready: boolean;
+}
 
-  client.on('message', (data: Buffer, binary: boolean) => {
-    let out = data;
-    const rewrite = opts.rewrite?.clientJson;
-    // Modified replay rewrites the configuring messages (JSON); a message too large to hold twice is not one.
-    if (rewrite !== undefined && !binary && !spillsWhole(data, opts.spill)) {
-      try {
-        out = Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
-      } catch {
-        out = data;
-      }
-    }
-    // Held until it is on the tape and handed to the upstream's socket.
-    const sent = toUpstreamFlow.take(data.byteLength);
-    let parts = 2;
-    const part = (): void => {
-      if (--parts === 0) sent();
-    };
-    void record(frameOf('client', elapsed(), out, binary)).then(part);
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(out, { binary }, part);
-    else part();
-  });
-  client.on('error', () => undefined);
+/** A relayed session once both sides are open: what its two directions, its closes and its end share. */
+interface Relay {
+  readonly opts: RelayOptions;
+  /** The session's clock (ms since the upgrade request arrived). */
+  readonly elapsed: () => number;
+  readonly client: WebSocket;
+  readonly upstream: WebSocket;
+  readonly tape: SessionTape;
+  /** Backpressure on the upstream's messages (paused while too much waits for the client), and on the client's. */
+  readonly toClientFlow: Flow;
+  readonly toUpstreamFlow: Flow;
+  /** Server -> client: on the tape first, then sent, in arrival order. */
+  readonly toClient: Outgoing[];
+  /** Set once the tape cannot be written. */
+  failed: TapedeckError | undefined;
+  /** What went wrong with the session, if anything (the first thing found). */
+  error: ExchangeError | undefined;
+  /** Sides closed so far: a session one side has closed is ending, not cut, when tapedeck stops. */
+  closes: number;
+}
 
-  let error: ExchangeError | undefined;
-  // Sides closed so far: a session one side has closed is ending, not cut, when tapedeck stops.
-  let closes = 0;
-  const done = new Promise<void>((resolve) => {
-    const closed = (): void => {
-      if (++closes === 2) resolve();
-    };
-    client.once('close', (code: number, reason: Buffer) => {
-      // Nothing more goes to the client: the upstream is read again (its close must be), and not paused again.
-      toClientFlow.end();
-      if (code === 1006) error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
-      else void record({ from: 'client', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) });
-      closeWith(upstream, code, reason);
-      closed();
-    });
-    upstream.once('close', (code: number, reason: Buffer) => {
-      toUpstreamFlow.end();
-      if (code === 1006) error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
-      // After the messages before it: the client is closed once they are sent.
-      const frame: WsFrame = { from: 'server', offsetMs: elapsed(), kind: 'close', ...closeFields(code, reason) };
-      const after = (): void => closeWith(client, code, reason);
-      if (code === 1006) {
-        toClient.push({ send: after, ready: true });
-        pump();
-      } else queue(frame, after);
-      closed();
-    });
-  });
-  const unregister = opts.register(() => {
-    if (closes === 0) error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
-    // Both closes must be read.
-    toClientFlow.end();
-    toUpstreamFlow.end();
-    client.close(1001, 'tapedeck stopped');
-    upstream.close(1001, 'tapedeck stopped');
-    // A peer that does not answer the close within a second is cut.
-    setTimeout(() => {
-      client.terminate();
-      upstream.terminate();
-    }, 1000).unref();
-  });
+/** Relay messages both ways until both sides have closed (or tapedeck stopped the session). */
+async function relayUntilClosed(r: Relay, dial: UpstreamDial): Promise<void> {
+  dial.onMessage((m) => fromServer(r, m));
+  r.client.on('message', (data: Buffer, binary: boolean) => fromClient(r, data, binary));
+  r.client.on('error', () => undefined);
+  const done = bothClosed(r);
+  const unregister = r.opts.register(() => stopRelay(r));
   await done;
   unregister();
-  const notes = opts.endNotes?.();
-  await tape.end({ durationMs: elapsed(), ...(error ? { error } : {}), ...(notes ? { notes } : {}) }).catch((err: unknown) => {
-    if (failed === undefined) opts.log.error({ err: (err as Error).message }, 'could not write the end of a WebSocket session');
+}
+
+/** The session's end line: how long it lasted, what went wrong, the notes known only now. */
+async function endRelay(r: Relay): Promise<void> {
+  const notes = r.opts.endNotes?.();
+  await r.tape
+    .end({ durationMs: r.elapsed(), ...(r.error ? { error: r.error } : {}), ...(notes ? { notes } : {}) })
+    .catch((err: unknown) => {
+      if (r.failed === undefined) r.opts.log.error({ err: (err as Error).message }, 'could not write the end of a WebSocket session');
+    });
+}
+
+/** The tape cannot be written: noted once; under `refuse` both sides are closed (1011). */
+function tapeFailed(r: Relay, err: unknown): void {
+  if (r.failed !== undefined) return;
+  r.failed = err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', (err as Error).message, { cause: err });
+  if (r.opts.onTapeFailure === 'refuse') {
+    r.opts.log.error({ err: r.failed.message }, 'the tape cannot be written: closing the WebSocket session');
+    r.client.close(1011, 'tapedeck cannot write the tape');
+    r.upstream.close(1011, 'tapedeck cannot write the tape');
+  }
+}
+
+/** Put a frame on the tape; resolves once it is there or could not be (never rejects). */
+function record(r: Relay, frame: WsFrame | Promise<WsFrame>): Promise<void> {
+  return r.tape.add(frame).catch((err: unknown) => tapeFailed(r, err));
+}
+
+function frameOf(r: Relay, from: WsFrame['from'], offsetMs: number, data: Buffer, binary: boolean): WsFrame | Promise<WsFrame> {
+  return messageFrame(from, offsetMs, data, binary, r.opts.spill);
+}
+
+/** Send what is ready to the client, in order, up to the first message not yet on the tape. */
+function pump(r: Relay): void {
+  while (r.toClient.length > 0 && (r.toClient[0] as Outgoing).ready) (r.toClient.shift() as Outgoing).send();
+}
+
+/** `send` runs once `frame` is on the tape and every server message before it has been sent. */
+function queueToClient(r: Relay, frame: WsFrame | Promise<WsFrame>, send: () => void): void {
+  const entry: Outgoing = { send, ready: false };
+  r.toClient.push(entry);
+  void record(r, frame).then(() => {
+    entry.ready = true;
+    pump(r);
   });
+}
+
+/** A message has left once handed to the client's socket (or dropped): `ws` calls back when it is written out. */
+function sendToClient(r: Relay, data: Buffer, binary: boolean, sent: () => void): void {
+  if (r.client.readyState === WebSocket.OPEN && (r.failed === undefined || r.opts.onTapeFailure === 'serve'))
+    r.client.send(data, { binary }, () => sent());
+  else sent();
+}
+
+/** Server -> client: on the tape first, then sent, in arrival order. */
+function fromServer(r: Relay, m: ServerMessage): void {
+  queueToClient(r, frameOf(r, 'server', m.at, m.data, m.binary), () => sendToClient(r, m.data, m.binary, m.sent));
+}
+
+/** Client -> server: held until it is on the tape and handed to the upstream's socket. */
+function fromClient(r: Relay, data: Buffer, binary: boolean): void {
+  const out = rewritten(r.opts, data, binary);
+  const sent = r.toUpstreamFlow.take(data.byteLength);
+  let parts = 2;
+  const part = (): void => {
+    if (--parts === 0) sent();
+  };
+  void record(r, frameOf(r, 'client', r.elapsed(), out, binary)).then(part);
+  if (r.upstream.readyState === WebSocket.OPEN) r.upstream.send(out, { binary }, part);
+  else part();
+}
+
+/** Modified replay rewrites the configuring messages (JSON); a message too large to hold twice is not one. */
+function rewritten(opts: RelayOptions, data: Buffer, binary: boolean): Buffer {
+  const rewrite = opts.rewrite?.clientJson;
+  if (rewrite === undefined || binary || spillsWhole(data, opts.spill)) return data;
+  try {
+    return Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
+  } catch {
+    return data;
+  }
+}
+
+/** Resolves once both sides have closed, each close passed on to the other side. */
+function bothClosed(r: Relay): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const closed = (): void => {
+      if (++r.closes === 2) resolve();
+    };
+    r.client.once('close', (code: number, reason: Buffer) => {
+      clientClosed(r, code, reason);
+      closed();
+    });
+    r.upstream.once('close', (code: number, reason: Buffer) => {
+      upstreamClosed(r, code, reason);
+      closed();
+    });
+  });
+}
+
+function clientClosed(r: Relay, code: number, reason: Buffer): void {
+  // Nothing more goes to the client: the upstream is read again (its close must be), and not paused again.
+  r.toClientFlow.end();
+  if (code === 1006) r.error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
+  else void record(r, { from: 'client', offsetMs: r.elapsed(), kind: 'close', ...closeFields(code, reason) });
+  closeWith(r.upstream, code, reason);
+}
+
+function upstreamClosed(r: Relay, code: number, reason: Buffer): void {
+  r.toUpstreamFlow.end();
+  if (code === 1006) r.error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
+  // After the messages before it: the client is closed once they are sent.
+  const frame: WsFrame = { from: 'server', offsetMs: r.elapsed(), kind: 'close', ...closeFields(code, reason) };
+  const after = (): void => closeWith(r.client, code, reason);
+  if (code === 1006) {
+    r.toClient.push({ send: after, ready: true });
+    pump(r);
+  } else queueToClient(r, frame, after);
+}
+
+/** Tapedeck is stopping: both sides are asked to close (1001, going away). */
+function stopRelay(r: Relay): void {
+  if (r.closes === 0) r.error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
+  // Both closes must be read.
+  r.toClientFlow.end();
+  r.toUpstreamFlow.end();
+  r.client.close(1001, 'tapedeck stopped');
+  r.upstream.close(1001, 'tapedeck stopped');
+  // A peer that does not answer the close within a second is cut.
+  setTimeout(() => {
+    r.client.terminate();
+    r.upstream.terminate();
+  }, 1000).unref();
 }
 
 function closeFields(code: number, reason: Buffer): Pick<WsFrame, 'code' | 'reason'> {
