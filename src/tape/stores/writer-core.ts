@@ -14,6 +14,7 @@
 import { TapedeckError } from '../../errors.js';
 import { createExchangeEncoder, type EncodedExchange, type PutBlob } from '../exchange-encoder.js';
 import { beginExchange } from '../open-exchange.js';
+import { GroupCommit } from './group-commit.js';
 import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from '../schema.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
 
@@ -40,18 +41,6 @@ export interface ClaimedTape {
   firstMarker: number;
   /** Whether it is an existing tape appended to (never discarded). */
   append: boolean;
-}
-
-/** Raised by a sink whose batch was stored in part: how many of its first records are stored. */
-export class PartlyPersisted extends Error {
-  constructor(
-    readonly persisted: number,
-    override readonly cause: unknown,
-    /** Said with the failure (a torn last line that could not be cut off). */
-    readonly note?: string,
-  ) {
-    super('a batch was stored in part');
-  }
 }
 
 export interface WriterSink {
@@ -83,7 +72,7 @@ export function createTapeWriterCore(
   sink: WriterSink,
 ): { writer: TapeWriter; fail: (err: unknown) => TapedeckError } {
   const { header } = claimed;
-  let { seq, pos, count } = claimed;
+  let { seq, count } = claimed;
   const perfStart = performance.now() - (Date.now() - Date.parse(header.createdAt));
   const encoder = createExchangeEncoder({
     redact: opts.redact,
@@ -103,61 +92,9 @@ export function createTapeWriterCore(
     return failure;
   };
 
-  // Group commit: the records of one event-loop turn go out together, after the turn (setImmediate), one commit at a
-  // time and in order. Each record is complete before it is queued, so a crash loses at most the last commit.
-  interface Waiting {
-    record: SinkRecord;
-    resolve: () => void;
-    reject: (err: unknown) => void;
-  }
-  let batch: Waiting[] = [];
-  let scheduled = false;
-  let running: Promise<void> = Promise.resolve();
-  const stored = (mine: readonly Waiting[]): void => {
-    for (const w of mine) if (w.record.kind === 'exchange') count++;
-    for (const w of mine) w.resolve();
-  };
-  const flush = (): void | Promise<void> => {
-    scheduled = false;
-    const mine = batch;
-    batch = [];
-    if (mine.length === 0) return;
-    if (failure !== undefined) return void mine.forEach((w) => w.reject(failure));
-    const failed = (err: unknown): void => {
-      const part = err instanceof PartlyPersisted ? err : undefined;
-      const whole = part?.persisted ?? 0;
-      stored(mine.slice(0, whole));
-      const error = fail(part?.cause ?? err);
-      if (part?.note !== undefined && !error.message.endsWith(part.note)) error.message += `; ${part.note}`;
-      for (const w of mine.slice(whole)) w.reject(error);
-    };
-    let persisting: void | Promise<void>;
-    try {
-      persisting = sink.persist(mine.map((w) => w.record));
-    } catch (err) {
-      return failed(err);
-    }
-    // A store whose writes are synchronous (a file) settles its batch in this turn, with no promise between.
-    if (persisting === undefined) return stored(mine);
-    return persisting.then(() => stored(mine), failed);
-  };
-  const enqueue = (kind: SinkRecord['kind'], line: string, ex?: Exchange): Promise<void> => {
-    if (failure !== undefined) return Promise.reject(failure);
-    return new Promise<void>((resolve, reject) => {
-      const record: SinkRecord = ex === undefined ? { kind, line, pos: pos++ } : { kind, line, pos: pos++, ex };
-      batch.push({ record, resolve, reject });
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(() => {
-        running = running.then(flush);
-      });
-    });
-  };
-  const settled = async (): Promise<void> => {
-    // A commit scheduled but not started yet is chained on `running` only after its immediate fires.
-    while (scheduled || batch.length > 0) await new Promise((r) => setImmediate(r));
-    await running;
-  };
+  // Group commit (`group-commit.ts`): the records of one event-loop turn go out together, in order.
+  const commits = new GroupCommit(sink, { failure: () => failure, fail, stored: () => void count++ }, claimed.pos);
+  const enqueue = (kind: SinkRecord['kind'], line: string, ex?: Exchange): Promise<void> => commits.enqueue(kind, line, ex);
 
   const inFlight = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -231,7 +168,7 @@ export function createTapeWriterCore(
       closed = true;
       const until = closeOpts?.withinMs === undefined ? undefined : Date.now() + closeOpts.withinMs;
       // Exchanges appended before the close whose large bodies are still being stored go on the tape first.
-      const pending = Promise.allSettled([...inFlight]).then(settled);
+      const pending = Promise.allSettled([...inFlight]).then(() => commits.settled());
       const confirmed = await settlesBy(pending, until);
       if (!confirmed)
         // The store has not confirmed what is pending, and the stop's time is up: the tape fails with it.
