@@ -50,7 +50,7 @@ export function stdioAnswer(before: readonly TimedMessage[], final: TimedMessage
 
 /** A notification, or the client's own answer to a server request: 202, nothing back, over stdio as over HTTP. */
 export function acceptedAnswer(): Answer {
-  return { response: { status: 202, headers: {} }, timing: { durationMs: 0 } };
+  return { response: { status: 202, headers: {}, body: { kind: 'empty' } }, timing: { durationMs: 0 } };
 }
 
 export function stdioEvent(message: unknown, offsetMs: number): SseEvent {
