@@ -6,7 +6,17 @@
  */
 import type { TapedeckError } from '../../errors.js';
 import type { Exchange } from '../schema.js';
-import type { SinkRecord, WriterSink } from './writer-core.js';
+
+/** One record of a commit: an exchange's line, or a session's continuation line (`frames`, `end`). */
+export interface SinkRecord {
+  kind: 'exchange' | 'part';
+  /** Its JSON text, without the newline. */
+  line: string;
+  /** Its position among the tape's records, from the first record after the header. */
+  pos: number;
+  /** The exchange, for an exchange's line. */
+  ex?: Exchange;
+}
 
 /** Raised by a sink whose batch was stored in part: how many of its first records are stored. */
 export class PartlyPersisted extends Error {
@@ -41,7 +51,7 @@ export class GroupCommit {
   private readonly flushNow = (): void | Promise<void> => this.flush();
 
   constructor(
-    private readonly sink: Pick<WriterSink, 'persist'>,
+    private readonly sink: { persist(records: readonly SinkRecord[]): void | Promise<void> },
     private readonly host: CommitHost,
     /** The next record's position among the tape's records. */
     private pos: number,

@@ -14,20 +14,12 @@
 import { TapedeckError } from '../../errors.js';
 import { createExchangeEncoder, type EncodedExchange, type PutBlob } from '../exchange-encoder.js';
 import { beginExchange } from '../open-exchange.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type SinkRecord } from './group-commit.js';
+
+export type { SinkRecord } from './group-commit.js';
 import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from '../schema.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
 
-/** One record of a commit: an exchange's line, or a session's continuation line (`frames`, `end`). */
-export interface SinkRecord {
-  kind: 'exchange' | 'part';
-  /** Its JSON text, without the newline. */
-  line: string;
-  /** Its position among the tape's records, from the first record after the header. */
-  pos: number;
-  /** The exchange, for an exchange's line. */
-  ex?: Exchange;
-}
 
 /** A tape a store has claimed for writing: its lock held, its header stored. */
 export interface ClaimedTape {

@@ -16,7 +16,7 @@ import { exchangeRecord } from '../../engine/record.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { acceptClient } from './accept-client.js';
 import { messageFrame, spillsWhole } from './message-body.js';
-import type { SessionPlayerOptions } from './player.js';
+import type { SessionPlayerOptions } from './player-options.js';
 import { closeWith, sessionTape, type SessionTape } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
 import { wsCall } from './ws-call.js';

@@ -7,18 +7,12 @@
  * sessions whose LLM calls go live (modified replay) are relayed with the overrides applied. Every session, played
  * or live, is written to the replay tape.
  */
-import type { Logger } from '../../log.js';
 import { detectSession, sessionIdKeys } from '../../providers/sessions/detect.js';
 import { httpError } from '../../providers/errors.js';
 import type { Json, LlmOverrides, Rewritten } from '../../providers/types.js';
 import { missError } from '../../replay/miss.js';
-import type { OnMiss, Timing } from '../../replay/modes.js';
 import { createSessionPool } from '../../replay/session-pool.js';
-import type { RedactOptions } from '../../tape/redaction/redact.js';
 import { createSecretDetector } from '../../tape/redaction/secrets.js';
-import type { LoadedTape } from '../../tape/tape-reader.js';
-import type { BodySpill } from '../../http/body-spill.js';
-import type { ExchangeLog } from '../../engine/exchange-log.js';
 import { createClientServer } from './client-server.js';
 import { refuseRaw } from '../../http/raw-answer.js';
 import { settled } from './recorder.js';
@@ -26,27 +20,11 @@ import { relaySession, type RelayOptions } from './relay.js';
 import { playSession } from './play-session.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
 import { wsCall } from './ws-call.js';
-import type { FaultPlan } from '../../engine/faults/fault-plan.js';
+import type { SessionPlayerOptions } from './player-options.js';
 import { elapsedSince } from '../../engine/call.js';
 import { exchangeRecord } from '../../engine/record.js';
 
-export interface SessionPlayerOptions {
-  tape: LoadedTape;
-  out: ExchangeLog;
-  log: Logger;
-  onMiss: OnMiss;
-  timing: Timing;
-  /** How secrets are recognised (a recorded marker matches the live secret). */
-  redact?: RedactOptions;
-  /** For sessions that go live: how long the upstream may take to switch protocols. */
-  handshakeMs: number;
-  /** Faults injected into the run (`--faults`): a session a rule picks is closed with its code after N server messages. */
-  faults?: FaultPlan | undefined;
-  /** Modified replay: the overrides for a session whose LLM calls go live, or undefined to play it from the tape. */
-  live?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
-  /** For sessions that go live: where messages too large to hold twice go as they are (the replay tape's store). */
-  spill?: BodySpill;
-}
+export type { SessionPlayerOptions } from './player-options.js';
 
 export { MISS_CLOSE_CODE } from './play-session.js';
 
