@@ -1,3 +1,7 @@
+/**
+ * `tapedeck replay`: the flags (checked before the tape is looked up), the replay proxy's options they make, and what
+ * the command says when the replay starts; the proxy itself is `front/server.ts`.
+ */
 import { readFileSync } from 'node:fs';
 import { TapedeckError } from '../errors.js';
 import { createLlmLiveResponder } from '../transports/http/llm-live.js';
@@ -8,26 +12,29 @@ import {
   planHeader,
   splitRouteValue,
   type OverrideInputs,
+  type OverridePlan,
 } from '../replay/override-targets.js';
 import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../transports/mcp/responder.js';
-import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
+import { allowLiveFor, createSideEffectPolicy, loadSideEffects, type SideEffectsFile } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../http/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../front/server.js';
 import { runWrapped } from './shared/wrap.js';
 import { withStore } from './shared/store-options.js';
 import { validateTapeName } from '../tape/paths.js';
-import { loadMocks } from '../replay/mocks.js';
+import { loadMocks, type Mocks } from '../replay/mocks.js';
 import { createHttpMockResponder } from '../transports/http/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
+import type { TapeStore } from '../tape/store.js';
+import type { ExpectSpec } from '../inspect/expected-calls.js';
 import { STREAM_METHOD } from '../providers/mcp.js';
-import { renamedList, stringList, stringValue, type Command, type ParsedValues } from './shared/command.js';
+import { renamedList, stringList, stringValue, type Command, type CommandContext, type ParsedValues } from './shared/command.js';
 import { sideEffectNotes } from './shared/side-effect-notes.js';
 import { noticeLines, warning, type Said } from './shared/notice.js';
-import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS } from './shared/serve-options.js';
+import { matchingOptions, proxyBase, serveSettings, serveUntilSignal, SERVE_OPTIONS, type ServeSettings } from './shared/serve-options.js';
 import { checkExpected, EXPECT_USAGE, expectFrom, FAULT_OPTIONS, FAULT_USAGE, faultPlanFrom } from './shared/fault-options.js';
 
 export const replayCommand: Command = {
@@ -108,108 +115,17 @@ export const replayCommand: Command = {
   async run(ctx) {
     const settings = serveSettings(ctx, { usage: 'tapedeck replay NAME [flags] [-- COMMAND ARGS...]', tapeRef: true, replay: true });
     const { config, log } = settings;
-    const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
-    const timing = parseTiming(stringValue(ctx.values, 'timing'));
-    const saveAs = stringValue(ctx.values, 'save-as');
-    if (saveAs !== undefined) validateTapeName(saveAs);
-    if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
-    const exactOnly = ctx.values['exact-only'] === true;
-    const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
-    const liveRoutes = stringList(ctx.values, 'live-route');
-    const liveAfterText = stringValue(ctx.values, 'live-after');
-    if (liveAfterText !== undefined && !/^\d+$/.test(liveAfterText))
-      throw new TapedeckError('BAD_ARGS', `--live-after needs a step number as tapedeck show numbers them (got "${liveAfterText}")`);
-    const liveAfter = liveAfterText === undefined ? undefined : Number(liveAfterText);
-    const impliesLive = liveRoutes.length > 0 || liveAfter !== undefined;
-    const llm = impliesLive ? parseLlm(stringValue(ctx.values, 'llm') ?? 'live') : parseLlm(stringValue(ctx.values, 'llm'));
-    if (impliesLive && llm !== 'live')
-      throw new TapedeckError('BAD_ARGS', '--live-route and --live-after make some LLM calls live: not with --llm tape');
-    const mockFile = stringValue(ctx.values, 'mock');
-    const mocks = mockFile === undefined ? undefined : loadMocks(mockFile);
-    for (const r of liveRoutes)
-      if (!r.startsWith('/')) throw new TapedeckError('BAD_ARGS', `--live-route needs a route prefix such as /openai (got "${r}")`);
-    const plan = buildOverridePlan(parseOverrides(ctx.values, llm), { families: modelFamilies(config.prices), liveRoutes });
-    const header = planHeader(plan);
-    const faults = faultPlanFrom(ctx.values);
-    const expected = expectFrom(ctx.values);
-    const sideEffectsFile = stringValue(ctx.values, 'side-effects');
-    const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
+    const flags = replayFlags(ctx, settings);
     // --tape may be a name, `latest`, a unique prefix or a path to a .jsonl anywhere (the replay tape goes beside it);
     // resolved once every flag is known to be good.
     return withStore(config, async (store) => {
       const ref = await store.resolve(settings.tape);
       const tape = ref.name;
-      if (saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
-      const options: ReplayOptions = {
-        ...proxyBase({ ...settings, tape }, ref.store),
-        // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
-        routes: settings.routeSources.chosen,
-        fallbackRoutes: settings.routeSources.defaults,
-        mode: 'replay',
-        whenTapeFails: config.whenTapeFails,
-        onMiss,
-        timing,
-        ...(saveAs !== undefined ? { saveAs } : {}),
-        matcher: (loaded) =>
-          createReplayMatcher(loaded.exchanges, {
-            eager: true,
-            ...matchingOptions(config),
-            semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
-          }),
-        // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
-        // notifications, side effects blocked).
-        responders: (loaded) => [
-          ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
-          ...(llm === 'live'
-            ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
-            : []),
-          createMcpResponder({
-            ...(sideEffects ? { sideEffects } : {}),
-            ...(mocks ? { mocks } : {}),
-            ...(faults ? { faults: faults.plan } : {}),
-          }),
-        ],
-        llm,
-        // Realtime / Live sessions go live whole, the overrides in their URL and setup (--live-after counts HTTP calls only).
-        ...(llm === 'live' && liveAfter === undefined
-          ? {
-              sessionLive: (call: { route: string; provider: string; model?: string | undefined }) =>
-                isLiveCall(plan, call) ? overridesFor(plan, call) : undefined,
-            }
-          : {}),
-        ...header,
-        ...(liveAfter !== undefined ? { liveAfter } : {}),
-        ...(mockFile !== undefined ? { mocks: mockFile } : {}),
-        ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
-        ...(ctx.values['no-match-headers'] === true || !config.matchHeaders ? { matchHeaders: false } : {}),
-        ...(faults ? { faults: faults.plan } : {}),
-      };
-      const started = (proxy: RunningProxy): (string | Said)[] => [
-        ...formatPlan(
-          planRun(proxy.source?.exchanges ?? [], {
-            llm,
-            plan,
-            ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter) } : {}),
-          }),
-        ),
-        ...(liveAfter === undefined
-          ? []
-          : [
-              `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(proxy.source?.exchanges ?? [], liveAfter)} call(s)), the later ones go live`,
-            ]),
-        ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
-        ...(faults ? faults.rules.map((r) => `this run: fault ${r}`) : []),
-        ...sideEffectNotes(proxy.source?.exchanges ?? [], {
-          tape,
-          onMiss,
-          ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
-        }).map(warning),
-        ...cutWhileRecording(proxy.source?.exchanges ?? []).map(warning),
-        ...(proxy.source?.problems ?? []).map((p) => warning(`${tape} line ${p.line}: ${p.message}`)),
-        `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
-      ];
+      if (flags.saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
+      const options = replayOptions(settings, flags, tape, ref.store);
       // --expect: once the run has ended, the recorded calls it never made fail it (the agent's own failure first).
-      let replayName = saveAs ?? tape;
+      let replayName = flags.saveAs ?? tape;
+      const expected = flags.expected;
       const after =
         expected === undefined
           ? undefined
@@ -220,7 +136,7 @@ export const replayCommand: Command = {
             };
       const named = (proxy: RunningProxy): (string | Said)[] => {
         replayName = proxy.writer.name;
-        return started(proxy);
+        return startedLines(flags, tape, proxy);
       };
       if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: named, ...(after ? { after } : {}) });
       const proxy = await startProxy(options);
@@ -229,6 +145,147 @@ export const replayCommand: Command = {
     });
   },
 };
+
+/** What the replay flags say, each checked (and its files read) before the tape is looked up. */
+interface ReplayFlags {
+  onMiss: OnMiss;
+  timing: Timing;
+  saveAs: string | undefined;
+  exactOnly: boolean;
+  threshold: number | undefined;
+  llm: 'tape' | 'live';
+  liveAfter: number | undefined;
+  mockFile: string | undefined;
+  mocks: Mocks | undefined;
+  plan: OverridePlan;
+  faults: ReturnType<typeof faultPlanFrom>;
+  expected: ExpectSpec | undefined;
+  sideEffectsFile: string | undefined;
+  sideEffects: SideEffectsFile | undefined;
+  noMatchHeaders: boolean;
+}
+
+function replayFlags(ctx: CommandContext, settings: ServeSettings): ReplayFlags {
+  const onMiss = parseOnMiss(stringValue(ctx.values, 'on-miss'));
+  const timing = parseTiming(stringValue(ctx.values, 'timing'));
+  const saveAs = stringValue(ctx.values, 'save-as');
+  if (saveAs !== undefined) validateTapeName(saveAs);
+  if (saveAs === settings.tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
+  const exactOnly = ctx.values['exact-only'] === true;
+  const threshold = parseThreshold(stringValue(ctx.values, 'threshold'));
+  const liveRoutes = stringList(ctx.values, 'live-route');
+  const liveAfterText = stringValue(ctx.values, 'live-after');
+  if (liveAfterText !== undefined && !/^\d+$/.test(liveAfterText))
+    throw new TapedeckError('BAD_ARGS', `--live-after needs a step number as tapedeck show numbers them (got "${liveAfterText}")`);
+  const liveAfter = liveAfterText === undefined ? undefined : Number(liveAfterText);
+  const impliesLive = liveRoutes.length > 0 || liveAfter !== undefined;
+  const llm = impliesLive ? parseLlm(stringValue(ctx.values, 'llm') ?? 'live') : parseLlm(stringValue(ctx.values, 'llm'));
+  if (impliesLive && llm !== 'live')
+    throw new TapedeckError('BAD_ARGS', '--live-route and --live-after make some LLM calls live: not with --llm tape');
+  const mockFile = stringValue(ctx.values, 'mock');
+  const mocks = mockFile === undefined ? undefined : loadMocks(mockFile);
+  for (const r of liveRoutes)
+    if (!r.startsWith('/')) throw new TapedeckError('BAD_ARGS', `--live-route needs a route prefix such as /openai (got "${r}")`);
+  const plan = buildOverridePlan(parseOverrides(ctx.values, llm), { families: modelFamilies(settings.config.prices), liveRoutes });
+  const faults = faultPlanFrom(ctx.values);
+  const expected = expectFrom(ctx.values);
+  const sideEffectsFile = stringValue(ctx.values, 'side-effects');
+  const sideEffects = sideEffectsFile === undefined ? undefined : loadSideEffects(sideEffectsFile);
+  const noMatchHeaders = ctx.values['no-match-headers'] === true;
+  return {
+    onMiss,
+    timing,
+    saveAs,
+    exactOnly,
+    threshold,
+    llm,
+    liveAfter,
+    mockFile,
+    mocks,
+    plan,
+    faults,
+    expected,
+    sideEffectsFile,
+    sideEffects,
+    noMatchHeaders,
+  };
+}
+
+/** The replay proxy's options: the tape, its matcher and responders, and what the flags asked for. */
+function replayOptions(settings: ServeSettings, flags: ReplayFlags, tape: string, store: TapeStore): ReplayOptions {
+  const { config } = settings;
+  const { onMiss, timing, saveAs, exactOnly, threshold, llm, liveAfter, mockFile, mocks, plan, faults, sideEffects } = flags;
+  return {
+    ...proxyBase({ ...settings, tape }, store),
+    // The tape's recorded routes win over the built-in defaults; routes chosen now win over the tape.
+    routes: settings.routeSources.chosen,
+    fallbackRoutes: settings.routeSources.defaults,
+    mode: 'replay',
+    whenTapeFails: config.whenTapeFails,
+    onMiss,
+    timing,
+    ...(saveAs !== undefined ? { saveAs } : {}),
+    matcher: (loaded) =>
+      createReplayMatcher(loaded.exchanges, {
+        eager: true,
+        ...matchingOptions(config),
+        semantic: exactOnly ? false : { ...config.match.semantic, ...(threshold !== undefined ? { threshold } : {}) },
+      }),
+    // LLM calls live with the overrides (--llm live); MCP: tapedeck is the server in replay (sessions, ids,
+    // notifications, side effects blocked).
+    responders: (loaded) => [
+      ...(mocks && mocks.http.length > 0 ? [createHttpMockResponder(mocks)] : []),
+      ...(llm === 'live'
+        ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
+        : []),
+      createMcpResponder({
+        ...(sideEffects ? { sideEffects } : {}),
+        ...(mocks ? { mocks } : {}),
+        ...(faults ? { faults: faults.plan } : {}),
+      }),
+    ],
+    llm,
+    // Realtime / Live sessions go live whole, the overrides in their URL and setup (--live-after counts HTTP calls only).
+    ...(llm === 'live' && liveAfter === undefined
+      ? {
+          sessionLive: (call: { route: string; provider: string; model?: string | undefined }) =>
+            isLiveCall(plan, call) ? overridesFor(plan, call) : undefined,
+        }
+      : {}),
+    ...planHeader(plan),
+    ...(liveAfter !== undefined ? { liveAfter } : {}),
+    ...(mockFile !== undefined ? { mocks: mockFile } : {}),
+    ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),
+    ...(flags.noMatchHeaders || !config.matchHeaders ? { matchHeaders: false } : {}),
+    ...(faults ? { faults: faults.plan } : {}),
+  };
+}
+
+/** What the replay says once it has started: the plan of the run, its warnings, and the tape it saves. */
+function startedLines(flags: ReplayFlags, tape: string, proxy: RunningProxy): (string | Said)[] {
+  const { llm, plan, liveAfter, mocks, faults, onMiss, sideEffects, sideEffectsFile } = flags;
+  const exchanges = proxy.source?.exchanges ?? [];
+  return [
+    ...formatPlan(
+      planRun(exchanges, { llm, plan, ...(liveAfter !== undefined ? { fromTapeFirst: llmCallsThrough(exchanges, liveAfter) } : {}) }),
+    ),
+    ...(liveAfter === undefined
+      ? []
+      : [
+          `this run: LLM calls through step ${liveAfter} come from the tape (${llmCallsThrough(exchanges, liveAfter)} call(s)), the later ones go live`,
+        ]),
+    ...(mocks ? [`this run: mocks from ${mocks.file}: ${mocks.tools.length} tool(s), ${mocks.http.length} HTTP route(s)`] : []),
+    ...(faults ? faults.rules.map((r) => `this run: fault ${r}`) : []),
+    ...sideEffectNotes(exchanges, {
+      tape,
+      onMiss,
+      ...(sideEffects && sideEffectsFile !== undefined ? { file: { path: sideEffectsFile, data: sideEffects } } : {}),
+    }).map(warning),
+    ...cutWhileRecording(exchanges).map(warning),
+    ...(proxy.source?.problems ?? []).map((p) => warning(`${tape} line ${p.line}: ${p.message}`)),
+    `replaying "${tape}" (${proxy.source?.exchanges.length ?? 0} exchanges, on-miss ${onMiss}); saving this run as "${proxy.writer.name}"`,
+  ];
+}
 
 /**
  * Answers the tape has only the start of (cut mid-stream while recording: the upstream reset, or the client left):

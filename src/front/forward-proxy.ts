@@ -63,140 +63,178 @@ export interface ForwardProxy {
 }
 
 export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
-  const tunnels = new WeakMap<object, string>();
-  const open = new Set<Duplex>();
-  const passedThrough = new Map<string, number>();
-  const pass = new Set((opts.passThrough ?? []).map((h) => h.toLowerCase()));
-  let ca: CertificateAuthority | undefined;
-
-  const passesThrough = (origin: string): boolean => {
-    const u = new URL(origin);
-    const name = bareHostname(u.host);
-    return pass.has(name) || pass.has(`${name}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`);
+  const state: ProxyState = {
+    opts,
+    tunnels: new WeakMap<object, string>(),
+    open: new Set<Duplex>(),
+    passedThrough: new Map<string, number>(),
+    pass: new Set((opts.passThrough ?? []).map((h) => h.toLowerCase())),
+    ca: undefined,
   };
-  const count = (hostPort: string): void => void passedThrough.set(hostPort, (passedThrough.get(hostPort) ?? 0) + 1);
-
-  const refusal = (peer: string | undefined): string | undefined =>
-    opts.anyClient === true || isLoopback(peer)
-      ? undefined
-      : `tapedeck serves as a forward proxy to clients on this machine only (this one is ${peer ?? 'unknown'}); set forwardProxyClients: any in the config to serve others`;
-
   return {
-    passedThrough,
-    passesThrough,
-    refusal,
-    targetOf(req) {
-      const tunnel = tunnels.get(req.socket);
-      if (tunnel !== undefined) return { origin: tunnel, url: req.url ?? '/', self: false };
-      const raw = req.url ?? '/';
-      if (!/^https?:\/\//i.test(raw)) return undefined;
-      let u: URL;
-      try {
-        u = new URL(raw);
-      } catch {
-        return undefined;
-      }
-      const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
-      return { origin: u.origin, url: `${u.pathname}${u.search}`, self: opts.isSelf(bareHostname(u.host), port) };
-    },
-    passHttp(req, res, target) {
-      const u = new URL(target.origin);
-      count(u.host);
-      opts.log.info({ host: u.host }, 'pass-through: forwarded untouched, not on the tape');
-      const headers = { ...req.headers };
-      delete headers['proxy-connection'];
-      delete headers['proxy-authorization'];
-      const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
-      const up = send(
-        {
-          host: u.hostname.replace(/^\[|\]$/g, ''),
-          port: u.port || (u.protocol === 'https:' ? 443 : 80),
-          method: req.method,
-          path: target.url,
-          headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      up.on('error', (err) => sendError(res, unreachable(u.host, err)));
-      res.on('close', () => up.destroy());
-      req.pipe(up);
-    },
-    onConnect(server) {
-      const tunnel = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-        const target = parseAuthority(req.url ?? '');
-        socket.on('error', () => socket.destroy());
-        if (!target.ok) {
-          refuseRaw(socket, httpError(new TapedeckError('BAD_REQUEST', `tapedeck: ${target.reason}`)));
-          return;
-        }
-        const refused = refusal((socket as Socket).remoteAddress);
-        if (refused !== undefined) {
-          opts.log.warn({ peer: (socket as Socket).remoteAddress }, 'refused a CONNECT from another machine');
-          refuseRaw(socket, httpError(new TapedeckError('FORBIDDEN', `tapedeck: ${refused}`)));
-          return;
-        }
-        const { host, port, origin } = target;
-        open.add(socket);
-        socket.once('close', () => open.delete(socket));
-        if (passesThrough(origin)) {
-          count(`${host}:${port}`);
-          opts.log.info({ host, port }, 'pass-through: tunnelled untouched, not on the tape');
-          const up: Socket = connect(port, host, () => {
-            socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-            if (head.length > 0) up.write(head);
-            up.pipe(socket);
-            socket.pipe(up);
-          });
-          up.on('error', (err) => refuseRaw(socket, unreachable(`${host}:${port}`, err)));
-          socket.once('close', () => up.destroy());
-          return;
-        }
-        try {
-          ca ??= opts.ca();
-        } catch (err) {
-          opts.log.error({ err: (err as Error).message }, 'no CA for HTTPS interception');
-          refuseRaw(socket, httpError(new TapedeckError('UPSTREAM_ERROR', `tapedeck: ${(err as Error).message}`)));
-          return;
-        }
-        const authority = ca;
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length > 0) socket.unshift(head);
-        const tls = new TLSSocket(socket, {
-          isServer: true,
-          // The name the client asked for (SNI), else the CONNECT host (an IP address has no SNI).
-          // A name no certificate can be made for fails this handshake only (the callback runs outside any guard).
-          SNICallback: (name, cb) => {
-            let context: ReturnType<CertificateAuthority['contextFor']>;
-            try {
-              context = authority.contextFor(name || host);
-            } catch (err) {
-              cb(err as Error, undefined);
-              return;
-            }
-            cb(null, context);
-          },
-          secureContext: authority.contextFor(host),
-          ALPNProtocols: ['http/1.1'],
-        });
-        tls.on('error', (err) => {
-          opts.log.warn({ host, err: err.message }, 'TLS with the client failed (does it trust the tapedeck CA?)');
-          socket.destroy();
-        });
-        tunnels.set(tls, origin);
-        // The requests inside the tunnel are served by the same listener, which finds their origin by the socket.
-        server.emit('connection', tls);
-      };
-      // Whatever a client sends, an exception here ends its connection, never the process.
-      return guardSocketHandler('CONNECT', opts.log, tunnel);
-    },
+    passedThrough: state.passedThrough,
+    passesThrough: (origin) => passesThrough(state, origin),
+    refusal: (peer) => refusal(opts, peer),
+    targetOf: (req) => targetOf(state, req),
+    passHttp: (req, res, target) => passHttp(state, req, res, target),
+    // Whatever a client sends, an exception here ends its connection, never the process.
+    onConnect: (server) => guardSocketHandler('CONNECT', opts.log, (req, socket, head) => tunnel(state, server, req, socket, head)),
     closeAll() {
-      for (const s of open) s.destroy();
-      open.clear();
+      for (const s of state.open) s.destroy();
+      state.open.clear();
     },
   };
+}
+
+/** One forward proxy's state: its tunnels' origins by socket, the sockets open, the pass-through hosts and counts. */
+interface ProxyState {
+  readonly opts: ForwardProxyOptions;
+  /** The origin of each intercepted tunnel, by its TLS socket: the requests inside find their origin by it. */
+  readonly tunnels: WeakMap<object, string>;
+  readonly open: Set<Duplex>;
+  readonly passedThrough: Map<string, number>;
+  /** Pass-through hosts, lower case. */
+  readonly pass: Set<string>;
+  /** Created on the first intercepted tunnel. */
+  ca: CertificateAuthority | undefined;
+}
+
+function passesThrough(state: ProxyState, origin: string): boolean {
+  const u = new URL(origin);
+  const name = bareHostname(u.host);
+  return state.pass.has(name) || state.pass.has(`${name}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`);
+}
+
+function count(state: ProxyState, hostPort: string): void {
+  state.passedThrough.set(hostPort, (state.passedThrough.get(hostPort) ?? 0) + 1);
+}
+
+function refusal(opts: ForwardProxyOptions, peer: string | undefined): string | undefined {
+  return opts.anyClient === true || isLoopback(peer)
+    ? undefined
+    : `tapedeck serves as a forward proxy to clients on this machine only (this one is ${peer ?? 'unknown'}); set forwardProxyClients: any in the config to serve others`;
+}
+
+function targetOf(state: ProxyState, req: IncomingMessage): ProxiedTarget | undefined {
+  const tunnel = state.tunnels.get(req.socket);
+  if (tunnel !== undefined) return { origin: tunnel, url: req.url ?? '/', self: false };
+  const raw = req.url ?? '/';
+  if (!/^https?:\/\//i.test(raw)) return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  return { origin: u.origin, url: `${u.pathname}${u.search}`, self: state.opts.isSelf(bareHostname(u.host), port) };
+}
+
+function passHttp(state: ProxyState, req: IncomingMessage, res: ServerResponse, target: ProxiedTarget): void {
+  const u = new URL(target.origin);
+  count(state, u.host);
+  state.opts.log.info({ host: u.host }, 'pass-through: forwarded untouched, not on the tape');
+  const headers = { ...req.headers };
+  delete headers['proxy-connection'];
+  delete headers['proxy-authorization'];
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  const up = send(
+    {
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port: u.port || (u.protocol === 'https:' ? 443 : 80),
+      method: req.method,
+      path: target.url,
+      headers,
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  up.on('error', (err) => sendError(res, unreachable(u.host, err)));
+  res.on('close', () => up.destroy());
+  req.pipe(up);
+}
+
+/** A `CONNECT`: refused, tunnelled untouched (a pass-through host), or intercepted with a certificate from the CA. */
+function tunnel(state: ProxyState, server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const { opts } = state;
+  const target = parseAuthority(req.url ?? '');
+  socket.on('error', () => socket.destroy());
+  if (!target.ok) {
+    refuseRaw(socket, httpError(new TapedeckError('BAD_REQUEST', `tapedeck: ${target.reason}`)));
+    return;
+  }
+  const refused = refusal(opts, (socket as Socket).remoteAddress);
+  if (refused !== undefined) {
+    opts.log.warn({ peer: (socket as Socket).remoteAddress }, 'refused a CONNECT from another machine');
+    refuseRaw(socket, httpError(new TapedeckError('FORBIDDEN', `tapedeck: ${refused}`)));
+    return;
+  }
+  const { host, port, origin } = target;
+  state.open.add(socket);
+  socket.once('close', () => state.open.delete(socket));
+  if (passesThrough(state, origin)) return passTunnel(state, socket, head, host, port);
+  try {
+    state.ca ??= opts.ca();
+  } catch (err) {
+    opts.log.error({ err: (err as Error).message }, 'no CA for HTTPS interception');
+    refuseRaw(socket, httpError(new TapedeckError('UPSTREAM_ERROR', `tapedeck: ${(err as Error).message}`)));
+    return;
+  }
+  intercept(state, server, state.ca, socket, head, host, origin);
+}
+
+/** A tunnel to a pass-through host: the bytes go both ways untouched, only counted. */
+function passTunnel(state: ProxyState, socket: Duplex, head: Buffer, host: string, port: number): void {
+  count(state, `${host}:${port}`);
+  state.opts.log.info({ host, port }, 'pass-through: tunnelled untouched, not on the tape');
+  const up: Socket = connect(port, host, () => {
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) up.write(head);
+    up.pipe(socket);
+    socket.pipe(up);
+  });
+  up.on('error', (err) => refuseRaw(socket, unreachable(`${host}:${port}`, err)));
+  socket.once('close', () => up.destroy());
+}
+
+/** An intercepted tunnel: its TLS ends here, and the requests inside are served by the same listener. */
+function intercept(
+  state: ProxyState,
+  server: Server,
+  authority: CertificateAuthority,
+  socket: Duplex,
+  head: Buffer,
+  host: string,
+  origin: string,
+): void {
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) socket.unshift(head);
+  const tls = new TLSSocket(socket, {
+    isServer: true,
+    // The name the client asked for (SNI), else the CONNECT host (an IP address has no SNI).
+    // A name no certificate can be made for fails this handshake only (the callback runs outside any guard).
+    SNICallback: (name, cb) => {
+      let context: ReturnType<CertificateAuthority['contextFor']>;
+      try {
+        context = authority.contextFor(name || host);
+      } catch (err) {
+        cb(err as Error, undefined);
+        return;
+      }
+      cb(null, context);
+    },
+    secureContext: authority.contextFor(host),
+    ALPNProtocols: ['http/1.1'],
+  });
+  tls.on('error', (err) => {
+    state.opts.log.warn({ host, err: err.message }, 'TLS with the client failed (does it trust the tapedeck CA?)');
+    socket.destroy();
+  });
+  state.tunnels.set(tls, origin);
+  // The requests inside the tunnel are served by the same listener, which finds their origin by the socket.
+  server.emit('connection', tls);
 }
 
 /** The check the listener makes for requests that come as a proxy's: none of them is addressed to tapedeck by name. */

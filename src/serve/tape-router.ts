@@ -146,195 +146,231 @@ interface Entry {
 }
 
 export function createTapeRouter(opts: TapeRouterOptions): TapeRouter {
-  // The sessions opened or opening, by tape; every tape asked for, in order, with what it did.
-  const slots = new Map<string, Slot>();
-  const entries = new Map<string, Entry>();
-  let closed = false;
-  // With --expect: the names the replayed recordings called, to warn of an --expect name none did.
-  const called = new Set<string>();
-  const fresh = opts.freshness ?? {};
-
-  const start = async (slot: Slot, entry: Entry): Promise<TapeSessionEntry> => {
-    const plan = await planOpening(slot.tape, opts.mode, fresh, opts.store);
-    slot.mode = plan.mode;
-    entry.tried = slot.mode;
-    const faults = opts.faults?.(slot.tape);
-    const used = slot.mode === 'replay' && opts.expect !== undefined ? new Set<string>() : undefined;
-    const onStored =
-      used === undefined ? undefined : (ex: Exchange): void => void (ex.match?.source !== undefined && used.add(ex.match.source));
-    const store = tallyingStore(opts.store, opts.replayStore, entry.tally, onStored);
-    const replay = opts.replay;
-    const responders = replay.responders;
-    const spec: SessionSpec =
-      slot.mode === 'record'
-        ? {
-            ...opts.record,
-            mode: 'record',
-            tape: slot.tape,
-            ifExists: entry.released ? 'append' : opts.mode === 'refresh' || plan.refreshed !== undefined ? 'overwrite' : 'fail',
-            faults,
-          }
-        : // One replay tape per opening; `keepEmpty` is false, so a tape nobody reached leaves none.
-          {
-            ...replay,
-            mode: 'replay',
-            tape: slot.tape,
-            faults,
-            responders: typeof responders === 'function' ? (loaded: LoadedTape) => responders(loaded, { faults }) : responders,
-          };
-    const session = await openProxySession(spec, { ...opts.context, store });
-    if (plan.refreshed !== undefined && !entry.released) entry.refreshed = plan.refreshed;
-    slot.writer = session.writer;
-    if (closed) {
-      // The server stopped while the tape was opening: give it back at once.
-      await session.writer.close();
-      throw new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping');
-    }
-    slot.session = session;
-    if (used !== undefined) {
-      slot.used = used;
-      for (const name of calledNames(session.source?.exchanges ?? [])) called.add(name);
-    }
-    entry.opened.add(slot.mode);
-    delete entry.error;
-    return { tape: slot.tape, session };
-  };
-
-  /** `--expect`: the verdict on an opening (so far, or once closed). */
-  const judge = (entry: Entry, slot: Slot): void => {
-    if (opts.expect === undefined || slot.used === undefined || slot.session?.source === undefined) return;
-    entry.expect = opts.expect.judge(slot.session.source.exchanges, slot.used);
-  };
-
-  /**
-   * `--expect`, a test's tape closed without a request (the test made none): every expected recorded call is
-   * missing, if the tape would have been replayed.
-   */
-  const judgeUnopened = async (name: string): Promise<TapeReport | undefined> => {
-    const judge = opts.expect;
-    if (judge === undefined || closed) return undefined;
-    const plan = await planOpening(name, opts.mode, fresh, opts.store).catch(() => undefined);
-    if (plan?.mode !== 'replay' || !(await opts.store.has(name))) return undefined;
-    const recorded = (await opts.store.load(name, { resolveFiles: false })).exchanges;
-    for (const n of calledNames(recorded)) called.add(n);
-    const entry = entryOf(name, 'replay');
-    entry.opened.add('replay');
-    entry.expect = judge.judge(recorded, new Set());
-    return reportOf(name, entry);
-  };
-
-  const entryOf = (name: string, mode: 'record' | 'replay'): Entry => {
-    let entry = entries.get(name);
-    if (entry === undefined) {
-      entry = { tally: { recorded: 0, replayed: 0, missed: 0, live: 0 }, opened: new Set(), tried: mode, released: false };
-      entries.set(name, entry);
-    }
-    return entry;
-  };
-
-  /** What an opening leaves in its tape's entry once its writer is closed (or, for a report, so far). */
-  const noteWriter = (entry: Entry, slot: Slot): void => {
-    const writer = slot.writer;
-    if (writer === undefined) return;
-    if (writer.failure !== undefined) entry.failed ??= writer.failure.message;
-    if (slot.mode === 'replay' && opts.replayStore === opts.store && writer.count > 0) entry.savedAs = writer.name;
-  };
-
-  const reportOf = (tape: string, entry: Entry): TapeReport => {
-    const open = slots.get(tape);
-    if (open !== undefined) {
-      noteWriter(entry, open);
-      judge(entry, open);
-    }
-    const t = entry.tally;
-    return {
-      tape,
-      mode: entry.opened.has('record') ? 'record' : entry.opened.has('replay') ? 'replay' : entry.tried,
-      recorded: t.recorded,
-      replayed: t.replayed,
-      missed: t.missed,
-      live: t.live,
-      ...(entry.savedAs !== undefined ? { savedAs: entry.savedAs } : {}),
-      ...(entry.error ? { error: { code: entry.error.code, message: entry.error.message } } : {}),
-      ...(entry.failed !== undefined ? { failed: entry.failed } : {}),
-      ...(entry.refreshed !== undefined ? { refreshed: entry.refreshed } : {}),
-      ...(entry.expect !== undefined ? { expect: entry.expect } : {}),
-    };
-  };
-
-  const report = (): TapeReport[] => [...entries].map(([tape, entry]) => reportOf(tape, entry));
-
+  const state: RouterState = { opts, fresh: opts.freshness ?? {}, slots: new Map(), entries: new Map(), closed: false, called: new Set() };
   const router: TapeRouter = {
-    open(name) {
-      if (closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping'));
-      let slot = slots.get(name);
-      // Being closed early: open it again once it is.
-      if (slot?.closing !== undefined) return slot.closing.then(() => router.open(name));
-      if (slot === undefined) {
-        const mode = opts.mode === 'replay' ? 'replay' : 'record';
-        const of = entryOf(name, mode);
-        const added: Slot = { tape: name, mode, opening: Promise.resolve() as unknown as Promise<TapeSessionEntry> };
-        added.opening = start(added, of).catch((err: unknown) => {
-          const known = isTapedeckError(err)
-            ? err
-            : new TapedeckError('INTERNAL', `could not open tape "${name}": ${(err as Error).message}`, { cause: err });
-          of.error = known;
-          // A tape that could not be opened is tried again by its next request (another process may have let it go).
-          if (slots.get(name) === added) slots.delete(name);
-          throw known;
-        });
-        slots.set(name, added);
-        slot = added;
-      }
-      return slot.opening;
-    },
-    async release(name, drain) {
-      const slot = slots.get(name);
-      // Not open: with --expect, a test's tape it never opened is judged as such.
-      if (slot === undefined) return entries.has(name) ? undefined : judgeUnopened(name);
-      await slot.opening.catch(() => undefined);
-      const entry = entries.get(name) as Entry;
-      if (slot.closing !== undefined) {
-        await slot.closing;
-        return reportOf(name, entry);
-      }
-      const session = slot.session;
-      if (slots.get(name) !== slot || session === undefined) return undefined;
-      slot.closing = (async () => {
-        session.sessions.closeAll();
-        await drain(session.drain());
-        await session.writer.close();
-        noteWriter(entry, slot);
-        judge(entry, slot);
-        entry.released = true;
-        slots.delete(name);
-      })();
-      await slot.closing;
-      return reportOf(name, entry);
-    },
+    open: (name) => openTape(state, name, router),
+    release: (name, drain) => releaseTape(state, name, drain),
     endSessions() {
-      for (const slot of slots.values()) slot.session?.sessions.closeAll();
+      for (const slot of state.slots.values()) slot.session?.sessions.closeAll();
     },
-    async close(drain) {
-      closed = true;
-      // Sessions still opening settle first (each is closed again at once, see `start`).
-      await Promise.allSettled([...slots.values()].flatMap((s) => [s.opening, ...(s.closing ? [s.closing] : [])]));
-      const open = [...slots.values()].filter((s) => s.session !== undefined && s.closing === undefined);
-      await drain(Promise.all(open.map((s) => (s.session as ProxySession).drain())).then(() => undefined));
-      await Promise.all(open.map((s) => (s.writer as TapeWriter).close()));
-      for (const s of open) {
-        noteWriter(entries.get(s.tape) as Entry, s);
-        judge(entries.get(s.tape) as Entry, s);
-      }
-      return report();
-    },
-    report,
-    knows: (name) => entries.has(name),
+    close: (drain) => closeTapes(state, drain),
+    report: () => reportAll(state),
+    knows: (name) => state.entries.has(name),
     async checkAge(name) {
-      if (fresh.maxAge === undefined || opts.mode !== 'replay' || slots.has(name)) return;
-      await planOpening(name, opts.mode, fresh, opts.store);
+      if (state.fresh.maxAge === undefined || opts.mode !== 'replay' || state.slots.has(name)) return;
+      await planOpening(name, opts.mode, state.fresh, opts.store);
     },
-    unknownExpectNames: () => (opts.expect?.names ?? []).filter((n) => !called.has(n)),
+    unknownExpectNames: () => (opts.expect?.names ?? []).filter((n) => !state.called.has(n)),
   };
   return router;
+}
+
+/** One router's state, built by `createTapeRouter` and passed to each of its steps. */
+interface RouterState {
+  readonly opts: TapeRouterOptions;
+  readonly fresh: Freshness;
+  /** The sessions opened or opening, by tape. */
+  readonly slots: Map<string, Slot>;
+  /** Every tape asked for, in order, with what it did. */
+  readonly entries: Map<string, Entry>;
+  closed: boolean;
+  /** With --expect: the names the replayed recordings called, to warn of an --expect name none did. */
+  readonly called: Set<string>;
+}
+
+/** The session of tape `name`: the opening under way, or a new one (once it is no longer being closed). */
+function openTape(state: RouterState, name: string, router: TapeRouter): Promise<TapeSessionEntry> {
+  if (state.closed) return Promise.reject(new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping'));
+  let slot = state.slots.get(name);
+  // Being closed early: open it again once it is.
+  if (slot?.closing !== undefined) return slot.closing.then(() => router.open(name));
+  if (slot === undefined) {
+    const mode = state.opts.mode === 'replay' ? 'replay' : 'record';
+    const of = entryOf(state, name, mode);
+    const added: Slot = { tape: name, mode, opening: Promise.resolve() as unknown as Promise<TapeSessionEntry> };
+    added.opening = start(state, added, of).catch((err: unknown) => {
+      const known = isTapedeckError(err)
+        ? err
+        : new TapedeckError('INTERNAL', `could not open tape "${name}": ${(err as Error).message}`, { cause: err });
+      of.error = known;
+      // A tape that could not be opened is tried again by its next request (another process may have let it go).
+      if (state.slots.get(name) === added) state.slots.delete(name);
+      throw known;
+    });
+    state.slots.set(name, added);
+    slot = added;
+  }
+  return slot.opening;
+}
+
+/** Open a slot's session: recorded or replayed, as `tape-freshness.ts` plans it. */
+async function start(state: RouterState, slot: Slot, entry: Entry): Promise<TapeSessionEntry> {
+  const { opts } = state;
+  const plan = await planOpening(slot.tape, opts.mode, state.fresh, opts.store);
+  slot.mode = plan.mode;
+  entry.tried = slot.mode;
+  const faults = opts.faults?.(slot.tape);
+  const used = slot.mode === 'replay' && opts.expect !== undefined ? new Set<string>() : undefined;
+  const onStored =
+    used === undefined ? undefined : (ex: Exchange): void => void (ex.match?.source !== undefined && used.add(ex.match.source));
+  const store = tallyingStore(opts.store, opts.replayStore, entry.tally, onStored);
+  const spec = sessionSpec(opts, slot, entry, plan.refreshed, faults);
+  const session = await openProxySession(spec, { ...opts.context, store });
+  if (plan.refreshed !== undefined && !entry.released) entry.refreshed = plan.refreshed;
+  slot.writer = session.writer;
+  if (state.closed) {
+    // The server stopped while the tape was opening: give it back at once.
+    await session.writer.close();
+    throw new TapedeckError('TAPE_CLOSED', 'tapedeck is stopping');
+  }
+  slot.session = session;
+  if (used !== undefined) {
+    slot.used = used;
+    for (const name of calledNames(session.source?.exchanges ?? [])) state.called.add(name);
+  }
+  entry.opened.add(slot.mode);
+  delete entry.error;
+  return { tape: slot.tape, session };
+}
+
+/** The session an opening asks for: a recording (appended, overwritten or new), or a replay with its own responders. */
+function sessionSpec(
+  opts: TapeRouterOptions,
+  slot: Slot,
+  entry: Entry,
+  refreshed: Entry['refreshed'],
+  faults: FaultPlan | undefined,
+): SessionSpec {
+  if (slot.mode === 'record')
+    return {
+      ...opts.record,
+      mode: 'record',
+      tape: slot.tape,
+      ifExists: entry.released ? 'append' : opts.mode === 'refresh' || refreshed !== undefined ? 'overwrite' : 'fail',
+      faults,
+    };
+  const replay = opts.replay;
+  const responders = replay.responders;
+  // One replay tape per opening; `keepEmpty` is false, so a tape nobody reached leaves none.
+  return {
+    ...replay,
+    mode: 'replay',
+    tape: slot.tape,
+    faults,
+    responders: typeof responders === 'function' ? (loaded: LoadedTape) => responders(loaded, { faults }) : responders,
+  };
+}
+
+/** Close one tape now (`TapeRouter.release`). */
+async function releaseTape(
+  state: RouterState,
+  name: string,
+  drain: (work: Promise<void>) => Promise<void>,
+): Promise<TapeReport | undefined> {
+  const slot = state.slots.get(name);
+  // Not open: with --expect, a test's tape it never opened is judged as such.
+  if (slot === undefined) return state.entries.has(name) ? undefined : judgeUnopened(state, name);
+  await slot.opening.catch(() => undefined);
+  const entry = state.entries.get(name) as Entry;
+  if (slot.closing !== undefined) {
+    await slot.closing;
+    return reportOf(state, name, entry);
+  }
+  const session = slot.session;
+  if (state.slots.get(name) !== slot || session === undefined) return undefined;
+  slot.closing = (async () => {
+    session.sessions.closeAll();
+    await drain(session.drain());
+    await session.writer.close();
+    noteWriter(state, entry, slot);
+    judge(state, entry, slot);
+    entry.released = true;
+    state.slots.delete(name);
+  })();
+  await slot.closing;
+  return reportOf(state, name, entry);
+}
+
+/** Every tape closed (`TapeRouter.close`). */
+async function closeTapes(state: RouterState, drain: (work: Promise<void>) => Promise<void>): Promise<TapeReport[]> {
+  state.closed = true;
+  const slots = state.slots;
+  // Sessions still opening settle first (each is closed again at once, see `start`).
+  await Promise.allSettled([...slots.values()].flatMap((s) => [s.opening, ...(s.closing ? [s.closing] : [])]));
+  const open = [...slots.values()].filter((s) => s.session !== undefined && s.closing === undefined);
+  await drain(Promise.all(open.map((s) => (s.session as ProxySession).drain())).then(() => undefined));
+  await Promise.all(open.map((s) => (s.writer as TapeWriter).close()));
+  for (const s of open) {
+    noteWriter(state, state.entries.get(s.tape) as Entry, s);
+    judge(state, state.entries.get(s.tape) as Entry, s);
+  }
+  return reportAll(state);
+}
+
+/** `--expect`: the verdict on an opening (so far, or once closed). */
+function judge(state: RouterState, entry: Entry, slot: Slot): void {
+  const expect = state.opts.expect;
+  if (expect === undefined || slot.used === undefined || slot.session?.source === undefined) return;
+  entry.expect = expect.judge(slot.session.source.exchanges, slot.used);
+}
+
+/**
+ * `--expect`, a test's tape closed without a request (the test made none): every expected recorded call is
+ * missing, if the tape would have been replayed.
+ */
+async function judgeUnopened(state: RouterState, name: string): Promise<TapeReport | undefined> {
+  const { opts } = state;
+  const judge = opts.expect;
+  if (judge === undefined || state.closed) return undefined;
+  const plan = await planOpening(name, opts.mode, state.fresh, opts.store).catch(() => undefined);
+  if (plan?.mode !== 'replay' || !(await opts.store.has(name))) return undefined;
+  const recorded = (await opts.store.load(name, { resolveFiles: false })).exchanges;
+  for (const n of calledNames(recorded)) state.called.add(n);
+  const entry = entryOf(state, name, 'replay');
+  entry.opened.add('replay');
+  entry.expect = judge.judge(recorded, new Set());
+  return reportOf(state, name, entry);
+}
+
+function entryOf(state: RouterState, name: string, mode: 'record' | 'replay'): Entry {
+  let entry = state.entries.get(name);
+  if (entry === undefined) {
+    entry = { tally: { recorded: 0, replayed: 0, missed: 0, live: 0 }, opened: new Set(), tried: mode, released: false };
+    state.entries.set(name, entry);
+  }
+  return entry;
+}
+
+/** What an opening leaves in its tape's entry once its writer is closed (or, for a report, so far). */
+function noteWriter(state: RouterState, entry: Entry, slot: Slot): void {
+  const writer = slot.writer;
+  if (writer === undefined) return;
+  if (writer.failure !== undefined) entry.failed ??= writer.failure.message;
+  if (slot.mode === 'replay' && state.opts.replayStore === state.opts.store && writer.count > 0) entry.savedAs = writer.name;
+}
+
+function reportOf(state: RouterState, tape: string, entry: Entry): TapeReport {
+  const open = state.slots.get(tape);
+  if (open !== undefined) {
+    noteWriter(state, entry, open);
+    judge(state, entry, open);
+  }
+  const t = entry.tally;
+  return {
+    tape,
+    mode: entry.opened.has('record') ? 'record' : entry.opened.has('replay') ? 'replay' : entry.tried,
+    recorded: t.recorded,
+    replayed: t.replayed,
+    missed: t.missed,
+    live: t.live,
+    ...(entry.savedAs !== undefined ? { savedAs: entry.savedAs } : {}),
+    ...(entry.error ? { error: { code: entry.error.code, message: entry.error.message } } : {}),
+    ...(entry.failed !== undefined ? { failed: entry.failed } : {}),
+    ...(entry.refreshed !== undefined ? { refreshed: entry.refreshed } : {}),
+    ...(entry.expect !== undefined ? { expect: entry.expect } : {}),
+  };
+}
+
+function reportAll(state: RouterState): TapeReport[] {
+  return [...state.entries].map(([tape, entry]) => reportOf(state, tape, entry));
 }
