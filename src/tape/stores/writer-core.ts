@@ -20,7 +20,6 @@ export type { SinkRecord } from './group-commit.js';
 import { TAPE_FORMAT_SESSIONS, TAPE_FORMAT_STREAM_FILES, type Exchange, type TapeHeader } from '../schema.js';
 import type { TapeWriter, WriterOptions } from '../store.js';
 
-
 /** A tape a store has claimed for writing: its lock held, its header stored. */
 export interface ClaimedTape {
   header: TapeHeader;
