@@ -52,7 +52,8 @@ export async function serveRecorded(
   sink.onClose(() => (closed = true));
 
   if (recorded.events === undefined && recorded.eventsFile === undefined) {
-    await sleep(scaledDelay(ex.timing.durationMs, opts.timing));
+    const delay = scaledDelay(ex.timing.durationMs, opts.timing);
+    if (delay > 0) await sleep(delay);
     if (recorded.body?.kind === 'file') return serveStored(ex, recorded.body, sink, headers, { ...opts, cut, closed: () => closed });
     const bytes = opts.bytes ? opts.bytes(recorded.body) : decodeBody(recorded.body);
     const noBody = recorded.status === 204 || recorded.status === 304 || (recorded.status >= 100 && recorded.status < 200);
