@@ -75,6 +75,8 @@ export interface HttpEngine {
   drain(): Promise<void>;
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
 export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
   const { out } = opts;
   const serveUnrecorded = opts.onTapeFailure === 'serve';
@@ -146,19 +148,30 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
     return refusal.answer;
   };
 
+  /** A request: refused once the tape has failed, answered with a fault a rule picks, or answered. */
+  const start = (req: ProxyRequest, res: ServerResponse): Promise<void> => {
+    const failed = out.writer.failure;
+    if (failed !== undefined && !serveUnrecorded) {
+      sendError(res, httpError(refused(failed), requestMeaning(req).api));
+      return DONE;
+    }
+    if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);
+    const fault = opts.faults?.pick(httpFaultFacts(req));
+    if (fault === undefined) return answer(req, res, nodeSink(res), out);
+    if (injectAnswer(req, res, fault, out)) return DONE;
+    const sink = faultSink(nodeSink(res), fault.then);
+    return answer(req, res, sink, faultedLog(out, fault, sink));
+  };
+
   return {
-    async handle(req, res) {
-      const failed = out.writer.failure;
-      if (failed !== undefined && !serveUnrecorded) {
-        sendError(res, httpError(refused(failed), requestMeaning(req).api));
-        return;
+    // Not async: the answer's own promise is returned as it is (an async function resolving to it adds turns); what
+    // throws before the answer starts rejects, as it would from an async function.
+    handle(req, res) {
+      try {
+        return start(req, res);
+      } catch (err) {
+        return Promise.reject(err as Error);
       }
-      if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);
-      const fault = opts.faults?.pick(httpFaultFacts(req));
-      if (fault === undefined) return answer(req, res, nodeSink(res), out);
-      if (injectAnswer(req, res, fault, out)) return;
-      const sink = faultSink(nodeSink(res), fault.then);
-      return answer(req, res, sink, faultedLog(out, fault, sink));
     },
     async drain() {
       await Promise.all((replay?.responders ?? []).map((r) => r.drain?.()));
