@@ -107,6 +107,8 @@ export const driftCommand: Command = {
     const width = layoutWidth(ctx);
     const style = styleFor(ctx.stdout, ctx.env);
     const dryRun = v['dry-run'] === true;
+    // The refreshed tape is indexed by the key replay matches with (made once: it compiles the secret rules).
+    const key = keyOptions(config);
     let preflight: string[] = [];
     const report = await withStore(config, (store) =>
       runDrift({
@@ -127,7 +129,7 @@ export const driftCommand: Command = {
               refresh: {
                 ...(saveAs ? { saveAs } : {}),
                 overwrite: v.overwrite === true,
-                indexKey: (ex) => indexKey(ex, keyOptions(config)),
+                indexKey: (ex) => indexKey(ex, key),
               },
             }
           : {}),
