@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCli, serveWhile as serveIn } from '../helpers/cli.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 let dir: string;
@@ -17,25 +17,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Run `tapedeck serve ARGS`, let `use` talk to it, stop it with SIGTERM; its exit code and what it printed. */
-async function serveWhile(
-  args: string[],
-  use: (url: string) => Promise<void>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnCli(['serve', '--dir', dir, '--port', '0', ...args]);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await waitForListening(child);
-  try {
-    await use(url);
-  } finally {
-    child.kill('SIGTERM');
-  }
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, stdout, stderr };
-}
+const serveWhile = (args: string[], use: (url: string) => Promise<void>): ReturnType<typeof serveIn> => serveIn(dir, args, use);
 
 const ask = async (baseURL: string, content: string): Promise<string> => {
   const openai = new OpenAI({ apiKey: 'sk-cli-SECRET-0123', baseURL, maxRetries: 0 });

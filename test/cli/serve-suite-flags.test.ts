@@ -8,7 +8,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDirStore } from '../../src/tape/stores/dir-store.js';
-import { runCli, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCli, serveWhile as serveIn } from '../helpers/cli.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 let dir: string;
@@ -22,24 +22,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serveWhile(
-  args: string[],
-  use: (url: string) => Promise<void>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnCli(['serve', '--dir', dir, '--port', '0', ...args]);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await waitForListening(child);
-  try {
-    await use(url);
-  } finally {
-    child.kill('SIGTERM');
-  }
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, stdout, stderr };
-}
+const serveWhile = (args: string[], use: (url: string) => Promise<void>): ReturnType<typeof serveIn> => serveIn(dir, args, use);
 
 const ask = async (baseURL: string, content: string): Promise<string> => {
   const openai = new OpenAI({ apiKey: 'sk-cli-SECRET-0123', baseURL, maxRetries: 0 });

@@ -55,3 +55,24 @@ export function waitForListening(child: ChildProcessWithoutNullStreams): Promise
 
 /** Run the CLI to completion, with its pid (to check that no process is left behind). */
 export const runToEnd = runCli;
+
+/** Run `tapedeck serve --dir DIR --port 0 ARGS`, let `use` talk to it, stop it with SIGTERM; its exit code and output. */
+export async function serveWhile(
+  dir: string,
+  args: string[],
+  use: (url: string) => Promise<void>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnCli(['serve', '--dir', dir, '--port', '0', ...args]);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await waitForListening(child);
+  try {
+    await use(url);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, stdout, stderr };
+}
