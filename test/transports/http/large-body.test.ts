@@ -15,6 +15,7 @@ import { createDirStore } from '../../../src/tape/stores/dir-store.js';
 import { STREAMED_BODY_BYTES } from '../../../src/tape/large-body.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
 import type { TapeStore } from '../../../src/tape/store.js';
+import { answerDigest, type AnswerDigest } from '../../helpers/answer-digest.js';
 
 const MiB = 1024 * 1024;
 const SIZE = 48 * MiB;
@@ -89,33 +90,12 @@ async function startEcho(): Promise<{ url: string; seen: string[]; release: () =
  * Upload `body` in two halves; the second goes only once `beforeSecondHalf` resolves. Resolves with the answer's
  * status, match header and sha256.
  */
-function upload(
-  url: string,
-  body: Buffer,
-  contentType: string,
-  beforeSecondHalf: () => Promise<void>,
-): Promise<{ status: number; match: string | undefined; sha256: string; bytes: number }> {
+function upload(url: string, body: Buffer, contentType: string, beforeSecondHalf: () => Promise<void>): Promise<AnswerDigest> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/up/upload`,
       { method: 'POST', headers: { 'content-type': contentType, 'content-length': body.byteLength } },
-      (res) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        res.on('data', (c: Buffer) => {
-          hash.update(c);
-          bytes += c.byteLength;
-        });
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            match: res.headers['x-tapedeck-match'] as string | undefined,
-            sha256: hash.digest('hex'),
-            bytes,
-          }),
-        );
-        res.on('error', reject);
-      },
+      (res) => void answerDigest(res).then(resolve, reject),
     );
     req.on('error', reject);
     const half = Math.floor(body.byteLength / 2);

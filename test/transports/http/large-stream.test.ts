@@ -17,6 +17,7 @@ import { createDirStore } from '../../../src/tape/stores/dir-store.js';
 import { STREAMED_BODY_BYTES } from '../../../src/tape/large-body.js';
 import type { TapeStore } from '../../../src/tape/store.js';
 import { runCliInProcess } from '../../helpers/cli-in-process.js';
+import { answerDigest, type AnswerDigest } from '../../helpers/answer-digest.js';
 
 const MiB = 1024 * 1024;
 const SIZE = 40 * MiB;
@@ -102,29 +103,13 @@ async function startUpstream(stream: { events: string[] }): Promise<{ url: strin
 }
 
 /** Ask for the stream through `url`; resolves with the status, match header and sha256 of what arrived. */
-function ask(url: string): Promise<{ status: number; match: string | undefined; sha256: string; bytes: number }> {
+function ask(url: string): Promise<AnswerDigest> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'a long answer' }] });
     const req = request(
       `${url}/openai/v1/chat/completions`,
       { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test-key' } },
-      (res) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        res.on('data', (c: Buffer) => {
-          hash.update(c);
-          bytes += c.byteLength;
-        });
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            match: res.headers['x-tapedeck-match'] as string | undefined,
-            sha256: hash.digest('hex'),
-            bytes,
-          }),
-        );
-        res.on('error', reject);
-      },
+      (res) => void answerDigest(res).then(resolve, reject),
     );
     req.on('error', reject);
     req.end(body);
