@@ -82,7 +82,11 @@ export interface PlanOptions {
   costOf: CostFn;
 }
 
-export function planDrift(tape: LoadedTape, opts: PlanOptions): DriftPlan {
+/**
+ * The plan, and beside it (never among its fields, so a plan written out shows none) the key values it filled in its
+ * calls: what drift keeps out of everything it writes.
+ */
+export function planDrift(tape: LoadedTape, opts: PlanOptions): { plan: DriftPlan; filledKeys: ReadonlySet<string> } {
   const chosen = new Map((opts.routes ?? []).map((r) => [r.prefix, r.upstream] as const));
   const recorded = new Map(tape.header.routes.map((r) => [r.prefix, r.upstream] as const));
   const fallback = new Map((opts.fallbackRoutes ?? []).map((r) => [r.prefix, r.upstream] as const));
@@ -152,16 +156,7 @@ export function planDrift(tape: LoadedTape, opts: PlanOptions): DriftPlan {
     unpriced,
     needs,
   };
-  planKeys.set(plan, filledValues);
-  return plan;
-}
-
-/** The key values a plan filled, kept beside it (never among its fields, so a plan written out shows none). */
-const planKeys = new WeakMap<DriftPlan, ReadonlySet<string>>();
-
-/** The key values `plan` filled in its calls: what drift keeps out of everything it writes. */
-export function keysOf(plan: DriftPlan): ReadonlySet<string> {
-  return planKeys.get(plan) ?? new Set();
+  return { plan, filledKeys: filledValues };
 }
 
 /** Why drift does not send an exchange; undefined when it may. */

@@ -17,7 +17,7 @@ import type { TapeStore } from '../tape/store.js';
 import { compareCall, type CallSide } from './compare.js';
 import { missingLine } from './credentials.js';
 import { DEFAULT_THRESHOLDS, SEVERITIES, type Finding, type Severity, type Thresholds } from './finding.js';
-import { hostOf, keysOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
+import { hostOf, planDrift, type DriftPlan, type PlannedCall, type SkippedCall } from './plan.js';
 import { openScratch, writeRefreshed, type Place } from './refresh.js';
 import { createScrubber } from './scrub.js';
 import { sendCalls } from './send.js';
@@ -97,7 +97,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
   // Bodies and streams too large to hold stay in the store, read as streams when needed (bounded memory).
   const tape = await found.store.load(found.name, { inlineUpTo: STREAMED_BODY_BYTES });
   const thresholds = { ...DEFAULT_THRESHOLDS, ...opts.thresholds };
-  const plan = planDrift(tape, {
+  const { plan, filledKeys } = planDrift(tape, {
     ...(opts.routes ? { routes: opts.routes } : {}),
     ...(opts.fallbackRoutes ? { fallbackRoutes: opts.fallbackRoutes } : {}),
     ...(opts.sideEffects ? { sideEffects: opts.sideEffects } : {}),
@@ -129,7 +129,7 @@ export async function runDrift(opts: DriftOptions): Promise<DriftReport> {
 
   const t = opts.timeouts ?? { connect: 10, response: 300, idle: 120 };
   const dispatcher = new Agent({ connect: { timeout: t.connect * 1000 }, headersTimeout: t.response * 1000, bodyTimeout: t.idle * 1000 });
-  const scrub = createScrubber(keysOf(plan), opts.redact);
+  const scrub = createScrubber(filledKeys, opts.redact);
   const source: Place = { open: (b) => found.store.openBlob(found.name, b) };
   const scratch = openScratch();
   try {
