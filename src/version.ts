@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
+import { shippedText } from './shipped.js';
 
-const require = createRequire(import.meta.url);
-const pkg = require('../package.json') as { version: string };
-
-/** tapedeck's own version, written into every tape header. */
-export const VERSION: string = pkg.version;
+/** tapedeck's own version (package.json's), written into every tape header. */
+export const VERSION: string = (JSON.parse(shippedText('../package.json')) as { version: string }).version;

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { runSandboxBridge, SANDBOX_BRIDGE_COMMAND } from '../run/bridge.js';
+import { insideExecutable } from '../shipped.js';
 import { runCli } from './run-cli.js';
 
 /**
@@ -13,12 +15,18 @@ function dropWritesOnClosedPipe(stream: NodeJS.WriteStream): void {
 dropWritesOnClosedPipe(process.stdout);
 dropWritesOnClosedPipe(process.stderr);
 
-runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`tapedeck: ${String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+// The single executable's sandbox bridge (run/bridge.ts): tapedeck runs itself inside the sandbox with this hidden command.
+if (insideExecutable() && process.argv[2] === SANDBOX_BRIDGE_COMMAND) runSandboxBridge(process.argv.slice(3));
+else runMain();
+
+function runMain(): void {
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`tapedeck: ${String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,7 +1,6 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { TapedeckError } from '../errors.js';
+import { shippedPlace, shippedText } from '../shipped.js';
 import { PriceMapSchema } from './prices.js';
 import { parseUserYaml, readUserFile } from './user-file.js';
 import type { Route } from '../tape/schema.js';
@@ -111,14 +110,16 @@ export interface ConfigOverrides {
   routes?: readonly string[] | undefined;
 }
 
-const DEFAULT_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
+/** The built-in defaults (`config/default.yaml`, shipped with the code: src/shipped.ts). */
+const DEFAULT_FILE = '../config/default.yaml';
+const defaultSettings = (): Record<string, unknown> => configSettings(shippedText(DEFAULT_FILE), shippedPlace(DEFAULT_FILE));
 
 /**
  * Load config: built-in defaults, then the given file, then `TAPEDECK_DIR` / `TAPEDECK_STORE`, then overrides (a
  * `--dir` given now wins over a store named by the files or the environment). Bad input throws BAD_CONFIG.
  */
 export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
-  const base = readConfigFile(DEFAULT_FILE);
+  const base = defaultSettings();
   const user = file === undefined ? {} : readConfigFile(file);
   const merged = { ...base, ...user, routes: { ...(base.routes as object | undefined), ...(user.routes as object | undefined) } };
   const parsed = ConfigSchema.safeParse(merged);
@@ -159,7 +160,7 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
 export function routeSources(file: string | undefined, specs: readonly string[] = []): { defaults: Route[]; chosen: Route[] } {
   const toRoutes = (r: unknown): Route[] =>
     Object.entries(RoutesSchema.catch({}).parse(r ?? {})).map(([prefix, upstream]) => ({ prefix: normalizePrefix(prefix), upstream }));
-  const defaults = toRoutes(readConfigFile(DEFAULT_FILE).routes);
+  const defaults = toRoutes(defaultSettings().routes);
   const chosen = new Map((file === undefined ? [] : toRoutes(readConfigFile(file).routes)).map((r) => [r.prefix, r] as const));
   for (const spec of specs) {
     const r = parseRouteSpec(spec);
@@ -207,7 +208,11 @@ function isHttpUrl(s: string): boolean {
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
-  const text = readUserFile(file, 'config file');
+  return configSettings(readUserFile(file, 'config file'), file);
+}
+
+/** A config file's settings, from its text (`file` names it in errors; `.json` is read as JSON). */
+function configSettings(text: string, file: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = file.endsWith('.json') ? JSON.parse(text) : parseUserYaml(text, `config file ${file}`);

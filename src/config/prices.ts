@@ -3,10 +3,9 @@
  * built-in table; a user's prices (a file, or an inline map in the config) are merged over it model by model.
  * Lookups try the model as named, then without vendor prefix and snapshot suffixes. An unknown model has no price.
  */
-import { readYamlFile } from './yaml-file.js';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { parseYamlText, readYamlFile } from './yaml-file.js';
 import { z } from 'zod';
+import { shippedPlace, shippedText } from '../shipped.js';
 
 export const ModelPriceSchema = z
   .object({
@@ -31,7 +30,8 @@ export type FamilyMap = z.infer<typeof FamilyMapSchema>;
 /** A price file: `models:` holding a price map, optionally `families:` (the shape of `config/prices.yaml`). */
 export const PriceFileSchema = z.object({ models: PriceMapSchema, families: FamilyMapSchema.optional() }).strict();
 
-export const DEFAULT_PRICES_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/prices.yaml');
+/** The built-in table, shipped with the code (src/shipped.ts). */
+const DEFAULT_PRICES_FILE = '../config/prices.yaml';
 
 /** Read a price file (YAML or JSON). Bad input throws BAD_CONFIG. */
 export function readPriceFile(file: string): PriceMap {
@@ -43,12 +43,17 @@ function readPriceFileFull(file: string): { models: PriceMap; families?: FamilyM
   return readYamlFile(file, PriceFileSchema, 'price file');
 }
 
+/** The built-in table's models and families. */
+function builtInPrices(): { models: PriceMap; families?: FamilyMap | undefined } {
+  return parseYamlText(shippedText(DEFAULT_PRICES_FILE), shippedPlace(DEFAULT_PRICES_FILE), PriceFileSchema, 'price file');
+}
+
 let defaults: PriceMap | undefined;
 let defaultFamilyMap: FamilyMap | undefined;
 
 /** The built-in table (`config/prices.yaml`), read once. */
 export function defaultPrices(): PriceMap {
-  defaults ??= readPriceFile(DEFAULT_PRICES_FILE);
+  defaults ??= builtInPrices().models;
   return defaults;
 }
 
@@ -112,7 +117,7 @@ export function priceFor(model: string | undefined, table: PriceMap = defaultPri
  * puts these over them.
  */
 export function modelFamilies(user?: string | PriceMap): FamilyMap {
-  defaultFamilyMap ??= readPriceFileFull(DEFAULT_PRICES_FILE).families ?? {};
+  defaultFamilyMap ??= builtInPrices().families ?? {};
   const own = typeof user === 'string' ? (readPriceFileFull(user).families ?? {}) : {};
   return { ...defaultFamilyMap, ...own };
 }

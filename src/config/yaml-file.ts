@@ -9,7 +9,11 @@ import { parseUserYaml, readUserFile } from './user-file.js';
  * is `{}`.
  */
 export function readYamlFile<S extends z.ZodType>(file: string, schema: S, what: string): z.output<S> {
-  const text = readUserFile(file, what);
+  return parseYamlText(readUserFile(file, what), file, schema, what);
+}
+
+/** The same check over a YAML file's text already read (a file shipped with tapedeck: src/shipped.ts); `file` names it. */
+export function parseYamlText<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
   const value = parseUserYaml(text, `${what} ${file}`) ?? {};
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

@@ -15,10 +15,18 @@ import { TapedeckError } from '../errors.js';
 
 /**
  * node-forge, loaded on first use: only a run that intercepts HTTPS makes certificates, and loading it costs every
- * start ~35 ms of CPU (record, replay and each wrapped run).
+ * start ~35 ms of CPU (record, replay and each wrapped run). In the single executable (a CommonJS bundle,
+ * scripts/build-exe.mjs) the bundler sees the plain `require` and bundles node-forge, still run on first use; as ES
+ * modules (npm package, checkout) there is no `require`, and Node's own finds it in node_modules.
  */
 let forgeLib: typeof Forge | undefined;
-const forge = (): typeof Forge => (forgeLib ??= createRequire(import.meta.url)('node-forge') as typeof Forge);
+const forge = (): typeof Forge =>
+  (forgeLib ??= (
+    typeof require === 'function'
+      ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+        require('node-forge')
+      : createRequire(import.meta.url)('node-forge')
+  ) as typeof Forge);
 
 export const CA_CERT_FILE = 'ca.pem';
 export const CA_KEY_FILE = 'ca-key.pem';

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TapedeckError } from '../errors.js';
+import { insideExecutable } from '../shipped.js';
+import { SANDBOX_BRIDGE_COMMAND } from './bridge.js';
 import type { Launch } from './run-under.js';
 import type { RunningProxy } from '../front/server.js';
 
@@ -70,30 +72,26 @@ export async function sandboxLaunch(cmd: { command: string; args: readonly strin
     server.once('error', reject);
     server.listen(socketPath, resolve);
   });
-  // The bridge is this module's neighbour, run by the same Node with the same loader flags (tsx in development).
-  const here = fileURLToPath(import.meta.url);
-  const bridge = path.join(path.dirname(here), `sandbox-bridge${path.extname(here)}`);
   return {
     command: 'unshare',
-    args: [
-      ...UNSHARE,
-      '--',
-      process.execPath,
-      ...loaderFlags(process.execArgv),
-      bridge,
-      socketPath,
-      cmd.proxy.host,
-      String(cmd.proxy.port),
-      '--',
-      cmd.command,
-      ...cmd.args,
-    ],
+    args: [...UNSHARE, '--', ...bridgeCommand(), socketPath, cmd.proxy.host, String(cmd.proxy.port), '--', cmd.command, ...cmd.args],
     async cleanup() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * How the bridge starts (bridge.ts): the single executable runs itself with a hidden command (its `process.execPath`
+ * is tapedeck, not Node); Node runs the bridge's own script beside this module, with the same loader flags (tsx in
+ * development).
+ */
+function bridgeCommand(): string[] {
+  if (insideExecutable()) return [process.execPath, SANDBOX_BRIDGE_COMMAND];
+  const here = fileURLToPath(import.meta.url);
+  return [process.execPath, ...loaderFlags(process.execArgv), path.join(path.dirname(here), `sandbox-bridge${path.extname(here)}`)];
 }
 
 /** The flags that load code (`--import tsx` in development), without the rest (`--inspect` would clash). */

@@ -1,9 +1,9 @@
 /**
  * The browser app: hand-written ES modules and CSS in `web/` beside this file (copied into `dist/view/web` by the
- * build), read once and served from memory. No bundler: the files are small and the browser loads modules itself.
+ * build, embedded in the single executable: src/shipped.ts), read once and served from memory. No bundler: the files
+ * are small and the browser loads modules itself.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { shippedFile, shippedFolder } from '../shipped.js';
 
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -19,11 +19,11 @@ export interface WebAsset {
 }
 
 /** Every file of the web folder by name (`index.html`, `app.js`, ...). */
-export function loadWebAssets(dir: string = fileURLToPath(new URL('./web/', import.meta.url))): Map<string, WebAsset> {
+export function loadWebAssets(): Map<string, WebAsset> {
   const out = new Map<string, WebAsset>();
-  for (const name of readdirSync(dir)) {
+  for (const name of shippedFolder('view/web/')) {
     const type = TYPES[name.slice(name.lastIndexOf('.') + 1)];
-    if (type !== undefined) out.set(name, { body: readFileSync(`${dir}/${name}`), type });
+    if (type !== undefined) out.set(name, { body: shippedFile(`view/web/${name}`), type });
   }
   return out;
 }
