@@ -5,7 +5,7 @@
  * (`https://api.search.example`), so one tape holds LLM calls, MCP over HTTP and any other HTTP API. Hosts named as
  * pass-through are tunnelled (or forwarded) untouched and only counted: they are never on a tape.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
@@ -20,6 +20,7 @@ import type { CertificateAuthority } from './ca.js';
 import { refuseRaw } from '../http/raw-answer.js';
 import { sendError } from '../http/sink.js';
 import { guardSocketHandler } from './socket-guard.js';
+import { ALPN_PROTOCOLS, sessionKey, type Connections } from './connections.js';
 
 export interface ForwardProxyOptions {
   /** The CA for intercepted HTTPS; asked for on the first tunnel (so a proxy never used as one creates none). */
@@ -54,8 +55,8 @@ export interface ForwardProxy {
   passesThrough(origin: string): boolean;
   /** Forward a plain-HTTP request to a pass-through host, unrecorded. */
   passHttp(req: IncomingMessage, res: ServerResponse, target: ProxiedTarget): void;
-  /** The server's `connect` handler. */
-  onConnect(server: Server): (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** The server's `connect` handler: an intercepted tunnel's requests are served by `connections` (HTTP/1.1 or HTTP/2). */
+  onConnect(connections: Connections): (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Hosts passed through untouched, with how many connections or requests each. */
   readonly passedThrough: ReadonlyMap<string, number>;
   /** End every tunnel (shutdown). */
@@ -78,7 +79,8 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
     targetOf: (req) => targetOf(state, req),
     passHttp: (req, res, target) => passHttp(state, req, res, target),
     // Whatever a client sends, an exception here ends its connection, never the process.
-    onConnect: (server) => guardSocketHandler('CONNECT', opts.log, (req, socket, head) => tunnel(state, server, req, socket, head)),
+    onConnect: (connections) =>
+      guardSocketHandler('CONNECT', opts.log, (req, socket, head) => tunnel(state, connections, req, socket, head)),
     closeAll() {
       for (const s of state.open) s.destroy();
       state.open.clear();
@@ -89,7 +91,7 @@ export function createForwardProxy(opts: ForwardProxyOptions): ForwardProxy {
 /** One forward proxy's state: its tunnels' origins by socket, the sockets open, the pass-through hosts and counts. */
 interface ProxyState {
   readonly opts: ForwardProxyOptions;
-  /** The origin of each intercepted tunnel, by its TLS socket: the requests inside find their origin by it. */
+  /** The origin of each intercepted tunnel, by its TLS socket (HTTP/1.1) or HTTP/2 session: the requests inside find it by that. */
   readonly tunnels: WeakMap<object, string>;
   readonly open: Set<Duplex>;
   readonly passedThrough: Map<string, number>;
@@ -116,7 +118,7 @@ function refusal(opts: ForwardProxyOptions, peer: string | undefined): string | 
 }
 
 function targetOf(state: ProxyState, req: IncomingMessage): ProxiedTarget | undefined {
-  const tunnel = state.tunnels.get(req.socket);
+  const tunnel = state.tunnels.get(sessionKey(req));
   if (tunnel !== undefined) return { origin: tunnel, url: req.url ?? '/', self: false };
   const raw = req.url ?? '/';
   if (!/^https?:\/\//i.test(raw)) return undefined;
@@ -157,7 +159,7 @@ function passHttp(state: ProxyState, req: IncomingMessage, res: ServerResponse, 
 }
 
 /** A `CONNECT`: refused, tunnelled untouched (a pass-through host), or intercepted with a certificate from the CA. */
-function tunnel(state: ProxyState, server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+function tunnel(state: ProxyState, connections: Connections, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const { opts } = state;
   const target = parseAuthority(req.url ?? '');
   socket.on('error', () => socket.destroy());
@@ -182,7 +184,7 @@ function tunnel(state: ProxyState, server: Server, req: IncomingMessage, socket:
     refuseRaw(socket, httpError(new TapedeckError('UPSTREAM_ERROR', `tapedeck: ${(err as Error).message}`)));
     return;
   }
-  intercept(state, server, state.ca, socket, head, host, origin);
+  intercept(state, connections, state.ca, socket, head, host, origin);
 }
 
 /** A tunnel to a pass-through host: the bytes go both ways untouched, only counted. */
@@ -202,7 +204,7 @@ function passTunnel(state: ProxyState, socket: Duplex, head: Buffer, host: strin
 /** An intercepted tunnel: its TLS ends here, and the requests inside are served by the same listener. */
 function intercept(
   state: ProxyState,
-  server: Server,
+  connections: Connections,
   authority: CertificateAuthority,
   socket: Duplex,
   head: Buffer,
@@ -226,15 +228,15 @@ function intercept(
       cb(null, context);
     },
     secureContext: authority.contextFor(host),
-    ALPNProtocols: ['http/1.1'],
+    ALPNProtocols: ALPN_PROTOCOLS,
   });
   tls.on('error', (err) => {
     state.opts.log.warn({ host, err: err.message }, 'TLS with the client failed (does it trust the tapedeck CA?)');
     socket.destroy();
   });
-  state.tunnels.set(tls, origin);
-  // The requests inside the tunnel are served by the same listener, which finds their origin by the socket.
-  server.emit('connection', tls);
+  // The requests inside the tunnel are served by the same listener (HTTP/1.1 or HTTP/2, as the client chose), which
+  // finds their origin by their connection.
+  connections.tls(tls, (key) => state.tunnels.set(key, origin));
 }
 
 /** The check the listener makes for requests that come as a proxy's: none of them is addressed to tapedeck by name. */

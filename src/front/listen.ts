@@ -1,6 +1,6 @@
 /**
  * The listening side of a proxy, whatever decides which tape a request goes to: the HTTP server on one port for
- * http:// and https:// (ws:// and wss://), the forward proxy (CONNECT and absolute-form requests), the Host guard's
+ * http:// and https:// (ws:// and wss://), HTTP/1.1 and HTTP/2, the forward proxy (CONNECT and absolute-form requests), the Host guard's
  * own names, and the stop sequence (stop accepting, end every connection, tunnel and open stream). `startProxy` (one
  * tape) and `startServe` (a tape per request) both listen here.
  */
@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { ownHosts, type OwnHosts } from '../own-hosts.js';
 import { defaultCaDir, loadOrCreateCa, type CertificateAuthority } from './ca.js';
 import { createForwardProxy, isSelfFor, type ForwardProxy } from './forward-proxy.js';
+import { createConnections } from './connections.js';
 import { createPortServer } from './port-sniff.js';
 import type { ForwardProxySettings } from './proxy-options.js';
 import { guardSocketHandler } from './socket-guard.js';
@@ -60,10 +61,12 @@ export async function listenProxy(opts: ListenOptions, build: (own: OwnHosts, fo
   });
   const front = build(own, forward);
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, front.request);
-  server.on('connect', forward.onConnect(server));
+  // HTTP/1.1 and HTTP/2 (cleartext with prior knowledge, or chosen by ALPN where tapedeck ends TLS) alike.
+  const connections = createConnections(server, front.request, log);
+  server.on('connect', forward.onConnect(connections));
   server.on('upgrade', guardSocketHandler('upgrade', log, front.upgrade));
-  // The port takes http:// and https:// (ws:// and wss://) alike, told apart by each connection's first byte.
-  const port = createPortServer(server, { tlsContext: (name) => ca().contextFor(name), log });
+  // The port takes http:// and https:// (ws:// and wss://) alike, told apart by each connection's first bytes.
+  const port = createPortServer(server, connections, { tlsContext: (name) => ca().contextFor(name), log });
   const info = await new Promise<AddressInfo>((resolve, reject) => {
     port.server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
