@@ -3,19 +3,28 @@
  * provider: write its adapter (see `types.ts`) in one file and list it here, or call `registerProvider` from code.
  */
 import { anthropic } from './anthropic.js';
+import { bedrockConverse } from './bedrock/bedrock-converse.js';
+import { bedrockInvoke } from './bedrock/bedrock-invoke.js';
 import { gemini } from './gemini.js';
+import { ollama } from './ollama.js';
 import { openaiChat } from './openai/openai-chat.js';
 import { openaiCompletions } from './openai/openai-completions.js';
 import { openaiEmbeddings } from './openai/openai-embeddings.js';
 import { openaiResponses } from './openai/openai-responses.js';
 import { geminiLive } from './sessions/gemini-live.js';
 import { openaiRealtime } from './sessions/openai-realtime.js';
+import { vertexAnthropic } from './vertex-anthropic.js';
 import { addSecretHeaders } from '../tape/redaction/secret-headers.js';
 import type { LlmApi, LlmProvider, ProviderAdapter, ProviderInfo } from './types.js';
 
 const adapters: ProviderAdapter[] = [
   gemini,
+  // Before the Anthropic API: its paths end `:rawPredict`, and its model is in the path.
+  vertexAnthropic,
   anthropic,
+  bedrockConverse,
+  bedrockInvoke,
+  ollama,
   openaiChat,
   openaiResponses,
   openaiEmbeddings,

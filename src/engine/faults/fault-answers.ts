@@ -20,6 +20,12 @@ const ANTHROPIC: Record<number, { type: string; message: string }> = {
   500: { type: 'api_error', message: 'Internal server error' },
   529: { type: 'overloaded_error', message: 'Overloaded' },
 };
+/** Bedrock's exceptions: the name in `x-amzn-errortype` (what the AWS SDKs read), a message in the body. */
+const BEDROCK: Record<number, { type: string; message: string }> = {
+  429: { type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' },
+  500: { type: 'InternalServerException', message: 'The server encountered an internal error.' },
+  503: { type: 'ServiceUnavailableException', message: 'Bedrock is unable to process your request.' },
+};
 const GEMINI: Record<number, string> = {
   429: 'Resource has been exhausted (e.g. check quota).',
   500: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
@@ -35,7 +41,7 @@ export function faultStatusAnswer(then: FaultThen, api: ApiId | undefined): Erro
     headers['retry-after-ms'] = String(Math.round(then.retryAfter * 1000));
   }
   const provider = api?.provider;
-  if (provider === 'openai' || provider === 'openai-compatible') {
+  if (provider === 'openai' || provider === 'openai-compatible' || provider === 'azure-openai') {
     const words = OPENAI[status] ?? { type: 'api_error', code: null, message: `HTTP ${status}` };
     if (status === 429) headers['x-ratelimit-remaining-requests'] = '0';
     return {
@@ -44,10 +50,16 @@ export function faultStatusAnswer(then: FaultThen, api: ApiId | undefined): Erro
       body: { error: { message: then.message ?? words.message, type: words.type, param: null, code: words.code } },
     };
   }
-  if (provider === 'anthropic') {
+  if (provider === 'anthropic' || provider === 'vertex') {
     const words = ANTHROPIC[status] ?? { type: status >= 500 ? 'api_error' : 'invalid_request_error', message: `HTTP ${status}` };
     return { status, headers, body: providerErrorBody(api, status, words.type, then.message ?? words.message) };
   }
+  if (provider === 'bedrock') {
+    const words = BEDROCK[status] ?? { type: status >= 500 ? 'InternalServerException' : 'ValidationException', message: `HTTP ${status}` };
+    headers['x-amzn-errortype'] = words.type;
+    return { status, headers, body: { message: then.message ?? words.message, __type: words.type } };
+  }
+  if (provider === 'ollama') return { status, headers, body: providerErrorBody(api, status, '', then.message ?? `HTTP ${status}`) };
   if (provider === 'gemini')
     return { status, headers, body: providerErrorBody(api, status, '', then.message ?? GEMINI[status] ?? `HTTP ${status}`) };
   return {

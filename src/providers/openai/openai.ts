@@ -15,7 +15,7 @@ export const OPENAI_CREDENTIALS: readonly ApiCredential[] = [
 /** OpenAI, shared by its adapters; an OpenAI-compatible server speaks OpenAI's API (`server.address` tells which). */
 export const OPENAI: ProviderInfo = {
   name: 'openai',
-  aliases: ['openai-compatible'],
+  aliases: ['openai-compatible', 'azure-openai'],
   route: { prefix: '/openai', upstream: 'https://api.openai.com' },
   // The OpenAI SDKs (Python, Node, and most OpenAI-compatible clients) take the base URL with its `/v1`.
   baseUrlEnv: [{ name: 'OPENAI_BASE_URL', path: '/v1' }],
@@ -38,9 +38,22 @@ export const OPENAI_OTEL_PARAMS: Readonly<Record<string, OtelRequestParam>> = {
   n: 'choice.count',
 };
 
-/** OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`); any other server is compatible. */
+/**
+ * OpenAI's own API when the route or upstream names it (`/openai`, `api.openai.com`), Azure OpenAI for a deployment's
+ * path (`/openai/deployments/{name}/...`) or an Azure resource host; any other server is compatible.
+ */
 export function openaiProvider(target: RequestTarget): LlmProvider {
+  if (AZURE_DEPLOYMENT.test(target.path) || AZURE_HOST.test(target.upstream ?? '')) return 'azure-openai';
   return /openai/i.test(target.route) || /api\.openai\.com/i.test(target.upstream ?? '') ? 'openai' : 'openai-compatible';
+}
+
+const AZURE_DEPLOYMENT = /\/openai\/deployments\/([^/]+)\//;
+const AZURE_HOST = /\.(openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)(:\d+)?(\/|$)/i;
+
+/** Azure OpenAI names the deployment in the path, not the model in the body: the deployment is the model then. */
+export function azureDeployment(path: string): string | undefined {
+  const name = AZURE_DEPLOYMENT.exec(path)?.[1];
+  return name === undefined ? undefined : decodeURIComponent(name);
 }
 
 /** An OpenAI-style endpoint: POST to a path ending in `suffix`. */
