@@ -6,7 +6,7 @@
 import type { SseEvent } from '../../tape/schema.js';
 import { answerError, isErrorEvent, pushMessage } from '../answer.js';
 import { contentText, isObj, num, parseArgs, str } from '../json.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS, azureDeployment } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS, azureModel } from './openai.js';
 import { setTracked } from '../overrides.js';
 import { listView, objectView } from '../semantic.js';
 import type {
@@ -45,7 +45,7 @@ export const openaiChat: ProviderAdapter = {
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/chat\/completions$/),
 
-  describeRequest: (body, path) => ({ model: str(body.model) ?? azureDeployment(path), streamed: body.stream === true }),
+  describeRequest: (body, path) => ({ model: azureModel(body, path), streamed: body.stream === true }),
 
   describeBody(answer, body) {
     const choice = Array.isArray(body.choices) && isObj(body.choices[0]) ? body.choices[0] : undefined;

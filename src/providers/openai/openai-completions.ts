@@ -2,7 +2,7 @@
 import { answerError, isErrorEvent } from '../answer.js';
 import { isObj, str } from '../json.js';
 import { chatChunk, chatOverrides } from './openai-chat.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS, azureDeployment } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, OPENAI_OTEL_PARAMS, azureModel } from './openai.js';
 import type { ProviderAdapter } from '../types.js';
 
 export const openaiCompletions: ProviderAdapter = {
@@ -13,7 +13,7 @@ export const openaiCompletions: ProviderAdapter = {
   paramKeys: ['temperature', 'top_p', 'max_tokens', 'seed', 'stop', 'n', 'presence_penalty', 'frequency_penalty'],
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/completions$/),
-  describeRequest: (body, path) => ({ model: str(body.model) ?? azureDeployment(path), streamed: body.stream === true }),
+  describeRequest: (body, path) => ({ model: azureModel(body, path), streamed: body.stream === true }),
   describeBody(answer, body) {
     const choice = Array.isArray(body.choices) && isObj(body.choices[0]) ? body.choices[0] : undefined;
     answer.text += str(choice?.text) ?? '';

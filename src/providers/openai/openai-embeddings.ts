@@ -2,7 +2,7 @@
 import { answerError, isErrorEvent } from '../answer.js';
 import { isObj, str } from '../json.js';
 import { chatOverrides } from './openai-chat.js';
-import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, azureDeployment } from './openai.js';
+import { openaiDetector, openaiErrorBody, openaiUsage, OPENAI, OPENAI_CREDENTIALS, azureModel } from './openai.js';
 import type { ProviderAdapter } from '../types.js';
 
 export const openaiEmbeddings: ProviderAdapter = {
@@ -11,7 +11,7 @@ export const openaiEmbeddings: ProviderAdapter = {
   otelOperation: 'embeddings',
   credentials: OPENAI_CREDENTIALS,
   detect: openaiDetector(/\/embeddings$/),
-  describeRequest: (body, path) => ({ model: str(body.model) ?? azureDeployment(path), streamed: body.stream === true }),
+  describeRequest: (body, path) => ({ model: azureModel(body, path), streamed: body.stream === true }),
   describeBody(answer, body) {
     if (isObj(body.usage)) answer.usage = openaiUsage(body.usage);
   },

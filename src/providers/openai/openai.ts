@@ -50,10 +50,15 @@ export function openaiProvider(target: RequestTarget): LlmProvider {
 const AZURE_DEPLOYMENT = /\/openai\/deployments\/([^/]+)\//;
 const AZURE_HOST = /\.(openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)(:\d+)?(\/|$)/i;
 
-/** Azure OpenAI names the deployment in the path, not the model in the body: the deployment is the model then. */
-export function azureDeployment(path: string): string | undefined {
+/**
+ * The model a request names, or for Azure OpenAI, which names the deployment in the path (and the model in the body
+ * not at all, or empty), the deployment.
+ */
+export function azureModel(body: Json, path: string): string | undefined {
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : undefined;
+  if (model !== undefined) return model;
   const name = AZURE_DEPLOYMENT.exec(path)?.[1];
-  return name === undefined ? undefined : decodeURIComponent(name);
+  return name === undefined ? (typeof body.model === 'string' ? body.model : undefined) : decodeURIComponent(name);
 }
 
 /** An OpenAI-style endpoint: POST to a path ending in `suffix`. */
