@@ -17,6 +17,7 @@ import type { Cancel } from '../../engine/cancel.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
 import { forwardAndCapture } from '../../upstream/forward.js';
 import { rewriteLegacyEndpoint } from '../../upstream/legacy-endpoint.js';
+import { rewriteUploadUrls } from '../../http/upload-url.js';
 import type { BodySpill } from '../../http/body-spill.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import { answerFromTape, type TapeAnswers } from './tape-answers.js';
@@ -157,9 +158,11 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
     }
     if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);
     const fault = opts.faults?.pick(httpFaultFacts(req));
-    if (fault === undefined) return answer(req, res, nodeSink(res), out);
+    // Resumable uploads' absolute URLs come back through the route (recorded or replayed alike).
+    const client = rewriteUploadUrls(req, nodeSink(res));
+    if (fault === undefined) return answer(req, res, client, out);
     if (injectAnswer(req, res, fault, out)) return DONE;
-    const sink = faultSink(nodeSink(res), fault.then);
+    const sink = faultSink(client, fault.then);
     return answer(req, res, sink, faultedLog(out, fault, sink));
   };
 
