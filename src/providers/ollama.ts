@@ -15,8 +15,8 @@ import type { Answer, ConversationMessage, Json, ProviderAdapter, ProviderInfo, 
 export const OLLAMA: ProviderInfo = {
   name: 'ollama',
   route: { prefix: '/ollama', upstream: 'http://127.0.0.1:11434' },
-  // The `ollama` clients (Python and JavaScript) read OLLAMA_HOST.
-  baseUrlEnv: [{ name: 'OLLAMA_HOST' }],
+  // The `ollama` clients (Python and JavaScript) read OLLAMA_HOST; wrapper mode leaves it alone, as no `/ollama`
+  // route is there by default (`--route /ollama=http://127.0.0.1:11434`, then OLLAMA_HOST=http://127.0.0.1:8787/ollama).
   otelName: 'ollama',
 };
 

@@ -10,8 +10,8 @@ import type { ProviderInfo } from '../types.js';
 export const BEDROCK: ProviderInfo = {
   name: 'bedrock',
   route: { prefix: '/bedrock', upstream: 'https://bedrock-runtime.us-east-1.amazonaws.com' },
-  // The AWS SDKs (JavaScript v3, boto3, the CLI) read the service's own endpoint variable, then AWS_ENDPOINT_URL.
-  baseUrlEnv: [{ name: 'AWS_ENDPOINT_URL_BEDROCK_RUNTIME' }],
+  // No base-URL variable in wrapper mode: the forward proxy keeps the real host there, so the client's own signature
+  // holds and nothing needs signing again (`AWS_ENDPOINT_URL_BEDROCK_RUNTIME` points an SDK at a `/bedrock` route).
   otelName: 'aws.bedrock',
   modelFamilies: [
     'anthropic.',
