@@ -26,8 +26,7 @@ export const BEDROCK: ProviderInfo = {
     'cohere.',
     'ai21.',
   ],
-  // A session token, and the signature's body hash (harmless, but it is the signature's: never kept).
-  secretHeaders: ['x-amz-security-token', 'x-amz-content-sha256'],
+  // Its session token (`x-amz-security-token`) and signature (`authorization`) are among the secret headers already.
 };
 
 /** The Bedrock exception an HTTP status is, as the AWS SDKs name it (`x-amzn-errortype`). */
