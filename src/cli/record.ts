@@ -61,7 +61,7 @@ export const recordCommand: Command = {
       if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: (p) => lines(p.writer.path) });
       const proxy = await startProxy(options);
       notice(ctx, lines(proxy.writer.path));
-      return serveUntilSignal(proxy, ctx, log);
+      return serveUntilSignal(proxy, store, ctx, log);
     });
   },
 };

@@ -141,7 +141,7 @@ export const replayCommand: Command = {
       if (ctx.rest.length > 0) return runWrapped(ctx, options, log, { started: named, ...(after ? { after } : {}) });
       const proxy = await startProxy(options);
       noticeLines(ctx, named(proxy));
-      return serveUntilSignal(proxy, ctx, log, after);
+      return serveUntilSignal(proxy, ref.store, ctx, log, after);
     });
   },
 };

@@ -56,8 +56,8 @@ export const serveCommand: Command = {
     '   --response-timeout, --idle-timeout, --shutdown-timeout as for record)',
     '',
     'Each tape has one writer, opened on its first request and closed when serve stops (SIGINT / SIGTERM); then',
-    'a line per tape says what it did (recorded, replayed, missed). Exit 1 when a tape could not be written, or a',
-    "test's tape missed expected calls (--expect).",
+    'a line per tape says what it did (recorded; replayed, by similarity; missed, blocked, the first miss; faults',
+    "injected). Exit 1 when a tape could not be written, or a test's tape missed expected calls (--expect).",
   ].join('\n'),
   // Every flag record and replay share but --sandbox: serve runs no command to put in one.
   options: {
@@ -246,10 +246,15 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
   const recorded = report.filter((t) => t.mode === 'record' && t.error === undefined).length;
   const replayed = report.filter((t) => t.mode === 'replay' && t.error === undefined).length;
   const missed = report.reduce((n, t) => n + t.missed, 0);
+  const blocked = report.reduce((n, t) => n + t.blocked, 0);
+  const similar = report.reduce((n, t) => n + t.similar, 0);
+  const faults = report.reduce((n, t) => n + t.faults, 0);
   const failed = report.filter((t) => t.error !== undefined).length;
   const head =
     `${report.length} tape(s): ${recorded} recorded, ${replayed} replayed` +
-    `${missed > 0 ? `, ${missed} request(s) missed` : ''}${failed > 0 ? `, ${failed} could not be opened` : ''}`;
+    `${missed > 0 ? `, ${missed} request(s) missed${blocked > 0 ? ` (${blocked} blocked as side effects)` : ''}` : ''}` +
+    `${similar > 0 ? `, ${similar} answer(s) by similarity` : ''}${faults > 0 ? `, ${faults} fault(s) injected` : ''}` +
+    `${failed > 0 ? `, ${failed} could not be opened` : ''}`;
   const width = Math.min(48, Math.max(0, ...report.map((t) => t.tape.length)));
   return [
     head,
@@ -257,19 +262,22 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
       const name = `  ${t.tape.padEnd(width)}  `;
       if (t.error !== undefined) return `${name}not opened: ${t.error.message}`;
       const replay =
-        `replayed ${t.replayed}, missed ${t.missed}${t.live > 0 ? `, live ${t.live}` : ''}` +
+        `replayed ${t.replayed}${t.similar > 0 ? ` (${t.similar} by similarity)` : ''}, ` +
+        `missed ${t.missed}${t.blocked > 0 ? ` (${t.blocked} blocked)` : ''}${t.live > 0 ? `, live ${t.live}` : ''}` +
         `${t.savedAs !== undefined ? ` (saved as ${t.savedAs})` : ''}`;
       // A tape recorded, closed, then opened again in auto mode (a retried test) was replayed too.
       const what =
         t.mode === 'replay'
           ? replay
           : `recorded ${t.recorded} exchange(s)${t.replayed + t.missed + t.live > 0 ? `; opened again: ${replay}` : ''}`;
+      const faulted = t.faults > 0 ? `; ${t.faults} fault(s) injected (rule ${t.firstFault ?? '?'}${t.faults > 1 ? ', ...' : ''})` : '';
+      const firstMiss = t.firstMiss !== undefined ? `; first miss: ${t.firstMiss}` : '';
       const earlier =
         t.earlier !== undefined ? `; "${t.earlier}", this test's tape by the earlier naming rule, is still there: delete it` : '';
       const refreshed =
         t.refreshed === 'rerecord' ? ' (afresh: --rerecord)' : t.refreshed === 'max-age' ? ' (afresh: older than --max-age)' : '';
       const unmet = (t.expect?.missing.length ?? 0) > 0 ? `; ${t.expect?.missing.length} expected call(s) never made` : '';
-      return `${name}${what}${refreshed}${unmet}${earlier}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
+      return `${name}${what}${refreshed}${faulted}${firstMiss}${unmet}${earlier}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
     }),
   ];
 }

@@ -16,7 +16,7 @@ import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { openProxySession, type ProxySession, type SessionContext, type SessionSpec } from '../front/proxy-session.js';
 import { calledNames, type ExpectJudge, type ExpectVerdict } from './tape-expect.js';
 import { planOpening, type Freshness, type ServeMode } from './tape-freshness.js';
-import { tallyingStore, type TapeTally } from './tape-tally.js';
+import { emptyTally, tallyingStore, type TapeTally } from './tape-tally.js';
 import type { ReplayResponder } from '../http/types.js';
 
 export type { ServeMode } from './tape-freshness.js';
@@ -67,6 +67,16 @@ export interface TapeReport {
   missed: number;
   /** Requests forwarded to the real upstream during a replay (`--on-miss live`, `--llm live`). */
   live: number;
+  /** Of `replayed`, answered by similarity (not the identical request). */
+  similar: number;
+  /** Of `missed`, blocked as side effects. */
+  blocked: number;
+  /** Answers a fault rule made up or disturbed (`--faults`, `--fault`): never the upstream's. */
+  faults: number;
+  /** The first request the tape could not answer: the call and why. */
+  firstMiss?: string;
+  /** The rule of the first fault injected (`#1 openai call 2 -> 429`). */
+  firstFault?: string;
   /** The replay tape saved, when replay tapes are kept. */
   savedAs?: string;
   /** Why the tape's session could not be opened (a missing tape in replay mode, a tape another process writes). */
@@ -335,7 +345,7 @@ async function judgeUnopened(state: RouterState, name: string): Promise<TapeRepo
 function entryOf(state: RouterState, name: string, mode: 'record' | 'replay'): Entry {
   let entry = state.entries.get(name);
   if (entry === undefined) {
-    entry = { tally: { recorded: 0, replayed: 0, missed: 0, live: 0 }, opened: new Set(), tried: mode, released: false };
+    entry = { tally: emptyTally(), opened: new Set(), tried: mode, released: false };
     state.entries.set(name, entry);
   }
   return entry;
@@ -363,6 +373,11 @@ function reportOf(state: RouterState, tape: string, entry: Entry): TapeReport {
     replayed: t.replayed,
     missed: t.missed,
     live: t.live,
+    similar: t.similar,
+    blocked: t.blocked,
+    faults: t.faults,
+    ...(t.firstMiss !== undefined ? { firstMiss: t.firstMiss } : {}),
+    ...(t.firstFault !== undefined ? { firstFault: t.firstFault } : {}),
     ...(entry.savedAs !== undefined ? { savedAs: entry.savedAs } : {}),
     ...(entry.error ? { error: { code: entry.error.code, message: entry.error.message } } : {}),
     ...(entry.failed !== undefined ? { failed: entry.failed } : {}),

@@ -59,7 +59,7 @@ describe('wrapper mode: tapedeck record|replay -- COMMAND', () => {
     const rep = await run(['replay', 'agent', '--dir', dir, '--save-as', 'agent-run', '--verbose', '--', process.execPath, AGENT]);
     expect(rep.stderr).toMatch(/OPENAI_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/openai\/v1/);
     expect(rep.stderr).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/anthropic\n/);
-    expect(rep.stderr).toContain('2 exchange(s) on tape "agent-run"');
+    expect(rep.stderr).toContain('2 exchange(s) on replay tape "agent-run"');
     expect(rep.code).toBe(0);
     expect(rep.stdout).toContain('openai: a three-day plan');
     expect(rep.stdout).toContain('anthropic: a short summary');

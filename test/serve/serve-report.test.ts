@@ -47,7 +47,9 @@ describe('tapedeck serve: the report', () => {
     // The same tape again (a retried test): replayed from what was just recorded.
     expect(await ask(`${base}/openai/v1`, 'once')).toBe('echo: once');
     const report = await server.close();
-    expect(report).toEqual([{ tape: 'again', mode: 'record', recorded: 1, replayed: 1, missed: 0, live: 0 }]);
+    expect(report).toEqual([
+      { tape: 'again', mode: 'record', recorded: 1, replayed: 1, missed: 0, live: 0, similar: 0, blocked: 0, faults: 0 },
+    ]);
     expect(formatServeReport(report)).toEqual([
       '1 tape(s): 1 recorded, 0 replayed',
       '  again  recorded 1 exchange(s); opened again: replayed 1, missed 0',
@@ -63,7 +65,9 @@ describe('tapedeck serve: the report', () => {
     await ask(`${rec.url}/@later/openai/v1`, 'q');
     await rec.close();
     expect(await ask(`${base}/openai/v1`, 'q')).toBe('echo: q');
-    expect(await server.close()).toEqual([{ tape: 'later', mode: 'replay', recorded: 0, replayed: 1, missed: 0, live: 0 }]);
+    expect(await server.close()).toEqual([
+      { tape: 'later', mode: 'replay', recorded: 0, replayed: 1, missed: 0, live: 0, similar: 0, blocked: 0, faults: 0 },
+    ]);
   });
 
   it('refuses tape names that leave the folder or become ".." once ".jsonl" is taken off, before any tape is opened', async () => {

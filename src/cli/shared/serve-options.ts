@@ -10,7 +10,8 @@ import { createSecretDetector, type SecretDetector } from '../../tape/redaction/
 import { stringList, stringValue, type CommandContext, type OptionsConfig } from './command.js';
 import { STORE_OPTIONS } from './store-options.js';
 import { untilStopped } from './until-stopped.js';
-import { notice } from './notice.js';
+import { notice, noticeLines } from './notice.js';
+import { endedExchanges, runEndLines } from './run-end.js';
 import { requiredTape, TAPE_OPTION } from './tape-arg.js';
 
 /** Flags shared by `record` and `replay`. */
@@ -145,6 +146,7 @@ export function proxyBase(
 /** Serve until SIGINT / SIGTERM (or the end of the npx that started it, `until-stopped.ts`), then finish writing and resolve 0. */
 export async function serveUntilSignal(
   proxy: RunningProxy,
+  store: TapeStore,
   ctx: CommandContext,
   log: Logger,
   after?: (code: number) => Promise<number>,
@@ -157,7 +159,8 @@ export async function serveUntilSignal(
   await proxy.close();
   // The count is what is on disk: a line that could not be written is not counted.
   const tapeKind = proxy.source !== undefined ? 'replay tape' : 'tape';
-  notice(ctx, `${proxy.writer.count} exchange(s) on ${tapeKind} "${proxy.writer.name}" (${proxy.writer.path})`);
+  const tape = { name: proxy.writer.name, path: proxy.writer.path, count: proxy.writer.count, replay: proxy.source !== undefined };
+  noticeLines(ctx, runEndLines(tape, await endedExchanges(store, tape, log)));
   log.flush();
   const failed = proxy.writer.failure;
   if (failed === undefined) return after ? after(0) : 0;

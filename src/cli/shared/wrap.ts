@@ -4,9 +4,9 @@ import { sandboxLaunch, sandboxSupport } from '../../run/sandbox.js';
 import { TapedeckError } from '../../errors.js';
 import type { CommandContext } from './command.js';
 import type { Logger } from '../../log.js';
-import { runTrouble } from '../../inspect/run-trouble.js';
 import { storeOf } from '../../tape/stores/open-store.js';
 import { notice, noticeLines, type Said } from './notice.js';
+import { endedExchanges, runEndLines } from './run-end.js';
 
 /**
  * Wrapper mode (`record|replay ... -- COMMAND ARGS...`): run the command under the proxy, say so in one line (the
@@ -52,15 +52,10 @@ export async function runWrapped(
     },
   });
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
-  notice(ctx, `${result.tape.count} exchange(s) on tape "${result.tape.name}" (${result.tape.path}); ${command} ${how}`);
-  // What went wrong, named from the tape: an upstream that failed a call (a 429), calls blocked as side effects.
-  if (result.tape.count > 0) {
-    const tape = await storeOf(proxy)
-      .load(result.tape.name, { resolveFiles: false })
-      .catch(() => undefined);
-    const trouble = tape ? runTrouble(tape.exchanges) : undefined;
-    if (trouble !== undefined) notice(ctx, `on the tape: ${trouble}`, 'warn');
-  }
+  // How each call was answered, read back from the tape: misses, blocks, faults, what failed upstream.
+  const tape = { ...result.tape, replay: proxy.mode === 'replay' && proxy.keepEmpty !== true };
+  const exchanges = await endedExchanges(storeOf(proxy), tape, log);
+  noticeLines(ctx, runEndLines(tape, exchanges, `${command} ${how}`));
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
     notice(ctx, `passed through untouched, not on the tape: ${hosts}`, 'warn');

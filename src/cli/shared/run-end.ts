@@ -1,0 +1,64 @@
+/**
+ * What `record` and `replay` say when a run ends (wrapper mode and server mode alike): the tape written and how its
+ * exchanges were answered, read from the tape's own records (`replay/outcome.ts`: from the tape, by similarity,
+ * mocked, live, missed, blocked, faults injected), the first miss by its step, what went wrong upstream, and the
+ * faults the rules injected (never blamed on the upstream). A replay no request reached leaves no replay tape, and
+ * the line says so rather than naming a file that does not exist.
+ */
+import type { Logger } from '../../log.js';
+import { countRun, countsText } from '../../replay/outcome.js';
+import { describeMiss, missedCalls, runFaults, runTrouble } from '../../inspect/run-trouble.js';
+import type { Exchange } from '../../tape/schema.js';
+import type { TapeStore } from '../../tape/store.js';
+import { warning, type Said } from './notice.js';
+
+export interface EndedTape {
+  name: string;
+  path: string;
+  count: number;
+  /** A replay tape (discarded when no request reached it), rather than a recording. */
+  replay: boolean;
+}
+
+/**
+ * The lines: `3 exchange(s) on tape "t" (tapes/t.jsonl): 2 from the tape, 1 missed; node exited with code 0` (`ended`
+ * is the part after the `;`, when there is one), then the first miss, the trouble and the faults.
+ */
+export function runEndLines(tape: EndedTape, all: readonly Exchange[], ended?: string): (string | Said)[] {
+  const tail = ended === undefined ? '' : `; ${ended}`;
+  if (tape.count === 0 && tape.replay) return [`no request reached the replay, so no replay tape was written${tail}`];
+  // A recording appended to (--append): this run's exchanges are the last ones.
+  const exchanges = all.length > tape.count ? all.slice(all.length - tape.count) : all;
+  const counts = countRun(exchanges);
+  const what = exchanges.length === tape.count ? countsText(counts, { recorded: tape.replay }) : '';
+  const kind = tape.replay ? 'replay tape' : 'tape';
+  const head = `${tape.count} exchange(s) on ${kind} "${tape.name}" (${tape.path})${what === '' ? '' : `: ${what}`}${tail}`;
+  const misses = missedCalls(exchanges);
+  const first = misses[0];
+  const trouble = runTrouble(exchanges.filter((ex) => ex.match?.kind !== 'miss'));
+  const faults = runFaults(exchanges);
+  return [
+    counts.missed > 0 || counts.blocked > 0 ? warning(head) : head,
+    ...(first === undefined
+      ? []
+      : [
+          warning(
+            `${misses.length > 1 ? 'first miss of ' + misses.length : 'miss'}: ${describeMiss(first)} ` +
+              `(tapedeck show ${tape.name} --step ${first.step})`,
+          ),
+        ]),
+    ...(trouble === undefined ? [] : [warning(`on the tape: ${trouble}`)]),
+    ...(faults === undefined ? [] : [faults]),
+  ];
+}
+
+/** The exchanges on the tape just written (none when it holds none, or cannot be read: the head line still prints). */
+export async function endedExchanges(store: TapeStore, tape: EndedTape, log: Logger): Promise<readonly Exchange[]> {
+  if (tape.count === 0) return [];
+  try {
+    return (await store.load(tape.name, { resolveFiles: false })).exchanges;
+  } catch (err) {
+    log.warn({ err: (err as Error).message, tape: tape.name }, 'could not read the tape back for the end-of-run line');
+    return [];
+  }
+}
