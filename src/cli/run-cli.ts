@@ -22,10 +22,12 @@ const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set([
   'PORT_IN_USE',
   'UNKNOWN_MODEL_PROVIDER',
   'TAPE_NOT_FOUND',
+  // A tape already there (record without --overwrite or --append, push, pull): refused before anything is written.
+  'TAPE_EXISTS',
   'MISSING_CREDENTIALS',
 ]);
 
-/** Commands that copy tapes between stores: an existing tape there is refused as a whole (exit 2, like a bad flag). */
+/** Commands that copy tapes between stores (an existing tape there is refused as a whole, and the hint says so). */
 const TRANSFERS: ReadonlySet<string> = new Set(['push', 'pull']);
 
 async function help(style: Style): Promise<string> {
@@ -149,7 +151,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (isTapedeckError(err)) {
       const hint = hintFor(name, err);
       notice(io, `${err.message}${hint ? `: ${hint}` : ''}`, 'error', `tapedeck ${name}`);
-      return USAGE_ERRORS.has(err.code) || (err.code === 'TAPE_EXISTS' && TRANSFERS.has(name)) ? 2 : 1;
+      return USAGE_ERRORS.has(err.code) ? 2 : 1;
     }
     notice(io, (err as Error).stack ?? String(err), 'error', `tapedeck ${name}`);
     return 1;

@@ -101,10 +101,14 @@ describe('tapedeck record / replay processes', () => {
     }
   });
 
-  it('refuses to overwrite a tape unless told to', async () => {
+  it('refuses to overwrite a tape unless told to: one line, exit 2 (a refusal, as the exit-code table says)', async () => {
     const res = await runCli(['record', '--tape', 'term', '--dir', dir, '--port', '0']);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
     expect(res.stderr).toMatch(/already exists.*--overwrite.*--append/);
+    const wrapped = await runCli(['record', '--tape', 'term', '--dir', dir, '--', process.execPath, '-e', '']);
+    expect(wrapped.code).toBe(2);
+    expect(wrapped.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('takes a negative number as the value of a flag (--step -1)', async () => {
