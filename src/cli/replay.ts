@@ -29,7 +29,7 @@ import { createHttpMockResponder } from '../transports/http/http-mock.js';
 import { toSteps } from '../inspect/steps.js';
 import type { Exchange } from '../tape/schema.js';
 import type { TapeStore } from '../tape/store.js';
-import type { ExpectSpec } from '../inspect/expected-calls.js';
+import { refuseUnknownExpectNames, type ExpectSpec } from '../inspect/expected-calls.js';
 import { STREAM_METHOD } from '../providers/mcp.js';
 import { renamedList, stringList, stringValue, type Command, type CommandContext, type ParsedValues } from './shared/command.js';
 import { sideEffectNotes } from './shared/side-effect-notes.js';
@@ -122,6 +122,9 @@ export const replayCommand: Command = {
       const ref = await store.resolve(settings.tape);
       const tape = ref.name;
       if (flags.saveAs === tape) throw new TapedeckError('BAD_ARGS', '--save-as must name a different tape than the one replayed');
+      // A name in --expect the recording never called is a typo: refused before anything runs.
+      if (flags.expected !== undefined && flags.expected.names.size > 0)
+        refuseUnknownExpectNames((await ref.store.load(tape, { resolveFiles: false })).exchanges, flags.expected, tape);
       const options = replayOptions(settings, flags, tape, ref.store);
       // --expect: once the run has ended, the recorded calls it never made fail it (the agent's own failure first).
       let replayName = flags.saveAs ?? tape;

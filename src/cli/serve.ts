@@ -5,7 +5,7 @@ import { createTestPattern } from '../serve/test-pattern.js';
 import { startServe, type PrunedOrphans, type RunningServe, type ServeMode, type TapeReport } from '../serve/serve.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects } from '../replay/side-effects.js';
-import { expectJudge, parseExpect } from '../inspect/expected-calls.js';
+import { expectJudge, expectKindNear, parseExpect } from '../inspect/expected-calls.js';
 import { parseAge } from '../tape/stores/housekeeping.js';
 import { validateTapeName } from '../tape/paths.js';
 import { stringList, stringValue, type Command, type CommandContext } from './shared/command.js';
@@ -204,9 +204,13 @@ function expectLines(report: readonly TapeReport[], unknown: readonly string[], 
   const judged = report.filter((t) => t.expect !== undefined);
   const unmet = judged.filter((t) => (t.expect?.missing.length ?? 0) > 0);
   return [
-    ...unknown.map((n) =>
-      warning(`--expect names ${n}, which no replayed tape's recording called (a tool or model name as the tape has it)`),
-    ),
+    ...unknown.map((n) => {
+      const near = expectKindNear(n);
+      return warning(
+        `--expect names ${n}, which no replayed tape's recording called (a tool or model name as the tape has it)` +
+          `${near !== undefined ? `: did you mean ${near}?` : ''}`,
+      );
+    }),
     unmet.length === 0
       ? `expected calls (--expect ${expect}): all made, in ${judged.length} replayed tape(s)`
       : {

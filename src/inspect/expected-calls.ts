@@ -5,6 +5,7 @@
  * expected kinds that no answer of the replay came from (`match.source`) are the missing ones: the same count `diff`
  * calls "unused recordings", listed with their step, kind, tool or model, and a short summary of their arguments.
  */
+import { closestNames } from '../edit-distance.js';
 import { TapedeckError } from '../errors.js';
 import { STREAM_METHOD, type Exchange } from '../tape/schema.js';
 import { shorten } from './format.js';
@@ -83,12 +84,45 @@ export function missingCallsOf(recorded: readonly Exchange[], used: ReadonlySet<
 
 /** Names asked for that the recording never called (a typo in `--expect`, or a tool the recording did not use). */
 export function unknownExpectNames(recorded: readonly Exchange[], spec: ExpectSpec): string[] {
+  const seen = new Set(calledNames(recorded));
+  return [...spec.names].filter((n) => !seen.has(n));
+}
+
+/** The kind `--expect` takes that a name is a slip of (`al` for `all`), if one is. */
+export function expectKindNear(name: string): string | undefined {
+  return closestNames(name, EXPECT_KINDS, 1)[0];
+}
+
+/**
+ * Refuse names the recording never called (a typo in `--expect`: `al` for `all`), in one line with the closest names
+ * it did call, or the kinds: checked before the run, so a contract that can never fail is never run.
+ */
+export function refuseUnknownExpectNames(recorded: readonly Exchange[], spec: ExpectSpec, tape: string): void {
+  const unknown = unknownExpectNames(recorded, spec);
+  const first = unknown[0];
+  if (first === undefined) return;
+  const called = calledNames(recorded);
+  const near = closestNames(first, [...EXPECT_KINDS, ...called], 1)[0];
+  const listed =
+    called.length === 0 ? 'it called no tool or model' : `it called ${called.slice(0, 8).join(', ')}${called.length > 8 ? ', ...' : ''}`;
+  throw new TapedeckError(
+    'BAD_ARGS',
+    `--expect names ${unknown.map((n) => `"${n}"`).join(', ')}, which the recording "${tape}" never called` +
+      `${near !== undefined ? `: did you mean ${near}?` : ''} (--expect takes all, llm, tools, or tool and model names; ${listed})`,
+  );
+}
+
+/** The kinds `--expect` takes besides names. */
+const EXPECT_KINDS = ['all', 'llm', 'tools'] as const;
+
+/** The tool and model names a recording called, sorted. */
+function calledNames(recorded: readonly Exchange[]): string[] {
   const seen = new Set<string>();
   for (const ex of recorded) {
     if (ex.llm?.model !== undefined) seen.add(ex.llm.model);
     if (ex.mcp?.toolName !== undefined) seen.add(ex.mcp.toolName);
   }
-  return [...spec.names].filter((n) => !seen.has(n));
+  return [...seen].sort();
 }
 
 /** The report, in `diff`'s words: `unused recordings  N of M recorded call(s) never made`, then one line per call. */

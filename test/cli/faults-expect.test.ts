@@ -119,4 +119,17 @@ describe('faults and contracts on the command line', () => {
     expect(all.code).toBe(0);
     expect(all.stderr).toContain('tapedeck: expected calls: all 2 made');
   });
+
+  it('--expect with a name the recording never called (a typo) is refused before the run: one line, exit 2, did-you-mean', async () => {
+    const typo = await runToEnd(['replay', 'agent', '--dir', dir, '--expect', 'al', '--', process.execPath, '-e', 'process.exit(0)']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.trim().split('\n')).toHaveLength(1);
+    expect(typo.stderr).toBe(
+      'tapedeck replay: --expect names "al", which the recording "agent" never called: did you mean all? (--expect takes all, ' +
+        'llm, tools, or tool and model names; it called claude-sonnet-4-6, gpt-4o-mini)\n',
+    );
+    const model = await runToEnd(['replay', 'agent', '--dir', dir, '--expect', 'llm,gpt-4o-mni']);
+    expect(model.code).toBe(2);
+    expect(model.stderr).toContain('never called: did you mean gpt-4o-mini?');
+  });
 });
