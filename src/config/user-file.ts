@@ -49,12 +49,21 @@ export function readUserFile(file: string, what: string, max = MAX_USER_FILE_BYT
   return text;
 }
 
-/** YAML text as a value (an empty document is undefined). Throws BAD_CONFIG: `${where} is not valid YAML: ...`. */
+/**
+ * YAML text as a value (an empty document is undefined). Throws BAD_CONFIG: `${where} is not valid YAML: ...`, one
+ * line; its `details` keep where the parser stopped (`place`: the line with a caret under the column, as the `yaml`
+ * package draws it; `yamlCode`: its error code), for a value typed on the command line to show.
+ */
 export function parseUserYaml(text: string, where: string): unknown {
   const lines = new LineCounter();
   const doc = parseDocument(text, { uniqueKeys: false, lineCounter: lines });
   const first = doc.errors[0];
-  if (first !== undefined) throw new TapedeckError('BAD_CONFIG', `${where} is not valid YAML: ${first.message.split('\n')[0]}`);
+  if (first !== undefined) {
+    const [head, ...place] = first.message.split('\n');
+    throw new TapedeckError('BAD_CONFIG', `${where} is not valid YAML: ${head ?? first.code}`, {
+      details: { place: place.filter((l) => l.trim() !== ''), yamlCode: first.code },
+    });
+  }
   let duplicate: string | undefined;
   visit(doc, {
     Map(_, map) {

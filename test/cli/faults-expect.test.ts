@@ -132,4 +132,26 @@ describe('faults and contracts on the command line', () => {
     expect(model.code).toBe(2);
     expect(model.stderr).toContain('never called: did you mean gpt-4o-mini?');
   });
+
+  it('a --fault value that is not YAML shows where it stopped (a caret under the column) and an example, exit 2', async () => {
+    const bad = await runToEnd(['replay', 'agent', '--dir', dir, '--fault', '{when: {api: openai call: 2}, then: {status: 429}}']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe(
+      [
+        'tapedeck replay: --fault is not valid YAML: Block collections are not allowed within flow collections at line 1, column 14 ' +
+          '(a comma missing between two entries?)',
+        '  {when: {api: openai call: 2}, then: {status: 429}}',
+        '               ^^^^^^^^^^^^^^',
+        "  a rule is one YAML flow mapping, e.g. --fault '{when: {api: openai, call: 2}, then: {status: 429}}'",
+        '',
+      ].join('\n'),
+    );
+    const unclosed = await runToEnd(['replay', 'agent', '--dir', dir, '--fault', '{when: {api: openai, call: 2}, then: {status: 429}']);
+    expect(unclosed.code).toBe(2);
+    expect(unclosed.stderr.split('\n').slice(0, 3)).toEqual([
+      'tapedeck replay: --fault is not valid YAML: Flow map must end with a } at line 1, column 51',
+      '  {when: {api: openai, call: 2}, then: {status: 429}',
+      `  ${' '.repeat(50)}^`,
+    ]);
+  });
 });

@@ -58,7 +58,7 @@ export function faultPlansFrom(values: ParsedValues): { planFor: (tape: string) 
 
 function faultRulesFrom(values: ParsedValues): { rules: FaultRule[]; seed?: number } | undefined {
   const file = stringValue(values, 'faults');
-  const rules: FaultRule[] = [...(file === undefined ? [] : readFaultsFile(file)), ...stringList(values, 'fault').map(parseFaultRule)];
+  const rules: FaultRule[] = [...(file === undefined ? [] : readFaultsFile(file)), ...stringList(values, 'fault').map(inlineRule)];
   const seedText = stringValue(values, 'seed');
   if (seedText !== undefined && !/^\d+$/.test(seedText))
     throw new TapedeckError('BAD_ARGS', `--seed must be a whole number (got "${seedText}")`);
@@ -67,6 +67,31 @@ function faultRulesFrom(values: ParsedValues): { rules: FaultRule[]; seed?: numb
     return undefined;
   }
   return { rules, ...(seedText === undefined ? {} : { seed: Number(seedText) }) };
+}
+
+const RULE_EXAMPLE = "e.g. --fault '{when: {api: openai, call: 2}, then: {status: 429}}'";
+
+/**
+ * One `--fault` rule. A value that is not YAML is refused with the place the parser stopped (the value, a caret under
+ * the column) and an example of a rule, since it was typed on the command line where no editor shows it.
+ */
+function inlineRule(text: string): FaultRule {
+  try {
+    return parseFaultRule(text);
+  } catch (err) {
+    const place = err instanceof TapedeckError ? err.details?.place : undefined;
+    if (!(err instanceof TapedeckError) || !Array.isArray(place)) throw err;
+    // `{api: openai call: 2}`: a missing comma reads as a block mapping inside the flow one.
+    const hint = err.details?.yamlCode === 'BLOCK_IN_FLOW' ? ' (a comma missing between two entries?)' : '';
+    throw new TapedeckError(
+      'BAD_ARGS',
+      [
+        `${err.message.replace(/:$/, '')}${hint}`,
+        ...place.map((l) => `  ${String(l)}`),
+        `  a rule is one YAML flow mapping, ${RULE_EXAMPLE}`,
+      ].join('\n'),
+    );
+  }
 }
 
 /** FNV-1a over a string's UTF-16 units: a small, stable hash to mix a tape's name into a seed. */
