@@ -6,7 +6,7 @@
  * divergence.
  */
 import { faultOf } from '../replay/outcome.js';
-import { bodyJson } from '../tape/body.js';
+import { httpErrorText } from './answer-error.js';
 import type { Exchange } from '../tape/schema.js';
 import { oneLine, shorten } from './format.js';
 import { toSteps } from './steps.js';
@@ -52,20 +52,6 @@ export function callLabel(ex: Exchange): string {
   return `HTTP ${ex.request.method} ${ex.request.path}`;
 }
 
-/** The error an API put in its body, in any of the usual shapes (`{error: {type, code, message}}`, `{error: "..."}`). */
-function bodyError(ex: Exchange): string | undefined {
-  const body = ex.response?.body ? (bodyJson(ex.response.body) as { error?: unknown; message?: unknown } | undefined) : undefined;
-  const e = body?.error;
-  if (typeof e === 'string') return e;
-  if (e !== null && typeof e === 'object') {
-    const o = e as { type?: unknown; code?: unknown; status?: unknown; message?: unknown };
-    const kind = [o.code, o.type, o.status].find((x) => typeof x === 'string');
-    const message = typeof o.message === 'string' ? o.message : undefined;
-    return [kind, message].filter((x) => x !== undefined).join(': ') || undefined;
-  }
-  return typeof body?.message === 'string' ? body.message : undefined;
-}
-
 /** How an upstream failed this exchange; undefined when it did not (or when replay itself refused it). */
 export function upstreamFailureOf(ex: Exchange): string | undefined {
   if (ex.match?.kind === 'miss' || ex.match?.kind === 'blocked' || ex.match?.kind === 'mock') return undefined;
@@ -73,12 +59,9 @@ export function upstreamFailureOf(ex: Exchange): string | undefined {
   if (faultOf(ex) !== undefined) return undefined;
   if (ex.error !== undefined && ex.error.code !== 'CLIENT_CLOSED' && ex.error.code !== 'SHUTDOWN')
     return `${ex.error.code}: ${shorten(ex.error.message, 120)}`;
-  const status = ex.response?.status;
-  if (status === undefined || status < 400) return undefined;
   // An MCP server stream declined (405) is the protocol, not a failure.
   if (ex.mcp?.method === 'tapedeck/stream') return undefined;
-  const said = bodyError(ex) ?? ex.llm?.errorType;
-  return `HTTP ${status}${said ? ` ${shorten(said, 120)}` : ''}`;
+  return httpErrorText(ex);
 }
 
 export function upstreamFailures(exchanges: readonly Exchange[]): UpstreamFailure[] {
@@ -132,10 +115,7 @@ function faultEffect(ex: Exchange): string {
   if (ex.mcp?.isError === true) return 'a tool error';
   if (ex.websocket !== undefined) return 'the session closed';
   const status = ex.response?.status;
-  if (ex.match?.kind === 'fault' && status !== undefined) {
-    const said = bodyError(ex);
-    return `HTTP ${status}${said ? ` ${shorten(said, 80)}` : ''}`;
-  }
+  if (ex.match?.kind === 'fault' && status !== undefined) return httpErrorText(ex, 80) ?? `HTTP ${status}`;
   return 'a delayed answer';
 }
 

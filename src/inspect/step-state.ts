@@ -53,8 +53,8 @@ export function stepState(steps: readonly Step[], n: number): StepState {
   let llm: Step | undefined;
   for (let i = index; i >= 0 && llm === undefined; i--) if (steps[i]?.kind === 'LLM') llm = steps[i];
   const conversation = llm ? conversationOf(llm.exchange) : [];
-  if (llm?.exchange.llm) {
-    const m = llm.exchange.llm;
+  if (llm?.answer) {
+    const m = llm.answer;
     const answer: ConversationMessage = { role: 'assistant', text: m.outputText ?? '' };
     if (m.toolCalls.length > 0) answer.toolCalls = m.toolCalls;
     if (m.thinking) answer.thinking = m.thinking;

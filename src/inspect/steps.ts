@@ -3,11 +3,13 @@
  * copy: what the inspector shows (kind, what was called, arguments and result, tokens, status, match) is read from
  * the exchange and the meaning recorded on it (`llm`, `mcp`, `match`) when asked for.
  */
-import { conversationOf } from '../providers/describe.js';
+import { conversationOf, describeLlm } from '../providers/describe.js';
 import { sessionSteps } from '../providers/sessions/expand.js';
+import { faultOf } from '../replay/outcome.js';
 import { bodyText } from '../tape/body.js';
-import type { Exchange, MatchKind } from '../tape/schema.js';
+import type { Exchange, LlmMeaning, MatchKind } from '../tape/schema.js';
 import { exchangeError } from '../tape/stats.js';
+import { httpErrorText } from './answer-error.js';
 
 /** An LLM call, an MCP message, a WebSocket session (its responses are LLM steps of their own), other HTTP. */
 export type StepKind = 'LLM' | 'MCP' | 'WS' | 'HTTP';
@@ -59,14 +61,30 @@ export class Step {
     return bodyText(ex.request.body);
   }
 
-  /** What came back: output text and tool calls, the tool result, or the response body. */
+  /**
+   * The LLM answer as the client got it: the meaning recorded on the exchange, or, for an answer cut mid-stream (a
+   * fault rule's cut, a client that left), read again from the events that went out: a replay copies the recording's
+   * meaning, the whole answer, onto its record.
+   */
+  get answer(): LlmMeaning | undefined {
+    if (this.#answer === undefined) this.#answer = { llm: answerAsSent(this.exchange) };
+    return this.#answer.llm;
+  }
+
+  #answer: { llm: LlmMeaning | undefined } | undefined;
+
+  /** What came back: output text and tool calls (or the error the API answered), the tool result, or the response body. */
   get result(): unknown {
     const ex = this.exchange;
-    if (ex.llm) {
-      const calls = ex.llm.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments) ?? ''})`);
-      const text = ex.llm.outputText;
-      if (calls.length > 0) return text ? `${text} -> ${calls.join(', ')}` : calls.join(', ');
-      return text ?? ex.llm.errorType;
+    const llm = this.answer;
+    if (llm) {
+      const calls = llm.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments) ?? ''})`);
+      const text = llm.outputText;
+      const cut =
+        ex.error?.phase === 'stream' && ex.response?.events !== undefined ? ` (cut after ${ex.response.events.length} event(s))` : '';
+      if (calls.length > 0) return `${text ? `${text} -> ${calls.join(', ')}` : calls.join(', ')}${cut}`;
+      if (text !== undefined) return `${text}${cut}`;
+      return httpErrorText(ex) ?? (cut !== '' ? `nothing${cut}` : llm.errorType);
     }
     if (ex.mcp) return ex.mcp.error ?? ex.mcp.result;
     if (ex.response?.events) return `${ex.response.events.length} events`;
@@ -87,9 +105,19 @@ export class Step {
     return this.exchange.response?.status;
   }
 
-  /** Why the step failed, when it did (transport error, HTTP >= 400, provider error, MCP tool error, replay miss). */
+  /**
+   * Why the step failed, when it did (transport error, HTTP >= 400 with what the API said, provider error, MCP tool
+   * error, replay miss); a fault rule's doing is named as such, with its rule.
+   */
   get error(): string | undefined {
-    return errorOf(this.exchange);
+    const ex = this.exchange;
+    const base = errorOf(ex);
+    if (base === undefined) return undefined;
+    const said = ex.error === undefined && ex.match?.kind !== 'miss' && ex.match?.kind !== 'blocked' ? httpErrorText(ex) : undefined;
+    const why = said ?? base;
+    const fault = faultOf(ex);
+    if (fault === undefined) return why;
+    return `injected by fault rule ${fault}: ${why.replace(/ by fault rule .*$/, '')}`;
   }
 
   get match(): MatchKind | undefined {
@@ -133,3 +161,9 @@ export function stepOf(ex: Exchange, index: number): Step {
 
 /** Why an exchange failed (or was blocked / missed on replay), or undefined when it did not (the tape layer's rule). */
 export const errorOf = exchangeError;
+
+/** See `Step.answer`. */
+function answerAsSent(ex: Exchange): LlmMeaning | undefined {
+  if (ex.llm === undefined || ex.error?.phase !== 'stream' || ex.response?.events === undefined) return ex.llm;
+  return describeLlm(ex, { llm: ex.llm }) ?? ex.llm;
+}

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToEnd, serveWhile, spawnCli, waitForListening } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const EXITED = `${process.execPath} exited with code 0`;
@@ -73,6 +74,16 @@ describe('the end-of-run line of a replay', () => {
     );
     expect(rep.stderr).not.toContain('the upstream answered');
     expect(rep.stderr).not.toContain('on the tape:');
+    // show: the step says what the client got, and that a rule injected it.
+    const show = await runCliInProcess(['show', 'limited', '--dir', dir, '--wide']);
+    const lines = show.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('!1 '));
+    expect(lines[at]).toMatch(
+      / LLM +\/openai gpt-4o-mini hello two → HTTP 429 rate_limit_exceeded: Rate limit reached for requests\. .* 429 fault$/,
+    );
+    expect(lines[at + 1]?.trim()).toBe(
+      'injected by fault rule #1 openai call 2 -> 429: HTTP 429 rate_limit_exceeded: Rate limit reached for requests. Please try again later.',
+    );
   });
 
   it('names a stream cut by a rule as cut by it, not as a recorded failure', async () => {
@@ -83,6 +94,16 @@ describe('the end-of-run line of a replay', () => {
       'the answer cut after 2 event(s) for LLM gpt-4o-mini at step 1 (rule #1 openai call 2 -> cut after 2 events)',
     );
     expect(rep.stderr).not.toContain('the recorded answer');
+    // show: the cut step has the two events the client got, not the whole recorded answer.
+    const show = await runCliInProcess(['show', 'cut', '--dir', dir, '--wide']);
+    const lines = show.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('!1 '));
+    expect(lines[at]).toMatch(/ hello two → You \(cut after 2 event\(s\)\) .* 200 exact$/);
+    expect(lines[at + 1]?.trim()).toBe('injected by fault rule #1 openai call 2 -> cut after 2 events: FAULT_CUT: cut after 2 event(s)');
+    const step = await runCliInProcess(['show', 'cut', '--dir', dir, '--step', '1', '--json']);
+    const state = JSON.parse(step.stdout) as { conversation: { role: string; text: string }[]; step: { result: string } };
+    expect(state.conversation.at(-1)).toEqual({ role: 'assistant', text: 'You ' });
+    expect(state.step.result).toBe('You (cut after 2 event(s))');
   });
 
   it('a replay no request reached names no file: it writes none', async () => {

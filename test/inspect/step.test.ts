@@ -61,7 +61,7 @@ describe('steps', () => {
     expect(steps[0]?.args).toBe('Weather in Paris?');
     expect(steps[0]?.result).toBe('get_weather({"city":"Paris"})');
     expect(steps[1]?.args).toEqual({ city: 'Paris' });
-    expect(steps[3]?.error).toBe('HTTP 503');
+    expect(steps[3]?.error).toBe('HTTP 503 down');
     expect(failingSteps(steps).map((s) => s.index)).toEqual([3]);
   });
 
