@@ -111,7 +111,9 @@ async function agent(url: string, model: string): Promise<string> {
 }
 
 const DIFF_KEYS = [
+  'addedCalls',
   'ars',
+  'callAgreement',
   'configChanges',
   'costDelta',
   'durationDeltaMs',
@@ -119,6 +121,7 @@ const DIFF_KEYS = [
   'identical',
   'iterationsDelta',
   'outputDiff',
+  'removedCalls',
   'score',
   'steps',
   'tokensDelta',

@@ -24,6 +24,9 @@ function diff(score: number): RunDiff {
     configChanges: [],
     steps: [],
     unusedRecordings: null,
+    callAgreement: 1,
+    removedCalls: [],
+    addedCalls: [],
   };
 }
 

@@ -88,6 +88,7 @@ export function renderDiffMarkdown(a: Run, b: Run, d: RunDiff, opts: DiffMarkdow
       ]),
     );
   }
+  details.push(...onlyCalls(d, A, B));
   if (!d.outputDiff.equal)
     details.push(
       '',
@@ -126,7 +127,7 @@ export function renderDiffMarkdown(a: Run, b: Run, d: RunDiff, opts: DiffMarkdow
   details.push(
     '',
     ...mdDetails('scores', [
-      `- score ${d.score.toFixed(2)} = 0.5 × output similarity + 0.5 × tool-sequence agreement`,
+      `- score ${d.score.toFixed(2)} = 0.5 × output similarity + 0.5 × tool-sequence agreement × call agreement ${d.callAgreement.toFixed(2)}`,
       `- ARS ${r.score.toFixed(2)} (${r.band}) = 0.7 × output ${r.outputSimilarity.toFixed(2)} + 0.3 × tool accuracy ${r.toolAccuracy.toFixed(2)} ` +
         `(${r.usedTools}/${r.originalTools} tools used, ${r.newTools} new, ${r.unusedTools} unused)`,
       ...(d.unusedRecordings !== null ? [`- ${d.unusedRecordings} of ${a.exchanges.length} recorded exchange(s) never served`] : []),
@@ -134,4 +135,13 @@ export function renderDiffMarkdown(a: Run, b: Run, d: RunDiff, opts: DiffMarkdow
   );
   out.push(...details);
   return out;
+}
+
+/** The calls one run made and the other did not, folded (nothing when both made the same calls). */
+function onlyCalls(d: RunDiff, A: string, B: string): string[] {
+  const only = [
+    ...d.removedCalls.map((c) => `- removed ${mdCell(c.call)} ${mdCell(c.asked, 60)} (step ${c.step} in ${A})`),
+    ...d.addedCalls.map((c) => `- added ${mdCell(c.call)} ${mdCell(c.asked, 60)} (step ${c.step} in ${B})`),
+  ];
+  return only.length === 0 ? [] : ['', ...mdDetails(`calls made by one run only (${only.length})`, only)];
 }

@@ -40,6 +40,11 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
     }
   }
 
+  if (d.removedCalls.length > 0 || d.addedCalls.length > 0) {
+    out.push('', `${style.bold('calls made by one run only')}  (call agreement ${d.callAgreement.toFixed(2)})`);
+    for (const c of d.removedCalls) out.push(style.red(fit(`  - removed ${c.call} ${c.asked} (step ${c.step} in ${a.tape.name})`, width)));
+    for (const c of d.addedCalls) out.push(style.green(fit(`  + added ${c.call} ${c.asked} (step ${c.step} in ${b.tape.name})`, width)));
+  }
   if (d.firstDivergence === null) out.push('', `${style.bold('first divergence')}  none: the runs match step for step`);
   else
     out.push(

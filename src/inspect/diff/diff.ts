@@ -3,9 +3,13 @@
  * part, final outputs, token / cost / duration deltas (in total and LLM call by LLM call), configuration changes,
  * tapedeck's regression score and Kurral's ARS beside it.
  *
- * score = 0.5 * outputSimilarity + 0.5 * toolSequenceAgreement, in [0, 1], where
+ * score = 0.5 * outputSimilarity + 0.5 * toolSequenceAgreement * callAgreement, in [0, 1], where
  *   outputSimilarity      = similarity of the final outputs: words (see similarity.ts) or embeddings when configured
- *   toolSequenceAgreement = LCS(tools A, tools B) / max(|tools A|, |tools B|), 1 when both runs call no tool.
+ *   toolSequenceAgreement = LCS(tools A, tools B) / max(|tools A|, |tools B|), 1 when both runs call no tool
+ *   callAgreement         = LLM calls both runs made / max(|LLM calls A|, |LLM calls B|), 1 when neither calls a
+ *                           model: a call one run skipped (or added) costs agreement even when no tool moved.
+ *
+ * Steps are paired by what they asked (`align.ts`), not by position: a call one run skipped is named as removed.
  *
  * Per-run noise (exchange ids, timestamps, offsets, durations, JSON-RPC ids, how a replay found its answers) is
  * never compared, so a run diffed against its own exact replay is identical.
@@ -22,9 +26,10 @@ import { round4, wordSimilarity, type OutputSimilarity, type SimilarityMethod } 
 import { ars, type Ars } from './ars.js';
 import { stepDeltas, type StepDelta } from './step-deltas.js';
 import { upstreamFailureOf } from '../run-trouble.js';
-import { errorOf, orderExchanges, Step } from '../steps.js';
+import { orderExchanges, Step } from '../steps.js';
 import type { CostFn } from '../cost.js';
 import { argsHash, editScript, normalizeArgs, toolSequence, type ToolCallEntry, type ToolEdit } from './tool-sequence.js';
+import { alignSteps, llmPairs, type StepPair } from './align.js';
 
 export interface RunDiff {
   /** No tool edits, no diverging step, equal final outputs, the same number of LLM calls, no configuration change. */
@@ -51,6 +56,18 @@ export interface RunDiff {
   steps: StepDelta[];
   /** When B is a replay of A: how many of A's exchanges no answer of B came from; otherwise null. */
   unusedRecordings: number | null;
+  /** LLM calls both runs made, over the most either made (1 when neither calls a model): part of the score. */
+  callAgreement: number;
+  /** Calls only the original made (a run that skipped them), and only the replay made, by their step on each tape. */
+  removedCalls: CallRef[];
+  addedCalls: CallRef[];
+}
+
+/** A call by its step on its tape: `LLM gpt-4.1` and what it asked, in short. */
+export interface CallRef {
+  step: number;
+  call: string;
+  asked: string;
 }
 
 /**
@@ -61,6 +78,8 @@ export interface Divergence {
   step: number | null;
   replayStep: number | null;
   reason: string;
+  /** A call only one run made, while the other went on: `removed` (only the original made it) or `added`. */
+  only?: 'removed' | 'added';
 }
 
 export interface DiffOptions {
@@ -127,7 +146,10 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
     method: sim.method,
   };
   const iterationsDelta = b.steps.filter((s) => s.kind === 'LLM').length - a.steps.filter((s) => s.kind === 'LLM').length;
-  const firstDivergence = divergence(a.steps, b.steps);
+  const pairs = alignSteps(a.steps, b.steps);
+  const firstDivergence = divergenceOf(pairs);
+  const llm = llmPairs(pairs);
+  const callAgreement = llm.length === 0 ? 1 : llm.filter((p) => p.a !== undefined && p.b !== undefined).length / llm.length;
   const changes = configChanges({ exchanges: a.exchanges, header: a.tape.header }, { exchanges: b.exchanges, header: b.tape.header });
   const ta = tokens(a.exchanges);
   const tb = tokens(b.exchanges);
@@ -135,6 +157,9 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
   const cb = cost(b.exchanges, costOf);
   return {
     identical: edits.length === 0 && firstDivergence === null && outputDiff.equal && iterationsDelta === 0 && changes.length === 0,
+    callAgreement: round4(callAgreement),
+    removedCalls: pairs.flatMap((p) => (p.a !== undefined && p.b === undefined ? [callRef(p.a)] : [])),
+    addedCalls: pairs.flatMap((p) => (p.b !== undefined && p.a === undefined ? [callRef(p.b)] : [])),
     iterationsDelta,
     toolSequenceDiff: edits,
     firstDivergence,
@@ -143,36 +168,67 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
     tokensDeltaDetail: { input: tb.input - ta.input, output: tb.output - ta.output },
     costDelta: ca === null || cb === null ? null : Math.round((cb - ca) * 1e9) / 1e9,
     durationDeltaMs: Math.round(wallTime(b.exchanges) - wallTime(a.exchanges)),
-    score: round4(0.5 * similarity + 0.5 * agreement),
+    score: round4(0.5 * similarity + 0.5 * agreement * callAgreement),
     ars: ars(similarity, a.tools, b.tools),
     configChanges: changes,
-    steps: stepDeltas(a, b, { costOf, similarity: sim }),
+    steps: stepDeltas(a, b, { costOf, similarity: sim, pairs }),
     unusedRecordings: unusedRecordings(a, b),
   };
 }
 
 /**
- * The first position where two lists of compared steps part, with why; null when they match step for step. The
- * steps are paired by position among the compared steps; the result names each one by its own step number.
+ * Where two lists of compared steps first part, with why; null when they match step for step. The steps are paired
+ * by what they asked (`alignSteps`); the result names each one by its own step number.
  */
 export function divergence(a: readonly Step[], b: readonly Step[]): Divergence | null {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const reason = stepDifference(a[i] as Step, b[i] as Step);
-    if (reason !== undefined) return { step: (a[i] as Step).index, replayStep: (b[i] as Step).index, reason };
-  }
-  if (a.length === b.length) return null;
-  const k = Math.min(a.length, b.length);
-  return a.length > b.length
-    ? {
-        step: (a[k] as Step).index,
+  return divergenceOf(alignSteps(a, b));
+}
+
+function divergenceOf(pairs: readonly StepPair[]): Divergence | null {
+  for (let k = 0; k < pairs.length; k++) {
+    const { a, b } = pairs[k] as StepPair;
+    if (a !== undefined && b !== undefined) {
+      const reason = stepDifference(a, b);
+      if (reason !== undefined) return { step: a.index, replayStep: b.index, reason };
+      continue;
+    }
+    const rest = pairs.slice(k);
+    // One run went on after the other had ended.
+    if (a !== undefined && rest.every((p) => p.b === undefined))
+      return {
+        step: a.index,
         replayStep: null,
-        reason: `the replay ended here; the original went on with ${a.length - k} more step(s), starting with ${stepLabel(a[k] as Step)}`,
-      }
-    : {
-        step: null,
-        replayStep: (b[k] as Step).index,
-        reason: `the original ended here; the replay went on with ${b.length - k} more step(s), starting with ${stepLabel(b[k] as Step)}`,
+        reason: `the replay ended here; the original went on with ${rest.length} more step(s), starting with ${stepLabel(a)}`,
       };
+    if (b !== undefined && rest.every((p) => p.a === undefined))
+      return {
+        step: null,
+        replayStep: b.index,
+        reason: `the original ended here; the replay went on with ${rest.length} more step(s), starting with ${stepLabel(b)}`,
+      };
+    if (a !== undefined)
+      return { step: a.index, replayStep: null, reason: `removed: the replay never made ${described(a)}`, only: 'removed' };
+    if (b !== undefined)
+      return { step: null, replayStep: b.index, reason: `added: the original never made ${described(b)}`, only: 'added' };
+  }
+  return null;
+}
+
+/** `LLM gpt-4.1 "hello two"`: a step and what it asked, in short. */
+function described(step: Step): string {
+  const asked = callRef(step).asked;
+  return `${stepLabel(step)}${asked === '' ? '' : ` ${asked}`}`;
+}
+
+function callRef(step: Step): CallRef {
+  const args = step.args;
+  const asked =
+    args === undefined || args === null
+      ? ''
+      : typeof args === 'string'
+        ? JSON.stringify(shorten(args, 60))
+        : shorten(normalizeArgs(args), 60);
+  return { step: step.index, call: stepLabel(step), asked };
 }
 
 /**
@@ -182,8 +238,8 @@ export function divergence(a: readonly Step[], b: readonly Step[]): Divergence |
 export function divergenceAt(d: Divergence, a: string, b: string): string {
   if (d.step !== null && d.replayStep !== null)
     return d.step === d.replayStep ? `step ${d.step}` : `step ${d.step} in ${a}, step ${d.replayStep} in ${b}`;
-  if (d.step !== null) return `step ${d.step} in ${a} (${b} had ended)`;
-  return `step ${d.replayStep ?? '?'} in ${b} (${a} had ended)`;
+  if (d.step !== null) return `step ${d.step} in ${a} (${b} ${d.only === 'removed' ? 'never made it' : 'had ended'})`;
+  return `step ${d.replayStep ?? '?'} in ${b} (${a} ${d.only === 'added' ? 'never made it' : 'had ended'})`;
 }
 
 const SHORT = 80;
@@ -228,7 +284,7 @@ function stepDifference(a: Step, b: Step): string | undefined {
     }
   }
   if (outcomeKey(ea) !== outcomeKey(eb))
-    return `different result of ${stepLabel(a)}: original ${describeOutcome(ea)}, replay ${describeOutcome(eb)}`;
+    return `different result of ${stepLabel(a)}: original ${describeOutcome(a)}, replay ${describeOutcome(b)}`;
   if ((ea.llm?.outputText ?? '') !== (eb.llm?.outputText ?? '')) {
     return `different output: original ${JSON.stringify(shorten(ea.llm?.outputText ?? '', SHORT))}, replay ${JSON.stringify(shorten(eb.llm?.outputText ?? '', SHORT))}`;
   }
@@ -256,8 +312,9 @@ function outcomeKey(ex: Exchange): string {
   });
 }
 
-function describeOutcome(ex: Exchange): string {
-  const error = errorOf(ex);
+function describeOutcome(step: Step): string {
+  const ex = step.exchange;
+  const error = step.error;
   if (error !== undefined) return shorten(error, SHORT);
   if (ex.mcp) return shorten(ex.mcp.result, SHORT);
   return `HTTP ${ex.response?.status ?? '?'}`;

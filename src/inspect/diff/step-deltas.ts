@@ -1,11 +1,13 @@
 /**
- * Two runs compared LLM call by LLM call (Prela's span-by-span comparison): the i-th LLM call of the original
- * against the i-th of the replay, with how alike their outputs are and the token, cost and duration deltas. A call
- * only one run made is compared against nothing (its tokens, cost and duration count in full; similarity null).
+ * Two runs compared LLM call by LLM call (Prela's span-by-span comparison): each LLM call of the original against
+ * the replay's call it pairs with (`align.ts`: the same request, else the call at the same place between two that
+ * are), with how alike their outputs are and the token, cost and duration deltas. A call only one run made is
+ * compared against nothing (its tokens, cost and duration count in full; similarity null).
  */
 import type { Exchange } from '../../tape/schema.js';
 import type { CostFn } from '../cost.js';
 import type { Step } from '../steps.js';
+import { alignSteps, llmPairs, type StepPair } from './align.js';
 import type { OutputSimilarity } from './similarity.js';
 
 /** What the deltas read of a run (a `Run` of diff.ts). */
@@ -32,47 +34,37 @@ export interface StepDelta {
   durationDeltaMs: number;
 }
 
-export function stepDeltas(a: RunSteps, b: RunSteps, opts: { costOf: CostFn; similarity: OutputSimilarity }): StepDelta[] {
-  const sa = llmSteps(a);
-  const sb = llmSteps(b);
-  const ca = sa.map((s) => s.exchange);
-  const cb = sb.map((s) => s.exchange);
-  const out: StepDelta[] = [];
-  for (let i = 0; i < Math.max(ca.length, cb.length); i++) {
-    const x = ca[i];
-    const y = cb[i];
+export function stepDeltas(
+  a: RunSteps,
+  b: RunSteps,
+  opts: { costOf: CostFn; similarity: OutputSimilarity; pairs?: readonly StepPair[] },
+): StepDelta[] {
+  const pairs = llmPairs(opts.pairs ?? alignSteps(a.steps, b.steps));
+  return pairs.map(({ a: sa, b: sb }, i) => {
+    const x = sa?.exchange;
+    const y = sb?.exchange;
     const cx = costOrZero(x, opts.costOf);
     const cy = costOrZero(y, opts.costOf);
-    out.push({
+    return {
       call: i,
-      step: sa[i]?.index ?? null,
-      replayStep: sb[i]?.index ?? null,
+      step: sa?.index ?? null,
+      replayStep: sb?.index ?? null,
       original: x === undefined ? null : (x.llm?.model ?? x.llm?.api ?? '?'),
       replay: y === undefined ? null : (y.llm?.model ?? y.llm?.api ?? '?'),
       outputSimilarity: x === undefined || y === undefined ? null : opts.similarity.of(x.llm?.outputText ?? '', y.llm?.outputText ?? ''),
       tokensDelta: totalTokens(y) - totalTokens(x),
       costDelta: cx === null || cy === null ? null : Math.round((cy - cx) * 1e9) / 1e9,
       durationDeltaMs: Math.round((y?.timing.durationMs ?? 0) - (x?.timing.durationMs ?? 0)),
-    });
-  }
-  return out;
+    };
+  });
 }
 
 /** The output texts of the calls paired by `stepDeltas`, for a similarity that is computed ahead (embeddings). */
 export function pairedOutputs(a: RunSteps, b: RunSteps): [string, string][] {
-  const ca = llmCalls(a);
-  const cb = llmCalls(b);
   const pairs: [string, string][] = [[a.finalOutput ?? '', b.finalOutput ?? '']];
-  for (let i = 0; i < Math.min(ca.length, cb.length); i++) pairs.push([ca[i]?.llm?.outputText ?? '', cb[i]?.llm?.outputText ?? '']);
+  for (const p of llmPairs(alignSteps(a.steps, b.steps)))
+    if (p.a !== undefined && p.b !== undefined) pairs.push([p.a.exchange.llm?.outputText ?? '', p.b.exchange.llm?.outputText ?? '']);
   return pairs;
-}
-
-function llmSteps(run: RunSteps): Step[] {
-  return run.steps.filter((s) => s.kind === 'LLM');
-}
-
-function llmCalls(run: RunSteps): Exchange[] {
-  return llmSteps(run).map((s) => s.exchange);
 }
 
 function totalTokens(ex: Exchange | undefined): number {

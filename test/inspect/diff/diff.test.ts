@@ -96,6 +96,9 @@ describe('diffTapes', () => {
       configChanges: [],
       steps: expect.any(Array) as unknown,
       unusedRecordings: 0,
+      callAgreement: 1,
+      removedCalls: [],
+      addedCalls: [],
     });
   });
 
@@ -155,6 +158,41 @@ describe('diffTapes', () => {
     const out = diffTapes(tape(run()), tape(run({ answer: 'It is 21C in Paris!' })));
     expect(out.firstDivergence?.reason).toBe('different output: original "It is 21C in Paris.", replay "It is 21C in Paris!"');
     expect(out.outputDiff.similarity).toBe(1);
+  });
+
+  it('a call the replay skipped is named as removed and lowers the score; the calls around it still pair', () => {
+    const ask = (offsetMs: number, question: string): Exchange =>
+      exchange({
+        offsetMs,
+        body: { model: 'gpt-4.1', messages: [{ role: 'user', content: question }] },
+        llm: { model: 'gpt-4.1', usage: { inputTokens: 10, outputTokens: 5 }, outputText: `You asked: ${question}` },
+      });
+    const all = [ask(0, 'hello one'), ask(100, 'hello two'), ask(200, 'hello three')];
+    const skipped = [ask(0, 'hello one'), ask(100, 'hello three')];
+    const d = diffTapes(tape(all), tape(skipped));
+    expect(d.identical).toBe(false);
+    expect(d.removedCalls).toEqual([{ step: 1, call: 'LLM gpt-4.1', asked: '"hello two"' }]);
+    expect(d.addedCalls).toEqual([]);
+    expect(d.firstDivergence).toEqual({
+      step: 1,
+      replayStep: null,
+      reason: 'removed: the replay never made LLM gpt-4.1 "hello two"',
+      only: 'removed',
+    });
+    expect(divergenceAt(d.firstDivergence!, 'a', 'b')).toBe('step 1 in a (b never made it)');
+    // The same final output and no tools: only the skipped call lowers the score.
+    expect(d.callAgreement).toBeCloseTo(2 / 3, 4);
+    expect(d.score).toBeCloseTo(0.5 + 0.5 * (2 / 3), 4);
+    // "hello three" is compared with "hello three", not with "hello two".
+    expect(d.steps.map((s) => [s.step, s.replayStep, s.outputSimilarity])).toEqual([
+      [0, 0, 1],
+      [1, null, null],
+      [2, 1, 1],
+    ]);
+    // The other way round, the call is added.
+    const more = diffTapes(tape(skipped), tape(all));
+    expect(more.addedCalls).toEqual([{ step: 1, call: 'LLM gpt-4.1', asked: '"hello two"' }]);
+    expect(more.score).toBeCloseTo(d.score, 4);
   });
 
   it('a tool the agent ran itself: its result reaches the model in the next request, and is compared there', () => {
