@@ -1,10 +1,11 @@
 /**
  * Which step of one run goes with which step of the other, for the diff: the LLM calls both runs made with the same
  * request (the same model, the same conversation) pair up, in order (a longest common subsequence); between two such
- * pairs the remaining steps pair by position, and those left over were made by one run only: `removed` (only the
- * original made it) or `added` (only the replay). So an LLM call a run skipped is named as removed rather than
- * shifting every later pair by one. Tool calls are compared as a sequence of their own (`tool-sequence.ts`: removed,
- * added, reordered); here MCP requests only pair by position, as a model that plans other tools moves them.
+ * pairs the remaining steps pair by kind, in order (an LLM call with an LLM call, an MCP request with one of the same
+ * method), then by position, and those left over were made by one run only: `removed` (only the original made it)
+ * or `added` (only the replay). So an LLM call a run skipped is named as removed rather than shifting every later
+ * pair by one. Tool calls are compared as a sequence of their own (`tool-sequence.ts`: removed, added, reordered), so
+ * an MCP request pairs by its method only: a model that plans other tools moves them.
  */
 import stringify from 'fast-json-stable-stringify';
 import { conversationOf } from '../../providers/describe.js';
@@ -36,8 +37,32 @@ export function requestKey(step: Step): string | undefined {
 }
 
 /** The steps of `a` and `b` paired, in order (see the file's comment). */
-export function alignSteps(a: readonly Step[], b: readonly Step[], key: (s: Step) => string | undefined = requestKey): StepPair[] {
-  // A step without a key pairs with nothing by content: it gets a key of its own.
+export function alignSteps(a: readonly Step[], b: readonly Step[]): StepPair[] {
+  // By request (LLM calls); between those, by kind (an LLM call with an LLM call, an MCP method with the same method).
+  return alignBy(a, b, requestKey, (ga, gb) => alignBy(ga, gb, kindKey, byPosition));
+}
+
+/** An LLM call, or an MCP request by its method, or another HTTP call: what pairs when nothing better does. */
+function kindKey(step: Step): string {
+  const ex = step.exchange;
+  return ex.llm ? 'LLM' : ex.mcp ? `MCP ${ex.mcp.method}` : 'HTTP';
+}
+
+/** Pair by position; the longer run's extra steps belong to it only. */
+function byPosition(a: readonly Step[], b: readonly Step[]): StepPair[] {
+  return Array.from({ length: Math.max(a.length, b.length) }, (_, k) => ({ a: a[k], b: b[k] }));
+}
+
+/**
+ * The steps with equal keys paired in order (a longest common subsequence; a step without a key pairs by key with
+ * nothing), and the steps between two such pairs paired by `between`.
+ */
+function alignBy(
+  a: readonly Step[],
+  b: readonly Step[],
+  key: (s: Step) => string | undefined,
+  between: (a: readonly Step[], b: readonly Step[]) => StepPair[],
+): StepPair[] {
   const ka = a.map((s, i) => key(s) ?? `\u0001a${i}`);
   const kb = b.map((s, i) => key(s) ?? `\u0001b${i}`);
   // The same start and end pair as they are; only the middle needs the table.
@@ -49,16 +74,14 @@ export function alignSteps(a: readonly Step[], b: readonly Step[], key: (s: Step
     endA--;
     endB--;
   }
-  const middle = matchMiddle(ka.slice(start, endA), kb.slice(start, endB)).map(([i, j]) => [i + start, j + start] as const);
   const pairs: StepPair[] = [];
   for (let k = 0; k < start; k++) pairs.push({ a: a[k], b: b[k] });
   let i = start;
   let j = start;
-  for (const [mi, mj] of [...middle, [endA, endB] as const]) {
-    // The steps between two common ones pair by position; the rest belong to one run only.
-    while (i < mi && j < mj) pairs.push({ a: a[i++], b: b[j++] });
-    while (i < mi) pairs.push({ a: a[i++] });
-    while (j < mj) pairs.push({ b: b[j++] });
+  const common = matchMiddle(ka.slice(start, endA), kb.slice(start, endB));
+  for (const [mi, mj] of [...common.map(([x, y]) => [x + start, y + start] as const), [endA, endB] as const]) {
+    for (const p of between(a.slice(i, mi), b.slice(j, mj))) pairs.push(p);
+    [i, j] = [mi, mj];
     if (mi < endA && mj < endB) pairs.push({ a: a[i++], b: b[j++] });
   }
   for (let k = 0; endA + k < a.length; k++) pairs.push({ a: a[endA + k], b: b[endB + k] });

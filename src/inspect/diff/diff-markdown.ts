@@ -143,5 +143,5 @@ function onlyCalls(d: RunDiff, A: string, B: string): string[] {
     ...d.removedCalls.map((c) => `- removed ${mdCell(c.call)} ${mdCell(c.asked, 60)} (step ${c.step} in ${A})`),
     ...d.addedCalls.map((c) => `- added ${mdCell(c.call)} ${mdCell(c.asked, 60)} (step ${c.step} in ${B})`),
   ];
-  return only.length === 0 ? [] : ['', ...mdDetails(`calls made by one run only (${only.length})`, only)];
+  return only.length === 0 ? [] : ['', ...mdDetails(`LLM calls made by one run only (${only.length})`, only)];
 }

@@ -41,7 +41,7 @@ export function renderDiff(a: Run, b: Run, d: RunDiff, width: number, style: Sty
   }
 
   if (d.removedCalls.length > 0 || d.addedCalls.length > 0) {
-    out.push('', `${style.bold('calls made by one run only')}  (call agreement ${d.callAgreement.toFixed(2)})`);
+    out.push('', `${style.bold('LLM calls made by one run only')}  (call agreement ${d.callAgreement.toFixed(2)})`);
     for (const c of d.removedCalls) out.push(style.red(fit(`  - removed ${c.call} ${c.asked} (step ${c.step} in ${a.tape.name})`, width)));
     for (const c of d.addedCalls) out.push(style.green(fit(`  + added ${c.call} ${c.asked} (step ${c.step} in ${b.tape.name})`, width)));
   }

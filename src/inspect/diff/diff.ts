@@ -58,7 +58,10 @@ export interface RunDiff {
   unusedRecordings: number | null;
   /** LLM calls both runs made, over the most either made (1 when neither calls a model): part of the score. */
   callAgreement: number;
-  /** Calls only the original made (a run that skipped them), and only the replay made, by their step on each tape. */
+  /**
+   * LLM calls only the original made (a run that skipped them), and only the replay made, by their step on each tape
+   * (tool calls: `toolSequenceDiff`).
+   */
   removedCalls: CallRef[];
   addedCalls: CallRef[];
 }
@@ -158,8 +161,8 @@ export function diffRuns(a: Run, b: Run, opts: DiffOptions = {}): RunDiff {
   return {
     identical: edits.length === 0 && firstDivergence === null && outputDiff.equal && iterationsDelta === 0 && changes.length === 0,
     callAgreement: round4(callAgreement),
-    removedCalls: pairs.flatMap((p) => (p.a !== undefined && p.b === undefined ? [callRef(p.a)] : [])),
-    addedCalls: pairs.flatMap((p) => (p.b !== undefined && p.a === undefined ? [callRef(p.b)] : [])),
+    removedCalls: llm.flatMap((p) => (p.a !== undefined && p.b === undefined ? [callRef(p.a)] : [])),
+    addedCalls: llm.flatMap((p) => (p.b !== undefined && p.a === undefined ? [callRef(p.b)] : [])),
     iterationsDelta,
     toolSequenceDiff: edits,
     firstDivergence,
