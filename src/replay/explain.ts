@@ -38,6 +38,41 @@ export function explainCandidates(
   limit: number,
   opts: ExplainOptions = {},
 ): Candidate[] {
+  const explainer = candidateExplainer(req, opts);
+  const scored: Candidate[] = [];
+  for (const ex of exchanges) explainer.add(ex, scored);
+  return closestOf(scored, limit);
+}
+
+/** Slices of a miss report: it gives the event loop back every few milliseconds (long recordings take a while). */
+const SLICE_MS = 4;
+
+/** `explainCandidates` a few milliseconds at a time, so a miss among long recordings never holds other requests up. */
+export async function explainCandidatesInSlices(
+  req: KeyedRequest,
+  exchanges: readonly Exchange[],
+  limit: number,
+  opts: ExplainOptions = {},
+): Promise<Candidate[]> {
+  const explainer = candidateExplainer(req, opts);
+  const scored: Candidate[] = [];
+  let slice = performance.now();
+  for (const ex of exchanges) {
+    explainer.add(ex, scored);
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  }
+  return closestOf(scored, limit);
+}
+
+function closestOf(scored: Candidate[], limit: number): Candidate[] {
+  return scored.sort((a, b) => b.score - a.score).slice(0, limit);
+}
+
+/** What the request looks like in a miss report, computed once, and how one recording is compared with it. */
+function candidateExplainer(req: KeyedRequest, opts: ExplainOptions): { add(ex: Exchange, out: Candidate[]): void } {
   const secrets = opts.secrets ?? DEFAULT_SECRETS;
   const secretQuery = secretQueryMatcher(opts.secretQuery);
   const ignoredQuery = new Set((opts.ignoreQuery ?? []).map((q) => q.toLowerCase()));
@@ -54,33 +89,36 @@ export function explainCandidates(
   const seen = new Set<string>();
   const reqBody = shownBody(req);
   const reqPath = withoutSecrets(req.request.path, secrets);
-  const scored: Candidate[] = [];
-  for (const ex of exchanges) {
-    const differences: string[] = [];
-    let total = 3;
-    let same = 0;
-    if (ex.request.method === req.request.method) same++;
-    else differences.push(`method: ${ex.request.method} vs ${req.request.method}`);
-    const exPath = withoutSecrets(ex.request.path, secrets);
-    if (exPath === reqPath) same++;
-    else differences.push(`path: ${exPath} vs ${reqPath}`);
-    const q1 = shownQuery(ex.request.query);
-    const q2 = shownQuery(req.request.query);
-    if (q1 === q2) same++;
-    else differences.push(`query: ${short(q1)} vs ${short(q2)}`);
-    const exBody = shownBody(ex);
-    const leaves = { total: 0, same: 0 };
-    diffValues(exBody, reqBody, 'body', differences, leaves);
-    total += leaves.total;
-    same += leaves.same;
-    const fingerprint = differences.join('\n') + ex.request.path;
-    if (seen.has(fingerprint)) continue;
-    seen.add(fingerprint);
-    const shown =
-      differences.length > MAX_DIFFS ? [...differences.slice(0, MAX_DIFFS), `... and ${differences.length - MAX_DIFFS} more`] : differences;
-    scored.push({ exchange: ex, score: total === 0 ? 0 : Math.round((same / total) * 1000) / 1000, differences: shown });
-  }
-  return scored.sort((a, b) => b.score - a.score).slice(0, limit);
+  const reqQuery = shownQuery(req.request.query);
+  // Word sets of the texts compared: the request's are compared with every recording's, so each is made once.
+  const wordSets = new Map<string, Set<string>>();
+  return {
+    add(ex, out) {
+      const differences: string[] = [];
+      let total = 3;
+      let same = 0;
+      if (ex.request.method === req.request.method) same++;
+      else differences.push(`method: ${ex.request.method} vs ${req.request.method}`);
+      const exPath = withoutSecrets(ex.request.path, secrets);
+      if (exPath === reqPath) same++;
+      else differences.push(`path: ${exPath} vs ${reqPath}`);
+      const q1 = shownQuery(ex.request.query);
+      if (q1 === reqQuery) same++;
+      else differences.push(`query: ${short(q1)} vs ${short(reqQuery)}`);
+      const leaves = { total: 0, same: 0 };
+      diffValues(shownBody(ex), reqBody, 'body', differences, leaves, wordSets);
+      total += leaves.total;
+      same += leaves.same;
+      const fingerprint = differences.join('\n') + ex.request.path;
+      if (seen.has(fingerprint)) return;
+      seen.add(fingerprint);
+      const shown =
+        differences.length > MAX_DIFFS
+          ? [...differences.slice(0, MAX_DIFFS), `... and ${differences.length - MAX_DIFFS} more`]
+          : differences;
+      out.push({ exchange: ex, score: total === 0 ? 0 : Math.round((same / total) * 1000) / 1000, differences: shown });
+    },
+  };
 }
 
 /**
@@ -97,9 +135,14 @@ export function withStageScores(candidates: Candidate[], scores: ReadonlyMap<str
 }
 
 /** Word overlap of two strings in [0,1]: partial credit, so "capital of France" is closer to "capital of Spain" than "count" is. */
-function textSimilarity(a: string, b: string): number {
-  const wa = new Set(a.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-  const wb = new Set(b.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+function textSimilarity(a: string, b: string, sets: Map<string, Set<string>>): number {
+  const wordsOf = (s: string): Set<string> => {
+    let set = sets.get(s);
+    if (set === undefined) sets.set(s, (set = new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])));
+    return set;
+  };
+  const wa = wordsOf(a);
+  const wb = wordsOf(b);
   if (wa.size === 0 && wb.size === 0) return 0;
   let both = 0;
   for (const w of wa) if (wb.has(w)) both++;
@@ -107,22 +150,29 @@ function textSimilarity(a: string, b: string): number {
 }
 
 /** Walk two JSON values; count leaves and record `path: recorded vs incoming` for each difference. */
-function diffValues(a: unknown, b: unknown, path: string, out: string[], leaves: { total: number; same: number }): void {
+function diffValues(
+  a: unknown,
+  b: unknown,
+  path: string,
+  out: string[],
+  leaves: { total: number; same: number },
+  sets: Map<string, Set<string>>,
+): void {
   if (isObject(a) && isObject(b)) {
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffValues(a[k], b[k], `${path}.${k}`, out, leaves);
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) diffValues(a[k], b[k], `${path}.${k}`, out, leaves, sets);
     return;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.max(a.length, b.length);
-    for (let i = 0; i < n; i++) diffValues(a[i], b[i], `${path}[${i}]`, out, leaves);
+    for (let i = 0; i < n; i++) diffValues(a[i], b[i], `${path}[${i}]`, out, leaves, sets);
     return;
   }
   leaves.total++;
-  if (JSON.stringify(a) === JSON.stringify(b)) {
+  if (a === b || (typeof a !== 'string' && JSON.stringify(a) === JSON.stringify(b))) {
     leaves.same++;
     return;
   }
-  if (typeof a === 'string' && typeof b === 'string') leaves.same += textSimilarity(a, b) * 0.9;
+  if (typeof a === 'string' && typeof b === 'string') leaves.same += textSimilarity(a, b, sets) * 0.9;
   out.push(
     `${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`,
   );

@@ -6,7 +6,8 @@
  *   const outcome = await matcher.match(incoming);   // exact | semantic (stage, score, source) | miss (closest)
  */
 import type { Exchange } from '../tape/schema.js';
-import { createMatcher, explainCandidates, explainOptions, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
+import { explainCandidatesInSlices } from './explain.js';
+import { createMatcher, explainOptions, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
 import { normalisedStage, SemanticIndex, similarityStage, type SemanticOptions } from './semantic/stages.js';
 
 /** Recordings a miss report compares at most, for requests outside the semantic index. */
@@ -35,7 +36,7 @@ export function createReplayMatcher(exchanges: readonly Exchange[], opts: Replay
     ...matcherOpts,
     stages: [normalisedStage(index), similarityStage(index, settings)],
     explainMiss:
-      matcherOpts.explainMiss ?? ((req, all) => explainCandidates(req, index.nearest(req) ?? recentOnRoute(req, all), 3, explain)),
+      matcherOpts.explainMiss ?? ((req, all) => explainCandidatesInSlices(req, index.nearest(req) ?? recentOnRoute(req, all), 3, explain)),
   });
 }
 

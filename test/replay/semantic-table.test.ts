@@ -18,6 +18,8 @@ interface Case {
   expect: 'exact' | 'normalised' | 'similarity' | 'miss';
   /** A side-effect tool: semantic matching is off for it. */
   sideEffect?: boolean;
+  /** More recordings on the tape, after the one that must be served. */
+  also?: unknown[];
 }
 
 const user = (content: string) => ({ role: 'user', content });
@@ -97,10 +99,10 @@ const CASES: Case[] = [
     expect: 'normalised',
   },
   {
-    name: 'UUID in the prompt',
+    name: 'UUID in the system prompt',
     api: 'openai',
-    recorded: ask('Session 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: list my open tickets'),
-    incoming: ask('Session 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: list my open tickets'),
+    recorded: chat([system('Session 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8. You help with support.'), user('list my open tickets')]),
+    incoming: chat([system('Session 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d. You help with support.'), user('list my open tickets')]),
     expect: 'normalised',
   },
   {
@@ -280,6 +282,36 @@ const CASES: Case[] = [
     expect: 'similarity',
   },
   {
+    name: 'known spelling variant: centre / center',
+    api: 'openai',
+    recorded: ask('Please list the opening hours of the city centre library for the next visit'),
+    incoming: ask('Please list the opening hours of the city center library for the next visit'),
+    expect: 'similarity',
+  },
+  {
+    name: 'a request frame: could you',
+    api: 'openai',
+    recorded: ask('Could you list the open pull requests in the repository'),
+    incoming: ask('List the open pull requests in the repository'),
+    expect: 'similarity',
+  },
+  {
+    name: 'the tape shows an identifier varying between runs',
+    api: 'openai',
+    recorded: ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: list my open tickets'),
+    incoming: ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: list my open tickets'),
+    expect: 'normalised',
+    also: [ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: list my open tickets')],
+  },
+  {
+    name: 'an identifier the tape shows varying, with another that does not',
+    api: 'openai',
+    recorded: ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a'),
+    incoming: ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: cancel order 9a8b7c6d-1b2c-4d3e-8f9a-0b1c2d3e4f5a'),
+    expect: 'miss',
+    also: [ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a')],
+  },
+  {
     name: 'MCP nonce argument',
     api: 'mcp',
     recorded: call('search', { query: 'status page', request_id: 'r-1a2b3c' }),
@@ -288,6 +320,69 @@ const CASES: Case[] = [
   },
 
   // ---- different meaning: never served ----
+  {
+    name: "UUID in the user's own text",
+    api: 'openai',
+    recorded: ask('Cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a for the customer'),
+    incoming: ask('Cancel order 9a8b7c6d-1b2c-4d3e-8f9a-0b1c2d3e4f5a for the customer'),
+    expect: 'miss',
+  },
+  {
+    name: "timestamp with a time of day in the user's own text",
+    api: 'anthropic',
+    recorded: claudeAsk('Move the meeting at 2026-03-04T10:00Z to the afternoon'),
+    incoming: claudeAsk('Move the meeting at 2026-03-05T10:00Z to the afternoon'),
+    expect: 'miss',
+  },
+  {
+    name: 'modal verb',
+    api: 'openai',
+    recorded: ask('Users must reset their password every 90 days. Explain the policy.'),
+    incoming: ask('Users can reset their password every 90 days. Explain the policy.'),
+    expect: 'miss',
+  },
+  {
+    name: 'words a few letters apart are not spelling variants',
+    api: 'openai',
+    recorded: ask('Explain why patients with hyperglycemia feel thirsty after meals'),
+    incoming: ask('Explain why patients with hypoglycemia feel thirsty after meals'),
+    expect: 'miss',
+  },
+  {
+    name: 'a path in a shell command',
+    api: 'openai',
+    recorded: ask('Explain what rm -rf ./build does in the project folder'),
+    incoming: ask('Explain what rm -rf /build does in the project folder'),
+    expect: 'miss',
+  },
+  {
+    name: 'an operator in a formula',
+    api: 'anthropic',
+    recorded: claudeAsk('What is 5 * 5 in the spreadsheet formula?'),
+    incoming: claudeAsk('What is 5 / 5 in the spreadsheet formula?'),
+    expect: 'miss',
+  },
+  {
+    name: 'a regex quantifier in inline code',
+    api: 'openai',
+    recorded: ask('Does the regex `\\d{3}` match the order number?'),
+    incoming: ask('Does the regex `\\d{3,}` match the order number?'),
+    expect: 'miss',
+  },
+  {
+    name: 'AND vs OR in a query',
+    api: 'openai',
+    recorded: ask("Explain SELECT * FROM invoices WHERE due < now() AND status = 'unpaid'"),
+    incoming: ask("Explain SELECT * FROM invoices WHERE due < now() OR status = 'unpaid'"),
+    expect: 'miss',
+  },
+  {
+    name: 'a preposition replaced',
+    api: 'openai',
+    recorded: ask('Summarize the report written by the finance team'),
+    incoming: ask('Summarize the report written for the finance team'),
+    expect: 'miss',
+  },
   { name: 'different number', api: 'openai', recorded: ask('What is 2 + 2?'), incoming: ask('What is 2 + 3?'), expect: 'miss' },
   {
     name: 'different number in a long conversation',
@@ -663,7 +758,7 @@ describe('semantic matching table', () => {
 
   it.each(CASES)('$api: $name -> $expect', async (c) => {
     const target = recording(c.api, c.recorded);
-    const matcher = createReplayMatcher([decoy(c), target, decoy(c)]);
+    const matcher = createReplayMatcher([decoy(c), target, ...(c.also ?? []).map((b) => recording(c.api, b)), decoy(c)]);
     const outcome = await matcher.match(incoming(c.api, c.incoming), { allowSemantic: c.sideEffect !== true });
     if (c.expect === 'miss') {
       expect(outcome.kind, outcome.kind === 'miss' ? '' : `wrongly served #${outcome.exchange.id}: ${outcome.explanation}`).toBe('miss');
@@ -674,5 +769,30 @@ describe('semantic matching table', () => {
     expect(outcome.exchange.id).toBe(target.id);
     expect(outcome.stage).toBe(c.expect);
     if (c.expect === 'similarity') expect(outcome.score).toBeGreaterThanOrEqual(0.85);
+  });
+
+  it("says in a match's reason which per-run values were set aside", async () => {
+    const target = recording(
+      'openai',
+      chat([system('Current time: 2026-11-22T18:35:31Z. You help with travel.'), user('Plan a day in Lisbon')]),
+    );
+    const req = chat([system('Current time: 2026-11-23T09:01:02.125Z. You help with travel.'), user('Plan a day in Lisbon')]);
+    const outcome = await createReplayMatcher([target]).match(incoming('openai', { ...req, user: 'bob' }));
+    expect(outcome.kind).toBe('semantic');
+    expect(outcome.explanation).toContain(
+      'set aside: a clock at messages[0].content (system prompt): "2026-11-23T09:01:02.125Z" (recorded "2026-11-22T18:35:31Z"); `user`',
+    );
+  });
+
+  it('says which identifier the tape shows varying when it sets one aside', async () => {
+    const first = recording('openai', ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: list my open tickets'));
+    const second = recording('openai', ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: list my open tickets'));
+    const outcome = await createReplayMatcher([first, second]).match(
+      incoming('openai', ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: list my open tickets')),
+    );
+    expect(outcome.kind).toBe('semantic');
+    expect(outcome.explanation).toContain(
+      `a UUID at messages[1].content: "0b1c2d3e…" (recorded "3f2a9c1e…"; it varies between recordings #${first.id}, #${second.id} on this tape)`,
+    );
   });
 });

@@ -1,26 +1,35 @@
 /**
- * Text comparison for semantic matching, precision first. Two texts are normalised (case, whitespace,
- * punctuation, contractions, per-run noise such as timestamps and UUIDs), aligned word by word (Myers diff), and
- * scored by what changed. A change to a number, a name, a negation, a quantity, a time or a question word rejects
- * the pair outright whatever the score: those are different questions, and serving one's answer to the other is
- * the failure semantic caches are known for. Any other word that carries meaning, added, dropped or replaced, is
- * reported as `reworded`: the built-in method refuses it too (only function words and spelling variants may differ),
- * embeddings may judge it.
+ * Text comparison for semantic matching, precision first. Two analysed texts (`tokens.ts`) are aligned word by word
+ * and scored by what changed. A change to a number, an identifier, code, a name, a negation, a modal, a comparison, a
+ * quantity, a time, a question or logic word, or a polarity word rejects the pair outright whatever the score: those
+ * are different questions, and serving one's answer to the other is the failure semantic caches are known for. So do
+ * words that moved (swapped roles) and one function word replacing another of a different kind (a preposition, a
+ * person, a tense). Any other word that carries meaning, added, dropped or replaced, is reported as `reworded`: the
+ * built-in method refuses it too (only function words and known spelling variants may differ), embeddings may judge
+ * it.
+ *
+ * Bounded work: the common start and end are skipped, the words that differ are counted from the two word bags
+ * first (linear), a pair with more than `MAX_CHANGED` of them is rejected without aligning, and the alignment (Myers)
+ * may spend only a few edits beyond the changed words. A 2,100-word prompt compares in well under a millisecond.
  */
 import { diffArrays } from 'diff';
-import { CONTRACTIONS, FUNCTION_WORDS, REGIONS, criticalCategory } from './words.js';
+import { editDistance } from '../../edit-distance.js';
+import { analyzeText, wordWeight, type TextInfo } from './tokens.js';
+import { isVariant } from './variants.js';
+import {
+  AUX_PAST,
+  AUX_PRESENT,
+  DETERMINERS,
+  FILLER,
+  FUNCTION_WORDS,
+  PREPOSITIONS,
+  PRONOUNS,
+  REGIONS,
+  criticalCategory,
+  equivalentForm,
+} from './words.js';
 
-/** A text, analysed once per recorded exchange. */
-export interface TextInfo {
-  /** Lower-case words, contractions expanded, per-run noise replaced by `<time>`, `<uuid>`, `<id>`. */
-  words: string[];
-  /** `words` joined by single spaces: the normalised text. */
-  normalised: string;
-  /** Words written as names: capitalised mid-sentence, inner capitals (iPhone) or all caps (NASA). */
-  names: ReadonlySet<string>;
-  /** Words written capitalised anywhere, sentence starts included. */
-  capitalised: ReadonlySet<string>;
-}
+export type { TextInfo };
 
 /**
  * `rejected`: the texts mean different things, whatever any model says. `reworded`: a word that carries meaning was
@@ -28,157 +37,194 @@ export interface TextInfo {
  * different request, so the built-in method refuses the pair, and only embeddings (if configured) may judge it.
  */
 export type TextComparison =
-  { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined };
+  { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined; closeness: number };
 
-/** Per-run noise inside prose: replaced before words are compared. Dates alone are kept: they mean something. */
-const NOISE: readonly [RegExp, string, 'digits'?][] = [
-  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, ' <uuid> ', 'digits'],
-  [/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])/g, ' <time> ', 'digits'],
-  [
-    /\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +(?:\d{1,2} +)?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +(?:\d{1,2} +)?\d{4} +\d{2}:\d{2}:\d{2}(?: *(?:GMT|UTC)?[+-]?\d{0,4})?(?: *\([^)]*\))?/g,
-    ' <time> ',
-    'digits',
-  ],
-  [/\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b/g, ' <time> ', 'digits'],
-  [/\b1[5-9]\d{11}\b/g, ' <time> ', 'digits'],
-  [/\b(?:chatcmpl|req|msg|call|toolu|resp|run|trace|span|sess|evt|fc)[-_][A-Za-z0-9]{8,}\b/g, ' <id> '],
-  [
-    /\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key|run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)["']?[A-Za-z0-9._~+/=-]{6,}["']?/gi,
-    ' $1 <id> ',
-  ],
-];
-
-const SENTENCE_END = /[.!?\n:;]/;
-const TOKEN = /<(?:time|uuid|id)>|-?\p{N}+(?:[.,:/-]\p{N}+)*|[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*|[$€£¥%+=<>#@&]/gu;
-
-/** Replace per-run noise (timestamps, UUIDs, request ids, nonces) with placeholders. */
-export function maskNoise(text: string): string {
-  let out = text;
-  const digits = /\d/.test(text);
-  for (const [re, to, needs] of NOISE) if (digits || needs === undefined) out = out.replace(re, to);
-  return out;
-}
-
-export function analyzeText(text: string): TextInfo {
-  const masked = maskNoise(text.normalize('NFKC'));
-  const words: string[] = [];
-  const names = new Set<string>();
-  const capitalised = new Set<string>();
-  let last = 0;
-  for (const m of masked.matchAll(TOKEN)) {
-    const surface = m[0];
-    const start = m.index;
-    const sentenceStart = last === 0 || SENTENCE_END.test(masked.slice(last, start));
-    last = start + surface.length;
-    const lower = surface.includes('’') ? surface.toLowerCase().replace(/’/g, "'") : surface.toLowerCase();
-    const expanded = CONTRACTIONS.get(lower);
-    if (expanded !== undefined) {
-      words.push(...expanded);
-      continue;
-    }
-    words.push(lower);
-    if (lower === surface) continue;
-    // Written with capitals: a name unless it only starts a sentence.
-    if (/^\p{Lu}/u.test(surface)) capitalised.add(lower);
-    const innerCaps =
-      /^.\p{Ll}*\p{Lu}/u.test(surface) || (surface.length > 1 && surface === surface.toUpperCase() && /\p{L}/u.test(surface));
-    if (!FUNCTION_WORDS.has(lower) && (innerCaps || (!sentenceStart && /^\p{Lu}/u.test(surface)))) names.add(lower);
-  }
-  return { words, normalised: words.join(' '), names, capitalised };
-}
-
-const weight = (w: string): number => (FUNCTION_WORDS.has(w) ? 0.3 : 1);
 const VARIANT_COST = 0.3;
+/** Words that may differ (after the common start and end) before two texts are simply different texts. */
+export const MAX_CHANGED = 64;
+/** Edits an alignment may spend beyond the words that differ (words that moved): past that, the order differs. */
+const MOVE_SLACK = 16;
+/** Words that may move without changing the request ("please list" / "list, please"). */
+const MOVABLE = new Set([...FILLER, ...DETERMINERS]);
+
+interface Hunk {
+  removed: string[];
+  added: string[];
+}
 
 /**
- * Compare two analysed texts: 1 is the same after normalisation, 0 unrelated or rejected. `rejected` says why a
- * pair that might otherwise score well means something else.
+ * Compare two analysed texts (`a` recorded, `b` incoming): 1 is the same after normalisation, 0 unrelated or
+ * rejected. `rejected` says why a pair that might otherwise score well means something else; `closeness` how close
+ * it was anyway (it ranks the closest recordings of a miss).
  */
 export function compareText(a: TextInfo, b: TextInfo): TextComparison {
   if (a.normalised === b.normalised) return { score: 1 };
-  const total = Math.max(sumWeights(a.words), sumWeights(b.words));
-  if (total === 0) return { score: 0, rejected: 'empty text' };
-  const changes = diffArrays(a.words, b.words, { maxEditLength: Math.ceil((a.words.length + b.words.length) / 2) + 2 });
-  if (changes === undefined) return { score: 0, rejected: 'too different' };
-
-  const removedAll = new Set<string>();
-  const addedAll = new Set<string>();
-  const hunks: { removed: string[]; added: string[] }[] = [];
-  let hunk: { removed: string[]; added: string[] } | undefined;
+  const total = Math.max(a.mass, b.mass);
+  const bag = bagDifference(a, b, MAX_CHANGED);
+  const changed = bag.onlyA.length + bag.onlyB.length;
+  const rejected = (why: string): TextComparison => ({
+    score: 0,
+    rejected: why,
+    closeness: Math.max(0, 1 - changed / Math.max(1, a.words.length + b.words.length)),
+  });
+  if (total === 0) return rejected('empty text');
+  if (bag.over) {
+    const why = guard(a, b, { removed: bag.onlyA, added: bag.onlyB });
+    return rejected(why ?? `too different: more than ${MAX_CHANGED} words differ (${quote(bag.onlyA)} vs ${quote(bag.onlyB)})`);
+  }
+  const { midA, midB } = middles(a.words, b.words);
+  const changes = diffArrays(midA, midB, { maxEditLength: changed + MOVE_SLACK });
+  if (changes === undefined) return rejected(`word order differs (${changed} words differ and more moved)`);
+  const hunks: Hunk[] = [];
+  let hunk: Hunk | undefined;
   for (const c of changes) {
     if (!c.added && !c.removed) {
       hunk = undefined;
       continue;
     }
     if (hunk === undefined) hunks.push((hunk = { removed: [], added: [] }));
-    for (const w of c.value) (c.removed ? hunk.removed : hunk.added).push(w);
-    for (const w of c.value) (c.removed ? removedAll : addedAll).add(w);
+    (c.removed ? hunk.removed : hunk.added).push(...c.value);
   }
+  const verdict = judge(a, b, hunks, total);
+  return 'why' in verdict ? rejected(verdict.why) : verdict;
+}
 
+/** The words between the common start and the common end. */
+function middles(a: readonly string[], b: readonly string[]): { midA: string[]; midB: string[] } {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  return { midA: a.slice(start, endA), midB: b.slice(start, endB) };
+}
+
+/** A text's words counted (each text's once: a recording's texts are analysed once per tape). */
+function countsOf(info: TextInfo): Map<string, number> {
+  if (info.counts === undefined) {
+    const counts = new Map<string, number>();
+    for (const w of info.words) counts.set(w, (counts.get(w) ?? 0) + 1);
+    info.counts = counts;
+  }
+  return info.counts;
+}
+
+/**
+ * The words of `a` not in `b` and the other way round, counted as bags (the same as between the two texts' middles:
+ * the common start and end cancel out). Stops once more than `limit` differ (`over`).
+ */
+function bagDifference(a: TextInfo, b: TextInfo, limit: number): { onlyA: string[]; onlyB: string[]; over: boolean } {
+  const ca = countsOf(a);
+  const cb = countsOf(b);
+  const onlyA: string[] = [];
+  const onlyB: string[] = [];
+  for (const [mine, theirs, only] of [
+    [ca, cb, onlyA],
+    [cb, ca, onlyB],
+  ] as const) {
+    for (const [w, n] of mine) {
+      for (let d = n - (theirs.get(w) ?? 0); d > 0; d--) only.push(w);
+      if (onlyA.length + onlyB.length > limit) return { onlyA, onlyB, over: true };
+    }
+  }
+  return { onlyA, onlyB, over: false };
+}
+
+/** Score the hunks of an alignment, or say which change means something else. */
+function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number): { score: number; reworded?: string } | { why: string } {
+  const addedAll = new Set<string>();
+  for (const h of hunks) for (const w of h.added) addedAll.add(w);
   let cost = 0;
   let reworded: string | undefined;
   for (const h of hunks) {
-    const what = `"${h.removed.join(' ') || '(nothing)'}" vs "${h.added.join(' ') || '(nothing)'}"`;
-    for (const w of [...h.removed, ...h.added]) {
-      const category = criticalCategory(w);
-      if (category !== undefined) return { score: 0, rejected: `${category} differs: ${what}` };
-    }
-    for (const w of h.removed) if (a.names.has(w)) return { score: 0, rejected: `name differs: ${what}` };
-    for (const w of h.added) if (b.names.has(w)) return { score: 0, rejected: `name differs: ${what}` };
-    for (const w of h.removed)
-      if (addedAll.has(w) && !FUNCTION_WORDS.has(w)) return { score: 0, rejected: `word order differs ("${w}" moved)` };
+    const why = guard(a, b, h);
+    if (why !== undefined) return { why };
+    const what = `${quote(h.removed)} vs ${quote(h.added)}`;
+    for (const w of h.removed) if (addedAll.has(w) && !MOVABLE.has(w)) return { why: `word order differs ("${w}" moved)` };
+    const removed: string[] = [];
     const added = [...h.added];
     for (const r of h.removed) {
       const i = added.findIndex((x) => isVariant(r, x));
-      if (i !== -1) {
+      if (i === -1) removed.push(r);
+      else {
         added.splice(i, 1);
         cost += VARIANT_COST;
-        continue;
       }
-      const j = added.findIndex((x) => a.capitalised.has(r) && b.capitalised.has(x) && !FUNCTION_WORDS.has(x));
-      if (j !== -1 && !FUNCTION_WORDS.has(r)) return { score: 0, rejected: `capitalised word differs: ${what}` };
-      cost += weight(r);
-      if (!FUNCTION_WORDS.has(r)) reworded ??= `word differs: ${what}`;
     }
-    for (const x of added) {
-      cost += weight(x);
-      if (!FUNCTION_WORDS.has(x)) reworded ??= `word differs: ${what}`;
+    const swap = replacedFunctionWord(removed, added);
+    if (swap !== undefined) return { why: `${swap} differs: ${what}` };
+    for (const r of removed) {
+      if (added.some((x) => a.capitalised.has(r) && b.capitalised.has(x) && !FUNCTION_WORDS.has(x)) && !FUNCTION_WORDS.has(r))
+        return { why: `capitalised word differs: ${what}` };
+    }
+    for (const w of [...removed, ...added]) {
+      cost += wordWeight(w);
+      if (!FUNCTION_WORDS.has(w)) reworded ??= `word differs: ${what}${lookAlike(removed, added)}`;
     }
   }
   const score = Math.max(0, 1 - cost / total);
   return reworded === undefined ? { score } : { score, reworded };
 }
 
-function sumWeights(words: readonly string[]): number {
-  let s = 0;
-  for (const w of words) s += weight(w);
-  return s;
-}
-
-/** Spelling variants ("summarise" / "summarize", "colour" / "color"); a plural is not a variant (it is a quantity). */
-export function isVariant(a: string, b: string): boolean {
-  if (a.length < 4 || b.length < 4 || a[0] !== b[0]) return false;
-  if (a === `${b}s` || b === `${a}s` || a === `${b}es` || b === `${a}es`) return false;
-  const d = levenshtein(a, b, 2);
-  return d <= 2 && 1 - d / Math.max(a.length, b.length) >= 0.75;
-}
-
-/** Edit distance, giving up (returning `max + 1`) once it exceeds `max`. */
-function levenshtein(a: string, b: string, max: number): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let best = i;
-    for (let j = 1; j <= b.length; j++) {
-      const v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-      cur.push(v);
-      if (v < best) best = v;
-    }
-    if (best > max) return max + 1;
-    prev = cur;
+/**
+ * What rules a hunk out whatever it costs: an identifier, code, a critical word, a name, or a pronoun replaced by
+ * another. Undefined when the hunk may be scored.
+ */
+function guard(a: TextInfo, b: TextInfo, h: Hunk): string | undefined {
+  const what = `${quote(h.removed)} vs ${quote(h.added)}`;
+  for (const w of h.removed) if (a.ids.has(w)) return `identifier differs: ${what}`;
+  for (const w of h.added) if (b.ids.has(w)) return `identifier differs: ${what}`;
+  for (const w of h.removed) if (a.code.has(w)) return `code differs: ${what}`;
+  for (const w of h.added) if (b.code.has(w)) return `code differs: ${what}`;
+  for (const w of [...h.removed, ...h.added]) {
+    const category = criticalCategory(w);
+    if (category !== undefined) return `${category} differs: ${what}`;
   }
-  return prev[b.length] as number;
+  for (const w of h.removed) if (a.names.has(w)) return `name differs: ${what}`;
+  for (const w of h.added) if (b.names.has(w)) return `name differs: ${what}`;
+  if (h.removed.some((w) => PRONOUNS.has(w)) && h.added.some((w) => PRONOUNS.has(w) && !h.removed.includes(w)))
+    return `person differs: ${what}`;
+  return undefined;
+}
+
+/**
+ * One function word replaced by another of a different kind ("written by" / "written for", "is" / "was"): the kind
+ * of change, or undefined. Articles and demonstratives stand for one another, so do "is" / "are" and "do" / "does".
+ */
+function replacedFunctionWord(removed: readonly string[], added: readonly string[]): string | undefined {
+  const forms = (ws: readonly string[]): string[] => ws.filter((w) => FUNCTION_WORDS.has(w) && !FILLER.has(w)).map(equivalentForm);
+  const r = forms(removed);
+  const x = forms(added);
+  for (let i = r.length - 1; i >= 0; i--) {
+    const j = x.indexOf(r[i] as string);
+    if (j !== -1) {
+      x.splice(j, 1);
+      r.splice(i, 1);
+    }
+  }
+  if (r.length === 0 || x.length === 0) return undefined;
+  const tense = (w: string): number => (AUX_PAST.has(w) ? 1 : AUX_PRESENT.has(w) ? 0 : -1);
+  const tenses = (ws: string[]): Set<number> => new Set(ws.map(tense).filter((t) => t !== -1));
+  const [tr, tx] = [tenses(r), tenses(x)];
+  if ((tr.has(0) && tx.has(1)) || (tr.has(1) && tx.has(0))) return 'tense';
+  if (r.some((w) => PREPOSITIONS.has(w)) || x.some((w) => PREPOSITIONS.has(w))) return 'preposition';
+  return 'function word';
+}
+
+/** For a one-word replacement a letter or two apart: say it is not a known spelling variant. */
+function lookAlike(removed: readonly string[], added: readonly string[]): string {
+  if (removed.length !== 1 || added.length !== 1) return '';
+  const [r, x] = [removed[0] as string, added[0] as string];
+  return r.length >= 4 && editDistance(r, x) <= 2 ? ' (close in letters, not a known spelling variant)' : '';
+}
+
+function quote(ws: readonly string[]): string {
+  if (ws.length === 0) return '"(nothing)"';
+  const text = ws.join(' ');
+  return `"${text.length > 60 ? `${text.slice(0, 57)}...` : text}"`;
 }
 
 /**
@@ -203,6 +249,6 @@ export function sameAddress(a: string, b: string): boolean {
 function addressParts(s: string): string[] {
   return s
     .split(',')
-    .map((p) => analyzeText(p).normalised)
+    .map((p) => analyzeText(p, 'arg').normalised)
     .filter((p) => p !== '');
 }

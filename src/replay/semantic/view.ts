@@ -15,7 +15,8 @@ import { mcpSemantic } from '../../providers/mcp.js';
 import type { Json, SemanticBuilder } from '../../providers/types.js';
 import { bodyJson } from '../../tape/body.js';
 import { DEFAULT_IGNORED_FIELDS, queryKey, stripFields, type ExactKeyOptions, type KeyedRequest } from '../exact-key.js';
-import { analyzeText, type TextInfo } from './text.js';
+import type { Position } from './noise.js';
+import { analyzeText, type TextInfo } from './tokens.js';
 import { parseJson } from '../../tape/json-depth.js';
 
 export interface TextField {
@@ -23,9 +24,14 @@ export interface TextField {
   path: string;
   /** Prose (a message) or a tool argument / result value. */
   kind: 'prose' | 'arg';
+  /** Whose text it is: a system prompt, the user's turn, the assistant's, a tool's result or arguments. */
+  position: Position;
   text: string;
   info: TextInfo;
 }
+
+/** Analyses a text as it sits at a position (cached per tape by the index). */
+export type Analyze = (text: string, position: Position) => TextInfo;
 
 export interface SemanticView {
   bucket: string;
@@ -33,6 +39,8 @@ export interface SemanticView {
   fields: TextField[];
   /** The MCP tool called (`tools/call`), for per-tool thresholds. */
   tool?: string;
+  /** Request fields that never change the answer (`user`, `metadata`, ...), left out of the bucket: name -> JSON. */
+  ignored: Record<string, string>;
 }
 
 /** Top-level LLM request fields that never change the answer. */
@@ -50,14 +58,15 @@ const TEXT = '\u0000text';
 export function semanticView(
   req: KeyedRequest & { llm?: { api: string } | undefined },
   opts: ExactKeyOptions = {},
-  analyze: (text: string) => TextInfo = analyzeText,
+  analyze: Analyze = analyzeText,
 ): SemanticView | undefined {
   const raw = bodyJson(req.request.body);
   if (!isObj(raw)) return undefined;
   const body = stripFields(raw, opts.ignoreFields ?? DEFAULT_IGNORED_FIELDS) as Json;
-  const b = new ViewBuilder(analyze);
+  const b = new ViewBuilder(analyze, body);
   let skeleton: unknown;
   let tool: string | undefined;
+  const ignored: Record<string, string> = {};
   if (body.jsonrpc === '2.0' && typeof body.method === 'string') {
     skeleton = mcpSemantic(body, b);
     if (body.method === 'tools/call' && isObj(body.params) && typeof body.params.name === 'string') tool = body.params.name;
@@ -67,50 +76,56 @@ export function semanticView(
       req.llm !== undefined ? adapterFor(req.llm.api) : detectAdapter(req.route, req.request.path, req.request.method)?.adapter;
     if (adapter?.semantic === undefined) return undefined;
     const meaningful: Json = {};
-    for (const [k, v] of Object.entries(body)) if (!LLM_NOISE.has(k)) meaningful[k] = v;
+    for (const [k, v] of Object.entries(body)) {
+      if (LLM_NOISE.has(k)) ignored[k] = stringify(v);
+      else meaningful[k] = v;
+    }
     skeleton = adapter.semantic(meaningful, b);
   }
   const bucket = `${req.request.method.toUpperCase()} ${req.route}${req.request.path}?${queryKey(req.request.query, opts.ignoreQuery)}\n${stringify(skeleton)}`;
-  return { bucket, fields: b.fields, ...(tool !== undefined ? { tool } : {}) };
+  return { bucket, fields: b.fields, ignored, ...(tool !== undefined ? { tool } : {}) };
 }
 
 /** Collects the texts of a view as an adapter walks the request; each text leaves a placeholder in the skeleton. */
 class ViewBuilder implements SemanticBuilder {
   readonly fields: TextField[] = [];
 
-  constructor(private readonly analyze: (text: string) => TextInfo) {}
+  constructor(
+    private readonly analyze: Analyze,
+    private readonly body: Json,
+  ) {}
 
-  prose(path: string, text: string): unknown {
-    this.fields.push({ path, kind: 'prose', text, info: this.analyze(text) });
+  prose(path: string, text: string, position: Position = positionOf(this.body, path)): unknown {
+    this.fields.push({ path, kind: 'prose', position, text, info: this.analyze(text, position) });
     return TEXT;
   }
 
-  args(path: string, v: unknown): unknown {
+  args(path: string, v: unknown, position: Position = /functionResponse/.test(path) ? 'result' : 'arg'): unknown {
     if (typeof v === 'string') {
       if (/\s/.test(v.trim()) || !/[\d/\\@:._=?#]/.test(v)) {
-        this.fields.push({ path, kind: 'arg', text: v, info: this.analyze(v) });
+        this.fields.push({ path, kind: 'arg', position, text: v, info: this.analyze(v, position) });
         return TEXT;
       }
       return v;
     }
-    if (Array.isArray(v)) return v.map((x, i) => this.args(`${path}[${i}]`, x));
+    if (Array.isArray(v)) return v.map((x, i) => this.args(`${path}[${i}]`, x, position));
     if (!isObj(v)) return v;
     const out: Json = {};
-    for (const k of Object.keys(v).sort()) if (!NOISE_ARG.test(k)) out[k] = this.args(`${path}.${k}`, v[k]);
+    for (const k of Object.keys(v).sort()) if (!NOISE_ARG.test(k)) out[k] = this.args(`${path}.${k}`, v[k], position);
     return out;
   }
 
   result(path: string, v: unknown): unknown {
-    if (typeof v !== 'string') return this.args(path, v);
+    if (typeof v !== 'string') return this.args(path, v, 'result');
     const t = v.trim();
     if (t.startsWith('{') || t.startsWith('[')) {
       try {
-        return { json: this.args(path, parseJson(t)) };
+        return { json: this.args(path, parseJson(t), 'result') };
       } catch {
         // not JSON: prose
       }
     }
-    return this.prose(path, v);
+    return this.prose(path, v, 'result');
   }
 
   jsonArgs(path: string, v: unknown): unknown {
@@ -121,4 +136,26 @@ class ViewBuilder implements SemanticBuilder {
       return v;
     }
   }
+}
+
+/** Top-level fields that hold a system prompt (Anthropic `system`, Responses `instructions`, Gemini `systemInstruction`). */
+const SYSTEM_FIELDS = new Set(['system', 'instructions', 'systemInstruction']);
+const LISTS = new Set(['messages', 'input', 'contents']);
+
+/**
+ * Whose text sits at `path` of the request body: the message it belongs to says (its `role`); a system field is the
+ * system prompt. Only a system prompt's clocks and UUIDs are per-run noise (`noise.ts`).
+ */
+export function positionOf(body: Json, path: string): Position {
+  const m = /^(\w+)(?:\[(\d+)\])?/.exec(path);
+  const field = m?.[1] ?? '';
+  if (SYSTEM_FIELDS.has(field)) return 'system';
+  if (!LISTS.has(field) || m?.[2] === undefined) return 'user';
+  const list = body[field];
+  const item = Array.isArray(list) ? list[Number(m[2])] : undefined;
+  const role = isObj(item) ? item.role : undefined;
+  if (role === 'system' || role === 'developer') return 'system';
+  if (role === 'assistant' || role === 'model') return 'assistant';
+  if (role === 'tool' || role === 'function' || (isObj(item) && item.type === 'function_call_output')) return 'result';
+  return 'user';
 }
