@@ -2,6 +2,7 @@
 const suites = [
   './proxy.mjs',
   './matching.mjs',
+  './matching-eval.mjs',
   './sse-split.mjs',
   './redaction.mjs',
   './view.mjs',

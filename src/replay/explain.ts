@@ -138,7 +138,15 @@ export function withStageScores(candidates: Candidate[], scores: ReadonlyMap<str
 function textSimilarity(a: string, b: string, sets: Map<string, Set<string>>): number {
   const wordsOf = (s: string): Set<string> => {
     let set = sets.get(s);
-    if (set === undefined) sets.set(s, (set = new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])));
+    if (set === undefined)
+      sets.set(
+        s,
+        (set = new Set(
+          sample(s)
+            .toLowerCase()
+            .match(/[\p{L}\p{N}]+/gu) ?? [],
+        )),
+      );
     return set;
   };
   const wa = wordsOf(a);
@@ -173,9 +181,7 @@ function diffValues(
     return;
   }
   if (typeof a === 'string' && typeof b === 'string') leaves.same += textSimilarity(a, b, sets) * 0.9;
-  out.push(
-    `${path}: ${a === undefined ? '(absent)' : short(JSON.stringify(a))} vs ${b === undefined ? '(absent)' : short(JSON.stringify(b))}`,
-  );
+  out.push(`${path}: ${a === undefined ? '(absent)' : shownValue(a)} vs ${b === undefined ? '(absent)' : shownValue(b)}`);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -184,4 +190,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 function short(s: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+/** A long text's start and end: enough to rank candidates by shared words, in bounded time. */
+function sample(s: string): string {
+  return s.length <= 4000 ? s : `${s.slice(0, 2000)} ${s.slice(-2000)}`;
+}
+
+/** A value as JSON, cut to a line (a long string is cut before it is serialised). */
+function shownValue(v: unknown): string {
+  return short(JSON.stringify(typeof v === 'string' && v.length > 100 ? `${v.slice(0, 100)}` : v));
 }

@@ -301,7 +301,19 @@ const CASES: Case[] = [
     recorded: ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: list my open tickets'),
     incoming: ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: list my open tickets'),
     expect: 'normalised',
-    also: [ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: list my open tickets')],
+    also: [
+      ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: close ticket 5'),
+      ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: list my open tickets'),
+      ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: close ticket 5'),
+    ],
+  },
+  {
+    name: 'two recordings that differ in an identifier only they carry are two requests, not noise',
+    api: 'openai',
+    recorded: ask('Cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a for the customer'),
+    incoming: ask('Cancel order 9a8b7c6d-1b2c-4d3e-8f9a-0b1c2d3e4f5a for the customer'),
+    expect: 'miss',
+    also: [ask('Cancel order 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b for the customer')],
   },
   {
     name: 'an identifier the tape shows varying, with another that does not',
@@ -309,7 +321,11 @@ const CASES: Case[] = [
     recorded: ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a'),
     incoming: ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: cancel order 9a8b7c6d-1b2c-4d3e-8f9a-0b1c2d3e4f5a'),
     expect: 'miss',
-    also: [ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a')],
+    also: [
+      ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: close ticket 5'),
+      ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: cancel order 7f1c0a2e-1b2c-4d3e-8f9a-0b1c2d3e4f5a'),
+      ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: close ticket 5'),
+    ],
   },
   {
     name: 'MCP nonce argument',
@@ -787,7 +803,10 @@ describe('semantic matching table', () => {
   it('says which identifier the tape shows varying when it sets one aside', async () => {
     const first = recording('openai', ask('Run 3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8: list my open tickets'));
     const second = recording('openai', ask('Run 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b: list my open tickets'));
-    const outcome = await createReplayMatcher([first, second]).match(
+    const others = ['3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8', '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b'].map((run) =>
+      recording('openai', ask(`Run ${run}: close ticket 5`)),
+    );
+    const outcome = await createReplayMatcher([first, second, ...others]).match(
       incoming('openai', ask('Run 0b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d: list my open tickets')),
     );
     expect(outcome.kind).toBe('semantic');

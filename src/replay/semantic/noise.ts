@@ -2,9 +2,10 @@
  * Per-run noise in prose: values that differ on every run of the same agent, set aside before texts are compared.
  * Not every id-shaped token is noise. What is, is decided by *position*:
  * - anywhere: ids the provider or SDK adds (`chatcmpl-…`, `call_…`, `toolu_…`, `req_…`) and labelled nonces
- *   (`request_id: …`, `trace_id=…`, `nonce: …`): their label says what they are;
+ *   (`request_id: …`, `trace_id=…`, `nonce: …`, `idempotency_key …`): their label says what they are;
  * - in a system prompt only: clocks (a timestamp with a time of day, `Date.toString()`, epoch milliseconds, a bare
- *   `HH:MM:SS`) and UUIDs, which harnesses stamp there on every run.
+ *   `HH:MM:SS`), UUIDs, labelled session and run ids, and `run_…` / `trace_…` / `sess_…` / `evt_…` ids, which
+ *   harnesses stamp there on every run.
  * Anywhere else (the user's own text, a tool's arguments or result, the assistant's turn) a UUID or a timestamp with a
  * time of day is what the request is about ("cancel order 7f1c…", "the meeting at 2026-03-04T10:00Z"): it is kept,
  * as one word, and marked an identifier. A tape that itself shows such a value varying between recordings that are
@@ -36,9 +37,18 @@ interface NoiseRule {
 /** Tried in order; each value is replaced by a marker before the next rule runs. */
 const RULES: readonly NoiseRule[] = [
   {
-    re: /\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key|run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)(["']?)([A-Za-z0-9._~+/=-]{6,})\3/gi,
+    re: /\b(nonce|request[-_ ]?id|trace[-_ ]?id|span[-_ ]?id|correlation[-_ ]?id|idempotency[-_ ]?key)(\s*[:=#]\s*|\s+)(["']?)([A-Za-z0-9._~+/=-]{6,})\3/gi,
     kind: 'nonce',
     where: 'always',
+    digits: false,
+    group: 4,
+  },
+  // A session or run id names what the user may be asking about ("revoke session id 9f8e..."): noise in a system
+  // prompt only (or where the tape shows it varying).
+  {
+    re: /\b(run[-_ ]?id|session[-_ ]?id)(\s*[:=#]\s*|\s+)(["']?)([A-Za-z0-9._~+/=-]{6,})\3/gi,
+    kind: 'nonce',
+    where: 'system',
     digits: false,
     group: 4,
   },
@@ -56,7 +66,7 @@ const RULES: readonly NoiseRule[] = [
     digits: true,
   },
   {
-    re: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?![\w:])/g,
+    re: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?(?!\w|:\d)/g,
     kind: 'clock',
     where: 'system',
     digits: true,

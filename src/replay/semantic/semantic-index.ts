@@ -4,9 +4,11 @@
  * bucket, a word index that shortlists the recordings worth scoring.
  *
  * It also learns from the tape what varies between runs: recordings of one bucket that are the same once their
- * identifiers (UUIDs, timestamps the text holds outside a system prompt) are set aside, and that differ only in
- * those, show that a value at that place changes from run to run. An incoming request that is the same apart from
- * those values is served, and the reason names them; a value the recordings all share must still be equal.
+ * identifiers (UUIDs, timestamps the text holds outside a system prompt) are set aside, that differ only in those,
+ * and whose differing values are each stamped on other requests of the tape too (a run's id, repeated in every
+ * request of its run: not one order's id, which only its own request carries), show that a value at that place
+ * changes from run to run. An incoming request that is the same apart from those values is served, and the reason
+ * names them; a value the recordings all share must still be equal.
  */
 import type { Exchange } from '../../tape/schema.js';
 import type { ExactKeyOptions } from '../exact-key.js';
@@ -18,6 +20,8 @@ import { semanticView, type SemanticView } from './view.js';
 /** Buckets larger than this are shortlisted through the word index instead of scored in full. */
 const SCAN_ALL = 64;
 const SHORTLIST = 24;
+/** Recordings of a bucket (and of its family) a miss report compares in full: the ones sharing the most words. */
+const NEAREST = 8;
 /** Postings read per lookup, rarest words first. */
 const POSTINGS_BUDGET = 20_000;
 
@@ -112,7 +116,8 @@ export class SemanticIndex {
       if (same) same.push(entry);
       else b.byNormalised.set(entry.normalised, [entry]);
     }
-    for (const b of buckets.values()) learnVarying(b);
+    const stamped = stampedValues(buckets);
+    for (const b of buckets.values()) learnVarying(b, stamped);
     this.buckets = buckets;
     this.families = families;
   }
@@ -136,8 +141,9 @@ export class SemanticIndex {
 
   /**
    * The recordings closest to `req` for a miss report, found through the index (so a miss stays fast on a large
-   * tape): its bucket's shortlist and the shortlist of every recording on the same method, route and path (the
-   * same question asked of another model is the most telling candidate). Undefined without a semantic view.
+   * tape, or among long recordings): the few of its bucket sharing the most words with it, and the few of every
+   * recording on the same method, route and path (the same question asked of another model is the most telling
+   * candidate). Undefined without a semantic view.
    */
   nearest(req: IncomingRequest): Exchange[] | undefined {
     const view = this.viewOf(req);
@@ -146,7 +152,11 @@ export class SemanticIndex {
     const bucket = this.buckets?.get(view.bucket);
     const family = this.families?.get(view.bucket.slice(0, view.bucket.indexOf('\n')));
     const near = new Set<Exchange>();
-    for (const b of [bucket, family]) if (b !== undefined) for (const e of this.shortlist(b, view)) near.add(e.exchange);
+    for (const b of [bucket, family]) {
+      if (b === undefined) continue;
+      const list = b.entries.length <= NEAREST ? b.entries : shortlistOf(b, view, NEAREST);
+      for (const e of list) near.add(e.exchange);
+    }
     return [...near];
   }
 
@@ -179,7 +189,7 @@ export class SemanticIndex {
   }
 }
 
-function shortlistOf(bucket: Bucket, view: SemanticView): Entry[] {
+function shortlistOf(bucket: Bucket, view: SemanticView, limit = SHORTLIST): Entry[] {
   const postings = postingsOf(bucket);
   const lists = [...new Set(view.fields.flatMap((f) => f.info.words))]
     .map((w) => postings.get(w))
@@ -206,10 +216,10 @@ function shortlistOf(bucket: Bucket, view: SemanticView): Entry[] {
     counts[i] = 0;
   }
   const out: Entry[] = [];
-  for (let c = max; c > 0 && out.length < SHORTLIST; c--) {
+  for (let c = max; c > 0 && out.length < limit; c--) {
     const level = levels[c]!.sort((a, b) => a - b);
     for (const i of level) {
-      if (out.length === SHORTLIST) break;
+      if (out.length === limit) break;
       out.push(bucket.entries[i] as Entry);
     }
   }
@@ -228,11 +238,30 @@ function buildPostings(entries: readonly Entry[]): Map<string, number[]> {
   return postings;
 }
 
+/** Identifier -> how many different requests (loose keys) of the tape carry it. */
+function stampedValues(buckets: ReadonlyMap<string, Bucket>): Map<string, number> {
+  const keys = new Map<string, Set<string>>();
+  for (const [name, b] of buckets)
+    for (const e of b.entries) {
+      const slots = slotsOf(e.view);
+      if (slots.length === 0) continue;
+      const key = `${name}\u0002${looseKey(e.view)}`;
+      for (const v of slots) {
+        let set = keys.get(v);
+        if (set === undefined) keys.set(v, (set = new Set()));
+        set.add(key);
+      }
+    }
+  return new Map([...keys].map(([v, set]) => [v, set.size]));
+}
+
 /**
- * Recordings of the bucket that are the same once their identifiers are set aside but differ in them: the tape
- * shows those identifiers vary from run to run. Kept per loose key, with the slots that vary.
+ * Recordings of the bucket that are the same once their identifiers are set aside but differ in them, where each
+ * differing value is stamped on another request of the tape as well: the tape shows those identifiers vary from
+ * run to run. Kept per loose key, with the slots that vary. A group that differs in a value no other request
+ * carries (two orders' ids) is two different requests, and teaches nothing.
  */
-function learnVarying(b: Bucket): void {
+function learnVarying(b: Bucket, stamped: ReadonlyMap<string, number>): void {
   const groups = new Map<string, Entry[]>();
   for (const e of b.entries) {
     if (!e.view.fields.some((f) => f.info.kept.length > 0)) continue;
@@ -248,6 +277,7 @@ function learnVarying(b: Bucket): void {
     if (all.some((s) => s.length !== first.length)) continue;
     const slots = first.map((v, k) => (all.every((s) => s[k] === v) ? v : undefined));
     if (!slots.includes(undefined)) continue;
-    (b.varying ??= new Map()).set(loose, { entries, slots });
+    const runStamps = slots.every((v, k) => v !== undefined || all.every((s) => (stamped.get(s[k] as string) ?? 0) >= 2));
+    if (runStamps) (b.varying ??= new Map()).set(loose, { entries, slots });
   }
 }

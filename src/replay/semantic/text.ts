@@ -140,10 +140,8 @@ function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number):
   let cost = 0;
   let reworded: string | undefined;
   for (const h of hunks) {
-    const why = guard(a, b, h);
-    if (why !== undefined) return { why };
     const what = `${quote(h.removed)} vs ${quote(h.added)}`;
-    for (const w of h.removed) if (addedAll.has(w) && !MOVABLE.has(w)) return { why: `word order differs ("${w}" moved)` };
+    // A known spelling variant is the same word spelled another way: paired first, it is no change of a name or code.
     const removed: string[] = [];
     const added = [...h.added];
     for (const r of h.removed) {
@@ -154,6 +152,9 @@ function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number):
         cost += VARIANT_COST;
       }
     }
+    const why = guard(a, b, { removed, added });
+    if (why !== undefined) return { why: why.replace(/: .*$/, `: ${what}`) };
+    for (const w of removed) if (addedAll.has(w) && !MOVABLE.has(w)) return { why: `word order differs ("${w}" moved)` };
     const swap = replacedFunctionWord(removed, added);
     if (swap !== undefined) return { why: `${swap} differs: ${what}` };
     for (const r of removed) {

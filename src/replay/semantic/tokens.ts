@@ -63,6 +63,8 @@ const CODE_SPAN = /```[\s\S]*?(?:```|$)|`[^`\n]+`/g;
 const SENTENCE = /(?<=[.!?;:。！？])\s+|\n+/u;
 const CJK = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])([,.;:!?。、」』】》〉)]+)(?=\S)/gu;
 
+const NONE: ReadonlySet<string> = new Set();
+
 type Chunk =
   | { kind: 'marker'; text: string }
   | { kind: 'prose'; text: string; core: string }
@@ -78,8 +80,8 @@ export function analyzeText(text: string, position: Position = 'user'): TextInfo
   let last = 0;
   for (const m of masked.text.matchAll(CODE_SPAN)) {
     t.prose(masked.text.slice(last, m.index));
-    const inner = m[0].startsWith('```') ? m[0].replace(/^```|```$/g, '') : m[0].slice(1, -1);
-    for (const chunk of inner.split(/\s+/)) if (chunk !== '') t.code(chunk);
+    if (m[0].startsWith('```')) t.block(m[0].replace(/^```|```$/g, ''));
+    else for (const chunk of m[0].slice(1, -1).split(/\s+/)) if (chunk !== '') t.code(chunk);
     t.sentenceStart();
     last = m.index + m[0].length;
   }
@@ -90,10 +92,11 @@ export function analyzeText(text: string, position: Position = 'user'): TextInfo
 /** The state of one text's tokenising: the words so far and what is known of them. */
 class Tokens {
   readonly words: string[] = [];
-  private readonly names = new Set<string>();
-  private readonly capitalised = new Set<string>();
-  private readonly codeWords = new Set<string>();
-  private readonly ids = new Set<string>();
+  // Made when the first word needs them: most texts have no code or identifier, many no name.
+  private names: Set<string> | undefined;
+  private capitalised: Set<string> | undefined;
+  private codeWords: Set<string> | undefined;
+  private ids: Set<string> | undefined;
   private readonly aside: MarkedValue[] = [];
   private readonly kept: MarkedValue[] = [];
   /** Indices of `words` where a sentence starts (for request frames). */
@@ -130,22 +133,42 @@ class Tokens {
     this.atStart = true;
   }
 
+  /**
+   * A fenced block, line by line. Indentation is structure in code (a Python `return` inside or after an `if`), so a
+   * line indented deeper than the one before adds `⇥`, and each level it comes back out adds `⇤`; how many spaces
+   * make a level is set aside (doubled or halved indentation reads the same).
+   */
+  block(text: string): void {
+    const levels: number[] = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      const indent = /^[ \t]*/.exec(line)![0].replace(/\t/g, '    ').length;
+      if (levels.length > 0) {
+        if (indent > levels.at(-1)!) {
+          this.symbol('⇥');
+          levels.push(indent);
+        } else
+          while (levels.length > 1 && indent < levels.at(-1)!) {
+            levels.pop();
+            this.symbol('⇤');
+          }
+      } else levels.push(indent);
+      for (const chunk of line.split(/\s+/)) if (chunk !== '') this.code(chunk);
+    }
+  }
+
   /** A chunk inside a code span: every part a word, every symbol kept. */
   code(chunk: string): void {
     if (MARKER.test(chunk)) this.marker(chunk);
     else this.codeChunk(chunk);
   }
 
+  /**
+   * Code: letter runs, digits and symbol runs, each a word. Letter case is set aside as in prose (`SELECT` is
+   * `select`), except for a single letter, where it is the meaning: `\d` / `\D`, `[A-Z]` / `[a-z]`, `C:` / `c:`.
+   */
   private codeChunk(chunk: string): void {
-    const parts = chunk.split(/(\uE000[ak]\d+\uE001)/);
-    for (const part of parts) {
-      if (part === '') continue;
-      if (MARKER.test(part)) {
-        this.marker(part);
-        continue;
-      }
-      for (const m of part.matchAll(CODE_PART)) this.push(m[0].toLowerCase(), true);
-    }
+    for (const m of chunk.matchAll(CODE_PART)) this.push(m[0].length === 1 ? m[0] : m[0].toLowerCase(), true);
     this.atStart = false;
   }
 
@@ -163,7 +186,7 @@ class Tokens {
     } else {
       this.kept.push(value);
       const word = value.value.toLowerCase();
-      this.ids.add(word);
+      (this.ids ??= new Set()).add(word);
       this.words.push(word);
     }
     this.atStart = false;
@@ -204,15 +227,15 @@ class Tokens {
     this.words.push(lower);
     if (lower === surface) return;
     // Written with capitals: a name unless it only starts a sentence.
-    if (/^\p{Lu}/u.test(surface)) this.capitalised.add(lower);
+    if (/^\p{Lu}/u.test(surface)) (this.capitalised ??= new Set()).add(lower);
     const innerCaps =
       /^.\p{Ll}*\p{Lu}/u.test(surface) || (surface.length > 1 && surface === surface.toUpperCase() && /\p{L}/u.test(surface));
-    if (!FUNCTION_WORDS.has(lower) && (innerCaps || (!sentenceStart && /^\p{Lu}/u.test(surface)))) this.names.add(lower);
+    if (!FUNCTION_WORDS.has(lower) && (innerCaps || (!sentenceStart && /^\p{Lu}/u.test(surface)))) (this.names ??= new Set()).add(lower);
   }
 
   private push(word: string, code: boolean): void {
     this.words.push(word);
-    if (code) this.codeWords.add(word);
+    if (code) (this.codeWords ??= new Set()).add(word);
   }
 
   info(): TextInfo {
@@ -228,10 +251,10 @@ class Tokens {
     return {
       words: this.words,
       normalised,
-      names: this.names,
-      capitalised: this.capitalised,
-      code: this.codeWords,
-      ids: this.ids,
+      names: this.names ?? NONE,
+      capitalised: this.capitalised ?? NONE,
+      code: this.codeWords ?? NONE,
+      ids: this.ids ?? NONE,
       aside: this.aside,
       kept: this.kept,
       loose,

@@ -49,6 +49,7 @@ const LLM_NOISE = new Set(['user', 'metadata', 'safety_identifier', 'prompt_cach
 const NOISE_ARG =
   /^(?:request_?id|req_?id|trace_?id|span_?id|correlation_?id|idempotency_?key|nonce|timestamp|ts|now|current_?time|client_?time|sent_?at)$/i;
 const TEXT = '\u0000text';
+const CJK_TEXT = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]/u;
 
 /**
  * The semantic view of a request, or undefined when it is not a JSON LLM or MCP request (exact matching only). The
@@ -102,7 +103,8 @@ class ViewBuilder implements SemanticBuilder {
 
   args(path: string, v: unknown, position: Position = /functionResponse/.test(path) ? 'result' : 'arg'): unknown {
     if (typeof v === 'string') {
-      if (/\s/.test(v.trim()) || !/[\d/\\@:._=?#]/.test(v)) {
+      // Words to compare (a sentence, a name, a CJK sentence written without spaces), or an identifier kept exact.
+      if (/\s/.test(v.trim()) || !/[\d/\\@:._=?#]/.test(v) || CJK_TEXT.test(v)) {
         this.fields.push({ path, kind: 'arg', position, text: v, info: this.analyze(v, position) });
         return TEXT;
       }
