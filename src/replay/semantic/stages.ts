@@ -149,19 +149,25 @@ function pick(
   return { best, closest };
 }
 
-/** Score every candidate, giving the event loop back every few milliseconds. */
+/**
+ * Score every candidate, giving the event loop back first (the request's own analysis and the exact and normalised
+ * stages ran in this turn) and then every few milliseconds.
+ */
 async function scoreInSlices(entries: readonly Entry[], view: SemanticView): Promise<Scored[]> {
   const out: Scored[] = [];
+  await nextTurn();
   let slice = performance.now();
   for (const entry of entries) {
     out.push(scoreEntry(entry, view));
     if (performance.now() - slice > SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       slice = performance.now();
     }
   }
   return out;
 }
+
+const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
 const rank = (s: Scored): number => (s.rejected !== undefined ? -1 + (s.closeness ?? 0) : s.score);
 
@@ -181,6 +187,12 @@ function scoreEntry(entry: Entry, view: SemanticView): Scored {
       if (c.rejected !== undefined) return { entry, score: 0, closeness: c.closeness, fields, rejected: `${c.rejected} at ${b.path}` };
       s = c.score;
       if (c.reworded !== undefined) reworded ??= `${c.reworded} at ${b.path}`;
+      if (c.changes !== undefined && c.changes.length > 0) {
+        const shown = c.changes.length > 4 ? [...c.changes.slice(0, 4), `${c.changes.length - 4} more`] : c.changes;
+        fields.push(`${b.path} ${s.toFixed(2)}: ${shown.join(', ')}`);
+        score = Math.min(score, s);
+        continue;
+      }
     }
     fields.push(`${b.path} ${s.toFixed(2)}`);
     score = Math.min(score, s);

@@ -37,7 +37,8 @@ export type { TextInfo };
  * different request, so the built-in method refuses the pair, and only embeddings (if configured) may judge it.
  */
 export type TextComparison =
-  { score: number; rejected?: undefined; reworded?: string } | { score: 0; rejected: string; reworded?: undefined; closeness: number };
+  | { score: number; rejected?: undefined; reworded?: string; changes?: string[] }
+  | { score: 0; rejected: string; reworded?: undefined; closeness: number; changes?: undefined };
 
 const VARIANT_COST = 0.3;
 /** Words that may differ (after the common start and end) before two texts are simply different texts. */
@@ -134,11 +135,18 @@ function bagDifference(a: TextInfo, b: TextInfo, limit: number): { onlyA: string
 }
 
 /** Score the hunks of an alignment, or say which change means something else. */
-function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number): { score: number; reworded?: string } | { why: string } {
+function judge(
+  a: TextInfo,
+  b: TextInfo,
+  hunks: readonly Hunk[],
+  total: number,
+): { score: number; reworded?: string; changes: string[] } | { why: string } {
   const addedAll = new Set<string>();
   for (const h of hunks) for (const w of h.added) addedAll.add(w);
   let cost = 0;
   let reworded: string | undefined;
+  // What differed and cost a little, for the match's reason: `"summarise" / "summarize"`, `"please" dropped`.
+  const changes: string[] = [];
   for (const h of hunks) {
     const what = `${quote(h.removed)} vs ${quote(h.added)}`;
     // A known spelling variant is the same word spelled another way: paired first, it is no change of a name or code.
@@ -148,6 +156,7 @@ function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number):
       const i = added.findIndex((x) => isVariant(r, x));
       if (i === -1) removed.push(r);
       else {
+        changes.push(`"${r}" / "${added[i]}"`);
         added.splice(i, 1);
         cost += VARIANT_COST;
       }
@@ -165,9 +174,11 @@ function judge(a: TextInfo, b: TextInfo, hunks: readonly Hunk[], total: number):
       cost += wordWeight(w);
       if (!FUNCTION_WORDS.has(w)) reworded ??= `word differs: ${what}${lookAlike(removed, added)}`;
     }
+    if (removed.length > 0) changes.push(`${quote(removed)} dropped`);
+    if (added.length > 0) changes.push(`${quote(added)} added`);
   }
   const score = Math.max(0, 1 - cost / total);
-  return reworded === undefined ? { score } : { score, reworded };
+  return reworded === undefined ? { score, changes } : { score, reworded, changes };
 }
 
 /**
