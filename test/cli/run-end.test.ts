@@ -63,6 +63,14 @@ describe('the end-of-run line of a replay', () => {
     expect(rep.stderr).toContain(`: 3 from the tape (1 by similarity); ${EXITED}`);
   });
 
+  it('lists each answer served by similarity with --explain: the recording, the stage and score', async () => {
+    const rep = await replay('three', 'explained', { QUESTIONS: 'hello one,Hello two,hello three' }, '--explain');
+    expect(rep.stderr).toContain(`: 3 from the tape (1 by similarity); ${EXITED}`);
+    expect(rep.stderr).toMatch(/tapedeck: 1 answer\(s\) served by similarity:\ntapedeck: {3}#\d+ <- #\d+ normalised 1\.00\n/);
+    const plain = await replay('three', 'unexplained', { QUESTIONS: 'hello one,Hello two,hello three' });
+    expect(plain.stderr).not.toContain('served by similarity:');
+  });
+
   it('names an injected 429 as injected, by its rule, and never blames the upstream', async () => {
     const rule = '{when: {api: openai, call: 2}, then: {status: 429, retryAfter: 0}}';
     const rep = await replay('three', 'limited', { RETRIES: '1' }, '--fault', rule);

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../../log.js';
 import { countRun, countsText } from '../../replay/outcome.js';
+import { similarServeLines, similarServes } from '../../replay/similar-report.js';
 import { describeMiss, missedCalls, runFaults, runTrouble } from '../../inspect/run-trouble.js';
 import type { Exchange } from '../../tape/schema.js';
 import type { TapeStore } from '../../tape/store.js';
@@ -24,7 +25,12 @@ export interface EndedTape {
  * The lines: `3 exchange(s) on tape "t" (tapes/t.jsonl): 2 from the tape, 1 missed; node exited with code 0` (`ended`
  * is the part after the `;`, when there is one), then the first miss, the trouble and the faults.
  */
-export function runEndLines(tape: EndedTape, all: readonly Exchange[], ended?: string): (string | Said)[] {
+export function runEndLines(
+  tape: EndedTape,
+  all: readonly Exchange[],
+  ended?: string,
+  opts: { explain?: boolean } = {},
+): (string | Said)[] {
   const tail = ended === undefined ? '' : `; ${ended}`;
   if (tape.count === 0 && tape.replay) return [`no request reached the replay, so no replay tape was written${tail}`];
   // A recording appended to (--append): this run's exchanges are the last ones.
@@ -49,6 +55,8 @@ export function runEndLines(tape: EndedTape, all: readonly Exchange[], ended?: s
         ]),
     ...(trouble === undefined ? [] : [warning(`on the tape: ${trouble}`)]),
     ...(faults === undefined ? [] : [faults]),
+    // replay --explain: each answer served by similarity, its score, what differed and what was set aside.
+    ...(opts.explain === true && tape.replay ? similarServeLines(similarServes(exchanges)) : []),
   ];
 }
 

@@ -55,7 +55,7 @@ export async function runWrapped(
   // How each call was answered, read back from the tape: misses, blocks, faults, what failed upstream.
   const tape = { ...result.tape, replay: proxy.mode === 'replay' && proxy.keepEmpty !== true };
   const exchanges = await endedExchanges(storeOf(proxy), tape, log);
-  noticeLines(ctx, runEndLines(tape, exchanges, `${command} ${how}`));
+  noticeLines(ctx, runEndLines(tape, exchanges, `${command} ${how}`, { explain: ctx.values.explain === true }));
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');
     notice(ctx, `passed through untouched, not on the tape: ${hosts}`, 'warn');
