@@ -16,6 +16,7 @@ import { McpPost } from './mcp-post.js';
 import { indexMcpRoutes, type McpRoute } from './route-index.js';
 import { McpReplayServer } from './server.js';
 import type { FaultPlan } from '../../engine/faults/fault-plan.js';
+import { indexClientReplies } from '../../replay/mcp-replies.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -35,15 +36,19 @@ interface McpReplay {
   routes: Map<string, McpRoute>;
   http: StreamableHttpEndpoint;
   legacy: Map<string, LegacySseEndpoint>;
+  servers: McpReplayServer[];
 }
 
 export function createMcpResponder(opts: McpResponderOptions = {}): ReplayResponder {
   // One per replay (the tape it replays), made on its first request: its sessions live as long as the replay.
   const replays = new WeakMap<ReplayContext['tape'], McpReplay>();
+  // Every replay server made, so shutdown can end the conversations still waiting on a client.
+  const servers = new Set<McpReplayServer>();
   const replayOf = (ctx: ReplayContext): McpReplay => {
     let r = replays.get(ctx.tape);
     if (r === undefined) {
       r = setUp(ctx, opts);
+      for (const s of r.servers) servers.add(s);
       replays.set(ctx.tape, r);
     }
     return r;
@@ -70,6 +75,9 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
       await replay.http.handle(req, post(), route?.sessionful ?? false, sink);
       return true;
     },
+    async drain() {
+      await Promise.all([...servers].map((s) => s.drain()));
+    },
   };
 }
 
@@ -83,7 +91,10 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
     exchanges: ctx.tape.exchanges,
     mocks: opts.mocks,
   };
-  const http = new StreamableHttpEndpoint(ctx, new McpReplayServer({ answer, out: ctx.out, log: ctx.log, faults: opts.faults }));
+  const replies = indexClientReplies(ctx.tape.exchanges);
+  const main = new McpReplayServer({ answer, out: ctx.out, log: ctx.log, faults: opts.faults, replies });
+  const servers = [main];
+  const http = new StreamableHttpEndpoint(ctx, main);
   const legacy = new Map<string, LegacySseEndpoint>();
   for (const [prefix, route] of routes) {
     const l = route.legacy;
@@ -94,8 +105,10 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
       out: ctx.out,
       log: ctx.log,
       faults: opts.faults,
+      replies,
     });
+    servers.push(server);
     legacy.set(prefix, new LegacySseEndpoint(ctx, l, server));
   }
-  return { routes, http, legacy };
+  return { routes, http, legacy, servers };
 }

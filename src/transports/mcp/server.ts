@@ -9,13 +9,18 @@
  */
 import { exchangeRecord } from '../../engine/record.js';
 import type { Logger } from '../../log.js';
-import { rpcError, type Message, type RequestId } from '../../providers/mcp.js';
+import { rpcError, type Message, type RequestId, type TimedMessage } from '../../providers/mcp.js';
 import type { AnswerOptions } from '../../replay/mcp-answer.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
 import { decide, type Decision, type McpContext } from './engine.js';
 import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 import { isRequestMessage } from '../../providers/mcp-batch.js';
 import type { ReplayTransport } from './transport.js';
+import type { ClientReplies } from '../../replay/mcp-replies.js';
+import { ClientAnswers, conversationOf, judgeReply, missedTurn, type Turn } from './conversation.js';
+
+/** How long replay waits for the client to answer a server request by default (a person may be asked). */
+export const REPLY_WAIT_MS = 300_000;
 
 export interface McpServerOptions {
   /** The tape, matcher, side-effect policy and miss policy messages are decided with. */
@@ -25,10 +30,29 @@ export interface McpServerOptions {
   log: Logger;
   /** Faults injected into the run (`--faults`): a request a rule picks gets a tool error or a JSON-RPC error instead. */
   faults?: FaultPlan | undefined;
+  /**
+   * The client's recorded replies to the server's requests (`replay/mcp-replies.ts`): an answer that asks the client
+   * something waits for the client's reply and serves the recording only when it is the same (`conversation.ts`).
+   * Absent: server requests are sent and whatever the client answers is accepted.
+   */
+  replies?: ClientReplies | undefined;
+  /** How long to wait for a client's reply to a server request (default {@link REPLY_WAIT_MS}). */
+  replyWaitMs?: number | undefined;
 }
 
 export class McpReplayServer {
+  /** Server requests sent, waiting for the client's reply. */
+  private readonly answers = new ClientAnswers();
+  /** Conversations still going (a call waiting on the client): shutdown waits for their records. */
+  private readonly talks = new Set<Promise<void>>();
+
   constructor(private readonly opts: McpServerOptions) {}
+
+  /** Stop waiting on clients (tapedeck stops): each conversation still going ends as a miss, on the tape. */
+  async drain(): Promise<void> {
+    this.answers.abandon();
+    await Promise.all([...this.talks]);
+  }
 
   /** Serve `transport`: its messages are decided and answered from now on. Resolves once it has started. */
   connect<Extra>(transport: ReplayTransport<Extra>): Promise<void> {
@@ -48,12 +72,64 @@ export class McpReplayServer {
     const decisions: Decision[] = [];
     for (const message of Array.isArray(value) ? value : [value])
       decisions.push(this.injected(transport, message, extra) ?? (await decide(message, ctx)));
+    const only = Array.isArray(value) ? undefined : decisions[0];
+    const talk = only === undefined ? undefined : conversationOf(only, this.opts.replies);
+    if (talk !== undefined && talk.turns.length > 0) return this.converse(transport, talk.decision, extra, talk.turns);
     // On the tape first, in order (a client may answer before this call returns), then sent.
     for (const d of decisions) this.record(transport, d, extra, decisions);
+    // A client's reply to a server request (on the tape now, as accepted) goes to the conversation waiting for it.
+    for (const d of decisions) if (d.kind === 'accepted') this.answers.take(transport, d.message);
     for (const d of decisions) {
       const relatedRequestId = d.kind === 'accepted' ? undefined : (d.message.id as RequestId);
       for (const m of d.messages) await transport.send(m.message, { relatedRequestId, offsetMs: m.offsetMs, decision: d });
     }
+  }
+
+  /**
+   * An answer that asks the client something: sent up to each server request, then the client's reply is held to the
+   * recorded one (`conversation.ts`). Resolves once the first server request is sent (so a transport that takes one
+   * message at a time, as stdio does, can take the client's reply); the conversation goes on from there, and its
+   * call goes on the tape when it ends, before its last message is sent.
+   */
+  private converse<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, turns: Turn[]): Promise<void> {
+    let asked!: () => void;
+    const first = new Promise<void>((resolve) => (asked = resolve));
+    const talk = this.talk(transport, d, extra, turns, asked)
+      .catch((err: unknown) => this.opts.log.error({ err: (err as Error).message }, 'mcp replay conversation failed'))
+      .finally(() => {
+        asked();
+        this.talks.delete(talk);
+      });
+    this.talks.add(talk);
+    return first;
+  }
+
+  private async talk<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, turns: Turn[], asked: () => void): Promise<void> {
+    const relatedRequestId = d.message.id as RequestId;
+    const wait = this.opts.replyWaitMs ?? REPLY_WAIT_MS;
+    const sent: TimedMessage[] = [];
+    const send = (m: TimedMessage, more: boolean): Promise<void> => {
+      sent.push(m);
+      return transport.send(m.message, { relatedRequestId, offsetMs: m.offsetMs, decision: d, more });
+    };
+    let next = 0;
+    for (const turn of turns) {
+      for (; next < turn.at; next++) await send(d.messages[next] as TimedMessage, true);
+      const request = d.messages[next++] as TimedMessage;
+      const reply = this.answers.wait(transport, request.message.id as RequestId, wait);
+      await send(request, true);
+      asked();
+      const outcome = judgeReply(turn, await reply, this.opts.answer.matcher, wait);
+      if (!outcome.same) {
+        const missed = missedTurn(d, sent, outcome.reason, { onMiss: this.opts.answer.onMiss, tape: this.opts.answer.tapeName });
+        this.record(transport, missed, extra, [missed]);
+        await transport.send(missed.messages.at(-1)?.message as Message, { relatedRequestId, decision: missed });
+        return;
+      }
+    }
+    const done: Decision = { ...d, at: performance.now() };
+    this.record(transport, done, extra, [done]);
+    for (; next < d.messages.length; next++) await send(d.messages[next] as TimedMessage, next < d.messages.length - 1);
   }
 
   /**

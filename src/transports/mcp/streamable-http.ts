@@ -8,6 +8,8 @@
  *   was found;
  * - a batch: one JSON array of the answers, or one SSE stream with every message in order (`batch-reply.ts`);
  * - notifications only: 202.
+ * - an answer that waits on the client between its parts (`more`, `conversation.ts`): an SSE stream opened with the
+ *   first part, each message written as it is sent, ended with the answer.
  * A safe miss that goes live streams the real server's answer straight through (one message) or is read whole to go
  * into the batch's answer (`http-live.ts`). Sessions and the transport's own errors are `http-endpoint.ts`'s.
  */
@@ -21,7 +23,7 @@ import { matchHeaders } from '../../http/headers.js';
 import { httpCall, withBody } from '../../http/http-call.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import { BufferSink, type ResponseSink } from '../../http/sink.js';
-import { sendBody } from '../../http/sink-send.js';
+import { openSse, sendBody, sseEvent, type PacedStream } from '../../http/sink-send.js';
 import type { ProxyRequest, ReplayContext } from '../../http/types.js';
 import { batchSse, liveMessages, sendBatch, type BatchPart } from './batch-reply.js';
 import type { Decision, Forwarded } from './engine.js';
@@ -33,6 +35,11 @@ import type { McpSendOptions, ReplayTransport } from './transport.js';
 interface Part {
   decision?: Decision;
   sent: TimedMessage[];
+  /** Its answer goes out in parts (the server waits on the client between them): the stream, once opened. */
+  stream?: PacedStream;
+  /** Resolves once a streamed answer has ended. */
+  ended?: Promise<void>;
+  end?: () => void;
 }
 
 /** One POST: where it came from and goes back to, and what it got. */
@@ -84,10 +91,12 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     this.posts.add(post);
     try {
       await this.onmessage?.(batch ? messages : (messages[0] as Message), post);
+      // An answer in parts goes on after the POST is decided: the POST stays open until it has ended.
+      await Promise.all([...post.parts.values()].map((p) => p.ended));
     } finally {
       this.posts.delete(post);
     }
-    if (post.sentLive !== true) await this.flush(post);
+    if (post.sentLive !== true && ![...post.parts.values()].some((p) => p.stream !== undefined)) await this.flush(post);
   }
 
   /** Collected by the request it belongs to; the POST's answer goes out once the POST is decided. */
@@ -97,10 +106,27 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
       const part = asked === undefined ? undefined : post.parts.get(asked);
       if (part === undefined) continue;
       part.decision = options?.decision;
+      if (options?.more === true || part.stream !== undefined) return this.stream(post, part, message as Message, options);
       for (const m of Array.isArray(message) ? message : [message]) part.sent.push({ offsetMs: options?.offsetMs ?? 0, message: m });
       break;
     }
     return Promise.resolve();
+  }
+
+  /** One message of an answer sent in parts: the stream opened with the first, ended with the answer. */
+  private async stream(post: HttpPost, part: Part, message: Message, options: McpSendOptions | undefined): Promise<void> {
+    if (part.stream === undefined) {
+      const d = options?.decision;
+      part.ended = new Promise<void>((resolve) => (part.end = resolve));
+      part.stream = openSse(post.sink, 200, { ...this.sessionHeaders, ...(d ? matchHeaders(d.match) : {}) }, part.end);
+      post.sse = true;
+    }
+    part.sent.push({ offsetMs: options?.offsetMs ?? 0, message });
+    await part.stream.write(sseEvent('message', JSON.stringify(message)));
+    if (message.method === undefined && message.id === options?.relatedRequestId) {
+      part.stream.end();
+      part.end?.();
+    }
   }
 
   incoming(message: Message, post: HttpPost): IncomingRequest {

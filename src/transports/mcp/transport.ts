@@ -14,7 +14,8 @@
  *   open); `decision` is the server's decision for that request, whose `message` is the request itself, the key by
  *   which an answer finds the POST (or batch) it belongs to even when two open requests share a JSON-RPC id; it also
  *   says how the answer was found and recorded (HTTP shows it in headers, answers with the recorded status and
- *   framing). `offsetMs` is the message's recorded offset, for transports that pace (`pace.ts`).
+ *   framing). `offsetMs` is the message's recorded offset, for transports that pace (`pace.ts`). `more`: the
+ *   request's messages come in parts, the next once the client has answered the server's request (`conversation.ts`).
  * - A message that cannot be read (not JSON, not JSON-RPC, a line over the limit) goes to `onerror` as a
  *   `TapedeckError` with the text it was, so it can be answered and recorded.
  *
@@ -35,6 +36,12 @@ export interface McpSendOptions {
   offsetMs?: number | undefined;
   /** What the server decided for that request. */
   decision?: Decision | undefined;
+  /**
+   * More messages for that request follow once the client has answered a server request (`conversation.ts`): a
+   * transport that would send a request's messages together (Streamable HTTP) sends this one now, and the rest as they
+   * come, until the request's answer.
+   */
+  more?: boolean | undefined;
 }
 
 export interface McpTransport<Extra = unknown> {

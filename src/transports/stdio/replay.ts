@@ -17,6 +17,7 @@ import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { TapeWriter } from '../../tape/stores/tape-writer.js';
 import type { Message } from '../../providers/mcp.js';
 import { McpReplayServer } from '../mcp/server.js';
+import { indexClientReplies } from '../../replay/mcp-replies.js';
 import type { McpTransport } from '../mcp/transport.js';
 import { LineTransport } from './line-transport.js';
 import type { LiveStdioServer } from './live.js';
@@ -68,10 +69,12 @@ export async function replayStdio(opts: StdioReplayOptions): Promise<number> {
     out: tapeLog,
     log: opts.log,
     faults: opts.faults,
+    replies: indexClientReplies(opts.tape.exchanges),
   });
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
   await server.connect(transport);
   await closed;
+  await server.drain();
   await transport.close();
   await tapeLog.drain();
   return 0;

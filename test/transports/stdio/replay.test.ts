@@ -3,13 +3,11 @@
  * is, and the line transport over in-memory streams (a stdout that reports back-pressure, a line over the limit),
  * against a tape in the in-memory store.
  */
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { PipeClientTransport } from '../../helpers/pipe-client-transport.js';
 import { replayStdio, type StdioReplayOptions } from '../../../src/transports/stdio/replay.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import { policyForTape } from '../../../src/replay/side-effects.js';
@@ -109,37 +107,6 @@ describe('stdio replay with the SDK client over InMemoryTransport', () => {
     expect(out.exchanges.map((ex) => ex.match?.kind)).toEqual(['exact', 'exact', 'blocked']);
   });
 });
-
-/**
- * The client end of a stdio connection as the SDK's `StdioClientTransport` reads its pipe (its `ReadBuffer`, every
- * message of a read handled at once), each read taking whatever the server wrote until the reader got to it.
- */
-class PipeClientTransport implements Transport {
-  onmessage?: Transport['onmessage'];
-  onclose?: Transport['onclose'];
-  onerror?: Transport['onerror'];
-  private readonly buffer = new ReadBuffer();
-  constructor(
-    private readonly toServer: Writable,
-    private readonly fromServer: Readable,
-  ) {}
-  start(): Promise<void> {
-    this.fromServer.on('readable', () => {
-      for (let chunk: Buffer | null; (chunk = this.fromServer.read() as Buffer | null) !== null;) this.buffer.append(chunk);
-      for (let m: JSONRPCMessage | null; (m = this.buffer.readMessage()) !== null;) this.onmessage?.(m);
-    });
-    return Promise.resolve();
-  }
-  send(message: JSONRPCMessage): Promise<void> {
-    this.toServer.write(serializeMessage(message));
-    return Promise.resolve();
-  }
-  close(): Promise<void> {
-    this.toServer.end();
-    this.onclose?.();
-    return Promise.resolve();
-  }
-}
 
 describe('stdio replay over stdin and stdout', () => {
   it("a call's progress reaches the SDK client whole: its answer never comes in the same read as its notifications", async () => {
