@@ -18,6 +18,7 @@ import { modelFamilies } from '../config/prices.js';
 import { formatPlan, planRun } from '../inspect/replay-plan.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
 import { createMcpResponder } from '../transports/mcp/responder.js';
+import { createOAuthResponder } from '../transports/oauth/responder.js';
 import { allowLiveFor, createSideEffectPolicy, loadSideEffects, type SideEffectsFile } from '../replay/side-effects.js';
 import type { OnMiss, Timing } from '../http/types.js';
 import { startProxy, type ReplayOptions, type RunningProxy } from '../front/server.js';
@@ -245,6 +246,8 @@ function replayOptions(settings: ServeSettings, flags: ReplayFlags, tape: string
       ...(llm === 'live'
         ? [createLlmLiveResponder(plan, liveAfter === undefined ? {} : { fromTapeFirst: llmCallsThrough(loaded.exchanges, liveAfter) })]
         : []),
+      // OAuth before MCP: a protected route's challenge, its metadata and the authorization server, from the tape.
+      createOAuthResponder(),
       createMcpResponder({
         ...(sideEffects ? { sideEffects } : {}),
         ...(mocks ? { mocks } : {}),

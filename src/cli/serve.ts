@@ -1,6 +1,7 @@
 import { TapedeckError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createMcpResponder } from '../transports/mcp/responder.js';
+import { createOAuthResponder } from '../transports/oauth/responder.js';
 import { createTestPattern } from '../serve/test-pattern.js';
 import { startServe, type PrunedOrphans, type RunningServe, type ServeMode, type TapeReport } from '../serve/serve.js';
 import { createReplayMatcher } from '../replay/pipeline.js';
@@ -146,6 +147,7 @@ export const serveCommand: Command = {
             }),
           // Per opening of a tape: its own MCP sessions, ids and notifications, its own fault plan.
           responders: (_loaded, opening) => [
+            createOAuthResponder(),
             createMcpResponder({ ...(sideEffects ? { sideEffects } : {}), ...(opening.faults ? { faults: opening.faults } : {}) }),
           ],
           ...(sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: sideEffects })) } : {}),

@@ -17,6 +17,7 @@ import { pairedOutputs } from '../inspect/diff/step-deltas.js';
 import type { Logger } from '../log.js';
 import { createLlmLiveResponder } from '../transports/http/llm-live.js';
 import { createMcpResponder } from '../transports/mcp/responder.js';
+import { createOAuthResponder } from '../transports/oauth/responder.js';
 import { runUnder } from '../run/run-under.js';
 import type { ReplayOptions } from '../front/server.js';
 import { buildOverridePlan, planHeader, type OverridePlan } from '../replay/override-targets.js';
@@ -187,7 +188,11 @@ export async function runAgentUnderReplay(
         secretQuery: config.redact.query,
         semantic: config.match.semantic,
       }),
-    responders: [createLlmLiveResponder(opts.plan), createMcpResponder(opts.sideEffects ? { sideEffects: opts.sideEffects } : {})],
+    responders: [
+      createLlmLiveResponder(opts.plan),
+      createOAuthResponder(),
+      createMcpResponder(opts.sideEffects ? { sideEffects: opts.sideEffects } : {}),
+    ],
     llm: 'live',
     ...planHeader(opts.plan),
     ...(opts.sideEffects ? { allowLive: allowLiveFor(createSideEffectPolicy({ file: opts.sideEffects })) } : {}),

@@ -15,6 +15,7 @@ import type { HeaderMap, Route } from '../tape/schema.js';
 import { noRouteError } from './closest-route.js';
 import type { ForwardProxy, ProxiedTarget } from './forward-proxy.js';
 import { createRouteTable, type ResolvedRoute } from './routes.js';
+import { wellKnownRoute } from './well-known.js';
 import type { ProxyRequest } from '../http/types.js';
 import { startSpill, type BodySpill, type LargeBody, type Spilling } from '../http/body-spill.js';
 
@@ -89,7 +90,8 @@ function serve(opts: ProxyAppOptions, table: RouteTable, incoming: IncomingMessa
   }
   const q = url.indexOf('?');
   const pathname = q === -1 ? url : url.slice(0, q);
-  const resolved = proxied ? { route: proxied, path: pathname } : table.resolve(pathname);
+  // A root well-known path of OAuth names its route (`well-known.ts`).
+  const resolved = proxied ? { route: proxied, path: pathname } : (wellKnownRoute(pathname, table) ?? table.resolve(pathname));
   if (resolved === undefined) {
     incoming.resume();
     const err = noRouteError(pathname, incoming.method ?? 'GET', table.routes);

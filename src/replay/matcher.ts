@@ -5,6 +5,7 @@
  * Matching knows no sockets: it works on exchanges, so the proxy and the library API share it.
  */
 import type { Exchange } from '../tape/schema.js';
+import { isTokenChallenge } from '../providers/oauth.js';
 import { exactKey, type ExactKeyOptions, type KeyedRequest } from './exact-key.js';
 import { explainCandidates, withStageScores, type Candidate, type ExplainOptions } from './explain.js';
 
@@ -78,6 +79,8 @@ export function createMatcher(exchanges: readonly Exchange[], options: MatcherOp
   const queues = new Map<string, { list: Exchange[]; next: number }>();
   for (const ex of exchanges) {
     if (ex.response === undefined && ex.error === undefined && ex.mcp === undefined) continue;
+    // A protected resource's answer to a request without a token is OAuth's (`transports/oauth/`), never a message's.
+    if (isTokenChallenge(ex)) continue;
     const k = key(ex);
     const q = queues.get(k);
     if (q) q.list.push(ex);

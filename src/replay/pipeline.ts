@@ -8,6 +8,7 @@
 import type { Exchange } from '../tape/schema.js';
 import { explainCandidatesInSlices } from './explain.js';
 import { createMatcher, explainOptions, type IncomingRequest, type Matcher, type MatcherOptions } from './matcher.js';
+import { isTokenChallenge } from '../providers/oauth.js';
 import { normalisedStage, SemanticIndex, similarityStage, type SemanticOptions } from './semantic/stages.js';
 
 /** Recordings a miss report compares at most, for requests outside the semantic index. */
@@ -20,8 +21,10 @@ export interface ReplayMatcherOptions extends Omit<MatcherOptions, 'stages'> {
   eager?: boolean;
 }
 
-export function createReplayMatcher(exchanges: readonly Exchange[], opts: ReplayMatcherOptions = {}): Matcher {
+export function createReplayMatcher(all: readonly Exchange[], opts: ReplayMatcherOptions = {}): Matcher {
   const { semantic, eager, ...matcherOpts } = opts;
+  // A protected resource's challenge to a request without a token is answered by OAuth's replay, never matched.
+  const exchanges = all.some(isTokenChallenge) ? all.filter((ex) => !isTokenChallenge(ex)) : all;
   if (semantic === false || semantic?.enabled === false) return createMatcher(exchanges, matcherOpts);
   const settings: SemanticOptions = { ...semantic };
   const index = new SemanticIndex(exchanges, {

@@ -11,6 +11,7 @@ import { TAPE_FORMAT_VERSION, TapeHeaderSchema, type Body, type Exchange, type S
 import { eventLines } from './event-file.js';
 import { VERSION } from '../version.js';
 import { createMarkerReplacer } from './redaction/secrets.js';
+import { oauthSecrets, replaceSecrets } from './redaction/secret-oauth.js';
 import { serializeExchange, serializeLine, type SerializedLine } from './serialize.js';
 import { exceedsJsonDepth } from './json-depth.js';
 import type { NewExchange, StoredBody, WireTexts, WriterOptions } from './store.js';
@@ -108,6 +109,9 @@ export function createExchangeEncoder(opts: ExchangeEncoderOptions): ExchangeEnc
       // Object.assign rather than a spread: inputs come in many shapes, and a spread of them is V8's slow path. (The
       // `wire` texts ride along unwritten: the line has the schema's keys only.)
       let ex = redactor.exchange(Object.assign({ type: 'exchange', id: exchangeId(seq), seq }, input) as Exchange);
+      // OAuth's authorization codes are secrets by their place (`secret-oauth.ts`): replaced wherever they appear.
+      const placed = oauthSecrets(ex);
+      if (placed.length > 0) ex = replaceSecrets(ex, placed, (s) => markers(s.value, 'oauth', s.path));
       const serialized = serializeLine(ex, input.wire);
       let line = serialized.line;
       // Secrets inside bodies, events and meanings: one cheap pass over the line; the walk only when it hits (and a

@@ -12,6 +12,8 @@ import { parseJson } from '../json-depth.js';
 import { secretHeaderMatcher } from './secret-headers.js';
 import { PROTOCOL_HEADER, protocolSecrets } from './secret-protocols.js';
 import { secretQueryMatcher } from './secret-query.js';
+import { oauthSecrets } from './secret-oauth.js';
+import type { Exchange } from '../schema.js';
 import { createSecretDetector, secretPreview, type SecretDetector, type SecretReplacer } from './secrets.js';
 
 /** One credential-looking value left on a tape. Never carries the value itself. */
@@ -26,8 +28,8 @@ export interface SecretFinding {
   path: string;
   /**
    * A value rule's id (gitleaks ids), `field` (a secret-named field), `secret-header`, `secret-query` (a parameter of
-   * the request or of an upstream URL), `secret-subprotocol` (a key in `Sec-WebSocket-Protocol`) or `secret-url` (the
-   * password of an upstream URL).
+   * the request or of an upstream URL), `secret-subprotocol` (a key in `Sec-WebSocket-Protocol`), `secret-url` (the
+   * password of an upstream URL) or `secret-oauth` (an OAuth authorization code, a secret by its place).
    */
   rule: string;
   /** The first characters (the rule's own prefix) and the length; nothing of a field-name match. */
@@ -172,6 +174,7 @@ async function scanExchange(scan: LineScan, rec: Fields, value: unknown, raw: st
   const request = rec.request as Fields | undefined;
   const response = rec.response as Fields | undefined;
   secretNames(scan, request, response);
+  placedSecrets(scan, request, response);
   if (secrets.mayHold(raw)) secrets.redact(value, scan.report);
   for (const [side, part] of [
     ['request', request],
@@ -210,6 +213,15 @@ function secretNames(scan: LineScan, request: Fields | undefined, response: Fiel
         for (const key of protocolSecrets(v)) report(key, 'secret-subprotocol', `${side}.headers.${name}`);
     }
   }
+}
+
+/** OAuth's authorization codes, secrets by their place (`secret-oauth.ts`), on a well-formed exchange. */
+function placedSecrets(scan: LineScan, request: Fields | undefined, response: Fields | undefined): void {
+  const ok = (part: Fields | undefined): boolean => part !== undefined && part.headers !== null && typeof part.headers === 'object';
+  if (!ok(request) || !Array.isArray(request?.query) || request.body === null || typeof request.body !== 'object') return;
+  if (response !== undefined && !ok(response)) return;
+  const ex = { request, response } as unknown as Pick<Exchange, 'request' | 'response'>;
+  for (const found of oauthSecrets(ex)) scan.report(found.value, 'secret-oauth', found.path);
 }
 
 /** A stream stored apart: its events, one per line of its side file. */

@@ -29,6 +29,14 @@ export const DEFAULT_SECRET_FIELDS: readonly string[] = [
   'session_token',
   'security_token',
   'client_secret',
+  // OAuth (RFC 7636, 7591, 7523, 8693, 8628): the PKCE verifier, a client's registration and assertion, exchanged
+  // tokens, a device code. (An authorization code is a `code`: secret by its place, `secret-oauth.ts`.)
+  'code_verifier',
+  'registration_access_token',
+  'client_assertion',
+  'subject_token',
+  'actor_token',
+  'device_code',
   'secret',
   'secret_key',
   'secret_access_key',

@@ -18,6 +18,7 @@ import type { ExchangeLog } from '../../engine/exchange-log.js';
 import { forwardAndCapture } from '../../upstream/forward.js';
 import { rewriteLegacyEndpoint } from '../../upstream/legacy-endpoint.js';
 import { rewriteUploadUrls } from '../../http/upload-url.js';
+import { OAuthFront } from '../../upstream/oauth-front.js';
 import type { BodySpill } from '../../http/body-spill.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import { answerFromTape, type TapeAnswers } from './tape-answers.js';
@@ -80,6 +81,8 @@ const DONE: Promise<void> = Promise.resolve();
 
 export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
   const { out } = opts;
+  // What the OAuth flows through this engine's routes taught it (where each route's metadata and server are).
+  const oauth = new OAuthFront();
   const serveUnrecorded = opts.onTapeFailure === 'serve';
 
   /**
@@ -88,6 +91,9 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
    */
   const live = (req: ProxyRequest, sink: ResponseSink, o: LiveOptions = {}): Promise<NewExchange> => {
     const tape = o.out ?? out;
+    // OAuth through a route: the flow's requests go to the real servers, the client sees tapedeck's URLs (`oauth-front.ts`).
+    const routed = oauth.front(req, sink);
+    req = routed.req;
     // The request side as computed once for this request: describing reads only the answer (unless the body changed).
     const known = o.body === undefined ? { llm: requestMeaning(req).llm } : undefined;
     const commit = (ex: NewExchange): Promise<boolean> => {
@@ -96,7 +102,7 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
       return serveUnrecorded ? written.then(() => true) : written;
     };
     // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
-    const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, sink), {
+    const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, routed.sink), {
       dispatcher: opts.dispatcher,
       commit,
       stopping: opts.stopping,

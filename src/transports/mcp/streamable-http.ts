@@ -30,6 +30,8 @@ import type { Decision, Forwarded } from './engine.js';
 import { forwardLive, SESSION_HEADER, type LiveSession } from './http-live.js';
 import { sendReply, servedAnswer, type Reply } from './http-reply.js';
 import type { McpSendOptions, ReplayTransport } from './transport.js';
+import { tokenRefusal } from './token-refusal.js';
+import { bodyJson } from '../../tape/body.js';
 
 /** A request of a POST, and what the server sent for it. */
 interface Part {
@@ -152,6 +154,8 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     if (d.kind === 'accepted') return servedAnswer({ status: 202, headers: this.sessionHeaders }, took);
     post.sse ??= this.framing(post, all);
     if (post.batch) return servedAnswer({ status: 200, headers: this.sessionHeaders, messages: d.messages, sse: post.sse }, took);
+    const refusal = tokenRefusal(d, post.req);
+    if (refusal !== undefined) return servedAnswer({ ...refusal, body: bodyJson({ kind: 'text', text: refusal.text }) }, took);
     return servedAnswer(this.reply(d, d.messages, post.sse), took);
   }
 
@@ -181,6 +185,8 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     if (answered.length === 0) return Promise.resolve(sendBody(post.sink, 202, this.sessionHeaders));
     if (!post.batch) {
       const only = answered[0] as Required<Part>;
+      const refusal = tokenRefusal(only.decision, post.req);
+      if (refusal !== undefined) return Promise.resolve(sendBody(post.sink, refusal.status, refusal.headers, refusal.text));
       return sendReply(post.sink, this.reply(only.decision, only.sent, post.sse), this.ctx.timing);
     }
     const parts = answered.map((p) => ({ messages: p.sent, sse: p.decision.forwarded?.sse ?? recordedAsSse(p.decision.source) }));
