@@ -11,7 +11,7 @@
  * its resource and authorization server) is kept per session, here.
  */
 import { bearerChallenge, resourceMetadataOf } from '../providers/oauth.js';
-import { clientOrigin, OAuthMount, type OAuthSite, type OAuthTarget } from '../http/oauth-mount.js';
+import { clientOrigin, OAUTH_MOUNT, OAuthMount, type OAuthSite, type OAuthTarget } from '../http/oauth-mount.js';
 import type { ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
@@ -38,25 +38,64 @@ export class OAuthFront {
     // A forward proxy's route is an origin: the client already talks to the real URLs.
     if (!req.route.prefix.startsWith('/')) return { req, sink };
     const site = this.site(req.route);
+    // The hot path (every request recorded): most are no part of the flow; their answer is looked at for a challenge.
+    const flow = req.path.startsWith('/.well-known/') || req.path.startsWith(OAUTH_MOUNT);
+    const target = flow ? new OAuthMount(site, clientOrigin(req.headers)).target(req.path) : undefined;
+    if (target === undefined) return { req, sink: new ChallengeSink(sink, site, req.headers) };
     const mount = new OAuthMount(site, clientOrigin(req.headers));
-    const target = mount.target(req.path);
-    if (target === undefined) return { req, sink: challengeSink(sink, site, mount.base) };
     return { req: translated(req, target, mount), sink: documentSink(sink, site, mount.base, target) };
   }
 }
 
-/** A protected resource's challenge names tapedeck's metadata URL; the real one is learned. */
-function challengeSink(sink: ResponseSink, site: OAuthSite, base: string): ResponseSink {
+/** `sink` with some of its methods replaced, the others delegated (a sink may be a class: its methods are not own properties). */
+function over(sink: ResponseSink, own: Partial<ResponseSink>): ResponseSink {
   return {
-    ...sink,
-    head(status, headers) {
-      const challenge = status === 401 || status === 403 ? headers['www-authenticate'] : undefined;
-      const url = challenge === undefined ? undefined : bearerChallenge(challenge)?.resource_metadata;
-      if (challenge === undefined || url === undefined) return sink.head(status, headers);
-      site.metadataUrl = url;
-      sink.head(status, { ...headers, 'www-authenticate': new OAuthMount(site, base).challengeToClient(challenge) });
-    },
+    head: (status, headers) => sink.head(status, headers),
+    write: (chunk) => sink.write(chunk),
+    onDrain: (cb) => sink.onDrain(cb),
+    end: () => sink.end(),
+    ...(sink.hold ? { hold: () => sink.hold?.() } : {}),
+    cut: () => sink.cut(),
+    onClose: (cb) => sink.onClose(cb),
+    ...own,
   };
+}
+
+/**
+ * A protected resource's challenge names tapedeck's metadata URL; the real one is learned. Every request going live
+ * passes through one (a class: one small object per request, its methods shared).
+ */
+class ChallengeSink implements ResponseSink {
+  constructor(
+    private readonly sink: ResponseSink,
+    private readonly site: OAuthSite,
+    private readonly asked: HeaderMap,
+  ) {}
+  head(status: number, headers: HeaderMap): void {
+    const challenge = status === 401 || status === 403 ? headers['www-authenticate'] : undefined;
+    const url = challenge === undefined ? undefined : bearerChallenge(challenge)?.resource_metadata;
+    if (challenge === undefined || url === undefined) return this.sink.head(status, headers);
+    this.site.metadataUrl = url;
+    this.sink.head(status, { ...headers, 'www-authenticate': new OAuthMount(this.site, clientOrigin(this.asked)).challengeToClient(challenge) });
+  }
+  write(chunk: Uint8Array): boolean {
+    return this.sink.write(chunk);
+  }
+  onDrain(cb: () => void): void {
+    this.sink.onDrain(cb);
+  }
+  end(): void {
+    this.sink.end();
+  }
+  hold(): void {
+    this.sink.hold?.();
+  }
+  cut(): void {
+    this.sink.cut();
+  }
+  onClose(cb: () => void): void {
+    this.sink.onClose(cb);
+  }
 }
 
 /** The request to the real server: its origin and path, and the `resource` it names translated back. */
@@ -97,8 +136,7 @@ function documentSink(sink: ResponseSink, site: OAuthSite, base: string, target:
     for (const c of held ?? []) sink.write(c);
     held = undefined;
   };
-  return {
-    ...sink,
+  return over(sink, {
     head(status, headers) {
       const shown = withLocation(headers, mount(), target);
       const json = /\bjson\b/.test(headers['content-type'] ?? '') && headers['content-encoding'] === undefined;
@@ -129,7 +167,7 @@ function documentSink(sink: ResponseSink, site: OAuthSite, base: string, target:
       release();
       sink.cut();
     },
-  };
+  });
 }
 
 /** The JSON document with the flow's URLs shown as tapedeck's (protected-resource metadata first teaches the route). */

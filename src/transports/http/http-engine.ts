@@ -92,7 +92,8 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
   const live = (req: ProxyRequest, sink: ResponseSink, o: LiveOptions = {}): Promise<NewExchange> => {
     const tape = o.out ?? out;
     // OAuth through a route: the flow's requests go to the real servers, the client sees tapedeck's URLs (`oauth-front.ts`).
-    const routed = oauth.front(req, sink);
+    // (MCP legacy HTTP+SSE: the client must POST back through the route prefix; a no-op for anything but a GET event stream.)
+    const routed = oauth.front(req, rewriteLegacyEndpoint(req, sink));
     req = routed.req;
     // The request side as computed once for this request: describing reads only the answer (unless the body changed).
     const known = o.body === undefined ? { llm: requestMeaning(req).llm } : undefined;
@@ -101,8 +102,7 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
       // Serving unrecorded: the client gets its answer whether or not it reached the tape.
       return serveUnrecorded ? written.then(() => true) : written;
     };
-    // MCP legacy HTTP+SSE: the client must POST back through the route prefix (a no-op for anything but a GET event stream).
-    const captured = forwardAndCapture(req, rewriteLegacyEndpoint(req, routed.sink), {
+    const captured = forwardAndCapture(req, routed.sink, {
       dispatcher: opts.dispatcher,
       commit,
       stopping: opts.stopping,
