@@ -76,7 +76,10 @@ class ChallengeSink implements ResponseSink {
     const url = challenge === undefined ? undefined : bearerChallenge(challenge)?.resource_metadata;
     if (challenge === undefined || url === undefined) return this.sink.head(status, headers);
     this.site.metadataUrl = url;
-    this.sink.head(status, { ...headers, 'www-authenticate': new OAuthMount(this.site, clientOrigin(this.asked)).challengeToClient(challenge) });
+    this.sink.head(status, {
+      ...headers,
+      'www-authenticate': new OAuthMount(this.site, clientOrigin(this.asked)).challengeToClient(challenge),
+    });
   }
   write(chunk: Uint8Array): boolean {
     return this.sink.write(chunk);
