@@ -46,6 +46,41 @@ export function formItems(families) {
   return out;
 }
 
+/** Prose with symbols in it (not code): letter case and punctuation are set aside there as anywhere in prose. */
+const PROSE_SYMBOLS = [
+  [
+    'hr',
+    'Summarize the Q&A session from the R&D all-hands meeting.',
+    'Summarize the Q&A session from the R&D all-hands meeting on Friday.',
+  ],
+  ['finance', 'Explain the P&L for the third quarter to the board.', 'Explain the P&L for the fourth quarter to the board.'],
+  ['coding', 'Design an A/B test for the new checkout button.', 'Design an A/B test for the old checkout button.'],
+  ['coding', 'Why is the I/O wait so high on the database server?', 'Why is the I/O wait so low on the database server?'],
+  ['coding', 'Is C++ or Rust better for a small embedded project?', 'Is C++ or Rust better for a large embedded project?'],
+  ['support', 'Our support line is open 24/7, please say so in the reply.', 'Our support line is open 9/5, please say so in the reply.'],
+  ['support', 'Email the report to ops@example.com before Monday.', 'Email the report to ops@example.com before Tuesday.'],
+  ['coding', 'Which Node.js version does the build use, e.g. 20 or 22?', 'Which Node.js version does the build use, e.g. 18 or 22?'],
+  ['travel', 'Do I need a visa for the U.S. for a two-week trip?', 'Do I need a visa for the U.S. for a three-week trip?'],
+  ['retail', 'Is AT&T coverage good in rural Montana?', 'Is AT&T coverage good in rural Wyoming?'],
+  ['finance', 'What did M&A activity look like in 2024?', 'What did M&A activity look like in 2023?'],
+  [
+    'support',
+    'Check the status page at https://status.example.com and summarize it.',
+    'Check the status page at https://status.example.org and summarize it.',
+  ],
+];
+
+export function proseSymbolItems() {
+  const out = [];
+  for (const [domain, a, decoy] of PROSE_SYMBOLS) {
+    for (const [name, transform] of FORM.slice(0, 5)) {
+      const b = transform(a);
+      if (b !== undefined && b !== a) out.push({ ...item('en', domain, [a, b], `${name}: ${a.slice(0, 50)}`), decoy });
+    }
+  }
+  return out;
+}
+
 const IMPERATIVE =
   /^(Show|List|Explain|Summarize|Write|Find|Book|Sort|Send|Reset|Email|Add|Set|Forward|Grant|Clone|Order|Install|Run|Migrate|Convert|Transfer|Move|Cancel|Look|Check|Draft|Translate|Copy|Merge|Rename|Schedule|Ship|Give|Increase|Apply|Refund|Compare|Track|Pay|Open|Use|Upgrade|Pin|Delete|Route|Mark|Record|Classify|Promote|Replay|Close|Unblock|Revert|Dispute|Reassign|Forward|Switch|Change|Arrange|Tell|Include|Notify) /;
 

@@ -18,6 +18,7 @@ import {
   formItems,
   functionWordItems,
   nonceItems,
+  proseSymbolItems,
   spellingItems,
   systemNoiseItems,
 } from './benign.mjs';
@@ -68,6 +69,7 @@ export function matchingSet() {
 
   const texts = families.flatMap(([, items]) => items);
   pairs.push(...textPairs('letter case, whitespace, punctuation', 'benign', formItems(families), { rotate: true }));
+  pairs.push(...textPairs('letter case, whitespace, punctuation', 'benign', proseSymbolItems(), { rotate: true }));
   pairs.push(...textPairs('function words', 'benign', functionWordItems(families), { rotate: true }));
   pairs.push(...textPairs('spelling variants', 'benign', spellingItems()));
   pairs.push(...textPairs('contractions', 'benign', contractionItems()));

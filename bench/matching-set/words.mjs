@@ -461,6 +461,12 @@ const FUNCTION_SWAPS = [
   ['travel', 'Book a room with breakfast for {me|us}.'],
   ['hr', 'Write a reference letter {for|about} the intern.'],
   ['law', 'Does the clause protect {the buyer|us} against late delivery?'],
+  ['finance', 'Explain why the contractor {was paid|paid} before the inspection of the roof.'],
+  ['hr', 'The new hire {was trained|trained} by the team lead during the first week.'],
+  ['travel', 'Tell me {if|that} it rains in Lisbon during the conference week.'],
+  ['support', 'Find out {whether|that} the supplier shipped the parts on Monday.'],
+  ['support', '{It is|Is it} safe to restart the payment server during business hours?'],
+  ['finance', 'The invoice {has been approved|has approved} by the finance team this morning.'],
 ];
 
 export function functionSwapItems() {

@@ -152,7 +152,7 @@ describe('replay with semantic matching (upstream stopped)', () => {
     expect(run.exchanges[0]?.response?.events?.at(-1)?.data).toBe('[DONE]');
   });
 
-  it('never serves a request with a different number; the miss says why and lists the closest recording', async () => {
+  it('never serves a request with a different number or modal; the miss and the replay tape say why', async () => {
     const rep = await serve(['replay', '--tape', 'support', '--save-as', 'support-miss']);
     try {
       const err = await ask(openai(rep.url), 'How many items are in order 1235?').catch((e: unknown) => e);
@@ -160,9 +160,14 @@ describe('replay with semantic matching (upstream stopped)', () => {
       const message = (err as InstanceType<typeof OpenAI.NotFoundError>).message;
       expect(message).toContain('number differs: "1234" vs "1235"');
       expect(message).toMatch(/Closest: #\d+ score/);
+      const modal = await ask(openai(rep.url), 'How many items must be in order 1234?').catch((e: unknown) => e);
+      expect((modal as Error).message).toContain('modal differs');
     } finally {
       await rep.stop();
     }
+    const run = await readTape(path.join(dir, 'support-miss.jsonl'));
+    expect(run.exchanges.map((e) => e.match?.kind)).toEqual(['miss', 'miss']);
+    expect(run.exchanges[0]?.match?.reason).toContain('number differs: "1234" vs "1235"');
   });
 
   it('matches exactly only with --exact-only, and takes thresholds from the config file', async () => {

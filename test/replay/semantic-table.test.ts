@@ -393,6 +393,13 @@ const CASES: Case[] = [
     expect: 'miss',
   },
   {
+    name: 'active and passive voice',
+    api: 'anthropic',
+    recorded: claudeAsk('Explain why the contractor was paid before the inspection of the roof'),
+    incoming: claudeAsk('Explain why the contractor paid before the inspection of the roof'),
+    expect: 'miss',
+  },
+  {
     name: 'a preposition replaced',
     api: 'openai',
     recorded: ask('Summarize the report written by the finance team'),

@@ -17,6 +17,7 @@ import { editDistance } from '../../edit-distance.js';
 import { analyzeText, wordWeight, type TextInfo } from './tokens.js';
 import { isVariant } from './variants.js';
 import {
+  AUXILIARIES,
   AUX_PAST,
   AUX_PRESENT,
   DETERMINERS,
@@ -166,6 +167,7 @@ function judge(
     for (const w of removed) if (addedAll.has(w) && !MOVABLE.has(w)) return { why: `word order differs ("${w}" moved)` };
     const swap = replacedFunctionWord(removed, added);
     if (swap !== undefined) return { why: `${swap} differs: ${what}` };
+    if (auxiliaryComesOrGoes(removed, added)) return { why: `auxiliary differs: ${what}` };
     for (const r of removed) {
       if (added.some((x) => a.capitalised.has(r) && b.capitalised.has(x) && !FUNCTION_WORDS.has(x)) && !FUNCTION_WORDS.has(r))
         return { why: `capitalised word differs: ${what}` };
@@ -224,6 +226,13 @@ function replacedFunctionWord(removed: readonly string[], added: readonly string
   if ((tr.has(0) && tx.has(1)) || (tr.has(1) && tx.has(0))) return 'tense';
   if (r.some((w) => PREPOSITIONS.has(w)) || x.some((w) => PREPOSITIONS.has(w))) return 'preposition';
   return 'function word';
+}
+
+/** An auxiliary verb added or dropped (not one replaced by an equivalent): the voice or the mood changed. */
+function auxiliaryComesOrGoes(removed: readonly string[], added: readonly string[]): boolean {
+  const r = removed.filter((w) => AUXILIARIES.has(w)).map(equivalentForm);
+  const x = added.filter((w) => AUXILIARIES.has(w)).map(equivalentForm);
+  return r.length !== x.length || r.some((w) => !x.includes(w));
 }
 
 /** For a one-word replacement a letter or two apart: say it is not a known spelling variant. */

@@ -125,8 +125,8 @@ class Tokens {
         else if (c.kind === 'operator') this.symbol(c.text);
         else if (c.kind === 'bracket') {
           if (code) this.symbol(c.text);
-        } else if (c.kind === 'code') this.codeChunk(c.text);
-        else if (code && /[()[\]]/.test(c.text)) this.codeChunk(stripCodeEdges(c.text));
+        } else if (c.kind === 'code') this.codeChunk(c.text, false);
+        else if (code && /[()[\]]/.test(c.text)) this.codeChunk(stripCodeEdges(c.text), false);
         else this.plain(c.core);
       }
     }
@@ -160,15 +160,20 @@ class Tokens {
   /** A chunk inside a code span: every part a word, every symbol kept. */
   code(chunk: string): void {
     if (MARKER.test(chunk)) this.marker(chunk);
-    else this.codeChunk(chunk);
+    else this.codeChunk(chunk, true);
   }
 
   /**
    * Code: letter runs, digits and symbol runs, each a word. Letter case is set aside as in prose (`SELECT` is
-   * `select`), except for a single letter, where it is the meaning: `\d` / `\D`, `[A-Z]` / `[a-z]`, `C:` / `c:`.
+   * `select`), except for a single letter, where it is the meaning: `\d` / `\D` (after a backslash anywhere), and
+   * in a code span also `[A-Z]` / `[a-z]`, `C:` / `c:`. (In prose, `Q&A` and `q&a` are the same.)
    */
-  private codeChunk(chunk: string): void {
-    for (const m of chunk.matchAll(CODE_PART)) this.push(m[0].length === 1 ? m[0] : m[0].toLowerCase(), true);
+  private codeChunk(chunk: string, span: boolean): void {
+    for (const m of chunk.matchAll(CODE_PART)) {
+      const part = m[0];
+      const keepCase = part.length === 1 && (span || chunk[m.index - 1] === '\\');
+      this.push(keepCase ? part : part.toLowerCase(), true);
+    }
     this.atStart = false;
   }
 

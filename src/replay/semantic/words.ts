@@ -76,18 +76,21 @@ export const POLARITY = words(`
   south east west positive negative high low hot cold old new
 `);
 
-/** Question words: "who" and "when" ask different things about the same subject. */
+/**
+ * Question words: "who" and "when" ask different things about the same subject. (German `was` and Italian `come`
+ * are left out: they are English words too.)
+ */
 export const QUESTION_WORDS = words(`
   what which who whom whose how why when where whether
-  wer wen wem wessen was wann wo woher wohin warum wieso weshalb wie welche welcher welches
+  wer wen wem wessen wann wo woher wohin warum wieso weshalb wie welche welcher welches
   qui quoi quand où pourquoi comment quel quelle quels quelles
   quién quiénes qué cuándo dónde cómo cuál cuáles cuánto cuántos
-  chi cosa quando dove perché come quale quali quanto
+  chi cosa quando dove perché quale quali quanto
   quem quando onde porque como qual quais quanto
 `);
 
-/** Logic words: "unpaid AND overdue" is not "unpaid OR overdue". */
-export const LOGIC = words(`or oder ou o oppure lub xor`);
+/** Logic words: "unpaid AND overdue" is not "unpaid OR overdue"; "tell me if it rains" is not "tell me it rains". */
+export const LOGIC = words(`or oder ou o oppure lub xor if`);
 
 /** Words of courtesy and discourse: added or dropped, moved, they never change the request. */
 export const FILLER = words(
@@ -106,13 +109,18 @@ export const PRONOUNS = words(`${[...PERSONAL].join(' ')} he him his himself she
 /** Auxiliaries by tense: "who is the CEO" is not "who was the CEO". */
 export const AUX_PRESENT = words(`is are be do does has have`);
 export const AUX_PAST = words(`was were did had`);
+/**
+ * Auxiliaries may stand for one another of the same tense ("is" / "are"), never come or go: "why the contractor was
+ * paid" is not "why the contractor paid" (the voice turns who paid around), "it is safe" is not "is it safe".
+ */
+export const AUXILIARIES = words(`${[...AUX_PRESENT, ...AUX_PAST].join(' ')} been being`);
 
 export const PREPOSITIONS = words(`of in at for by with about as via within across through during`);
 
 /** Function words: adding or dropping one barely changes a request. Modals, `or` and third persons are not among them. */
 export const FUNCTION_WORDS = words(`
   ${[...FILLER, ...DETERMINERS, ...PERSONAL, ...AUX_PRESENT, ...AUX_PAST, ...PREPOSITIONS].join(' ')}
-  and but if then than there here such let lets been being
+  and but then than there here such let lets been being
 `);
 
 /**
