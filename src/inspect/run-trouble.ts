@@ -8,6 +8,7 @@
 import { faultOf } from '../replay/outcome.js';
 import { httpErrorText } from './answer-error.js';
 import type { Exchange } from '../tape/schema.js';
+import { isOAuthStep } from '../providers/oauth.js';
 import { oneLine, shorten } from './format.js';
 import { toSteps } from './steps.js';
 
@@ -55,6 +56,8 @@ export function callLabel(ex: Exchange): string {
 /** How an upstream failed this exchange; undefined when it did not (or when replay itself refused it). */
 export function upstreamFailureOf(ex: Exchange): string | undefined {
   if (ex.match?.kind === 'miss' || ex.match?.kind === 'blocked' || ex.match?.kind === 'mock') return undefined;
+  // An OAuth challenge, a discovery document not found, a refusal of replay's authorization server: the flow's steps.
+  if (isOAuthStep(ex)) return undefined;
   // An answer a fault rule made or disturbed failed because the rule said so: never the upstream's failure.
   if (faultOf(ex) !== undefined) return undefined;
   if (ex.error !== undefined && ex.error.code !== 'CLIENT_CLOSED' && ex.error.code !== 'SHUTDOWN')

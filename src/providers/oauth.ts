@@ -52,6 +52,18 @@ export function isTokenChallenge(ex: Pick<Exchange, 'request' | 'response'>): bo
   return ex.response?.status === 401 && !hasBearer(ex.request.headers) && challengeOf(ex.response) !== undefined;
 }
 
+/**
+ * An answer that is a step of the OAuth flow rather than a failure: a protected resource's challenge (naming its
+ * metadata, or asking for more scope), a discovery document the server does not have (clients try several places),
+ * or an answer replay's authorization server gave (its refusals are the ones a real server gives).
+ */
+export function isOAuthStep(ex: Pick<Exchange, 'request' | 'response' | 'match'>): boolean {
+  if (ex.match?.stage === 'oauth') return true;
+  const challenge = challengeOf(ex.response);
+  if (challenge !== undefined && (challenge.resource_metadata !== undefined || challenge.error === 'insufficient_scope')) return true;
+  return ex.response?.status === 404 && wellKnownOf(ex.request.path) !== undefined;
+}
+
 /** Which well-known document a path below an origin asks for, and the path it is for (`/.well-known/<kind><for>`). */
 export function wellKnownOf(path: string): { kind: string; for: string } | undefined {
   const m = /^\/\.well-known\/([a-z-]+)(\/.*)?$/.exec(path) ?? /^(\/.*)?\/\.well-known\/(openid-configuration)$/.exec(path);

@@ -93,7 +93,8 @@ export function missedTurn(d: Decision, sent: readonly TimedMessage[], reason: s
     kind: 'answered',
     message: d.message,
     messages: [...sent, { offsetMs: last, message: rpcErrorMessage(miss, id, { toolResult }) }],
-    match: { kind: 'miss', stage: 'mcp-server-request', reason, ...(d.source ? { source: d.source.id } : {}) },
+    // No `source`: the recording was not served (so --expect and diff count its call as not made); its id is in the reason.
+    match: { kind: 'miss', stage: 'mcp-server-request', reason: d.source ? `${reason}; recording #${d.source.id} not served` : reason },
     ...(d.source ? { source: d.source } : {}),
     at: performance.now(),
   };

@@ -16,6 +16,9 @@ import { createMcpResponder } from '../../../src/transports/mcp/responder.js';
 import { createOAuthResponder } from '../../../src/transports/oauth/responder.js';
 import { loadTape } from '../../../src/tape/tape-reader.js';
 import { bodyText } from '../../../src/tape/body.js';
+import { runTrouble } from '../../../src/inspect/run-trouble.js';
+import { toHar } from '../../../src/export/har.js';
+import { otlpJson, tapeSpans } from '../../../src/export/otlp.js';
 import { InMemoryOAuthClient, startProtectedMcp, type ProtectedMcp } from '../../helpers/oauth-servers.js';
 import { runSdkFlow, type FlowResult } from './sdk-flow.js';
 
@@ -79,12 +82,15 @@ describe('OAuth through a route (TypeScript SDK client)', () => {
     // A step-up: a 403 insufficient_scope, then a wider authorization.
     expect(tape.exchanges.some((ex) => ex.response?.status === 403)).toBe(true);
     expect(at('/authorize')).toHaveLength(2);
+    // The challenges and the step-up are the flow, not failures of the upstream.
+    expect(runTrouble(tape.exchanges)).toBeUndefined();
   });
 
   it('replays with both servers stopped and a fresh client: the flow completes offline, the recorded results come back', async () => {
     const replayed = await replaying('oauth-replay', (url) => runSdkFlow(url, { write: true }));
     expect(replayed).toMatchObject({ echo: 'hello', write: 'wrote note' });
     const out = await loadTape(dir, 'oauth-replay');
+    expect(runTrouble(out.exchanges)).toBeUndefined();
     expect(out.exchanges.filter((ex) => ex.match?.kind === 'miss').map((ex) => [ex.request.path, ex.match?.reason])).toEqual([]);
     const stages = out.exchanges
       .filter((ex) => ex.match?.stage === 'oauth')
@@ -109,13 +115,22 @@ describe('OAuth through a route (TypeScript SDK client)', () => {
     expect(echo).toBe('hello');
   });
 
-  it('no token, code, verifier or secret the servers issued or the client made is on any tape', () => {
+  it('no token, code, verifier or secret the servers issued or the client made is on any tape, nor in its HAR or trace', async () => {
     const secrets = [...new Set([...servers.issued, ...recorded.seen])];
+    // Client secrets, registration access tokens, codes, access and refresh tokens; the client's verifiers.
     expect(servers.issued.length).toBeGreaterThanOrEqual(8);
+    expect(recorded.seen.length).toBeGreaterThanOrEqual(6);
     const tapes = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+    expect(tapes.length).toBeGreaterThanOrEqual(2);
     for (const f of tapes) {
-      const text = readFileSync(path.join(dir, f), 'utf8');
-      for (const s of secrets) expect(text.includes(s), `${f} holds ${s.slice(0, 6)}...`).toBe(false);
+      const tape = await loadTape(dir, f.replace(/\.jsonl$/, ''));
+      const outputs = {
+        tape: readFileSync(path.join(dir, f), 'utf8'),
+        har: JSON.stringify(toHar(tape)),
+        otlp: otlpJson(tapeSpans(tape)),
+      };
+      for (const [what, text] of Object.entries(outputs))
+        for (const s of secrets) expect(text.includes(s), `${f} (${what}) holds ${s.slice(0, 6)}...`).toBe(false);
     }
   });
 });
