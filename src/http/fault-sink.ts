@@ -16,7 +16,6 @@ export interface FaultSink extends ResponseSink {
 type Op =
   { kind: 'head'; status: number; headers: Record<string, string> } | { kind: 'write'; chunk: Buffer } | { kind: 'end' } | { kind: 'cut' };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const BLANK_LINE = Buffer.from('\n\n');
 
 export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'delay'>): FaultSink {
@@ -33,9 +32,24 @@ export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'del
   const splitEvents = betweenMs > 0 || cutEvents !== undefined;
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
+  // A delay ends early when its client goes (tapedeck stopping closes it too), and never keeps the process alive by
+  // itself: a rule may hold an answer back for days (fault-rules.ts: MAX_DELAY_MS), and a stop does not wait for it.
+  let holding: { timer: NodeJS.Timeout; wake: () => void } | undefined;
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        holding = undefined;
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref();
+      holding = { timer, wake };
+    });
   sink.onClose(() => {
     done = true;
     queue.length = 0;
+    holding?.wake();
     finish();
   });
 

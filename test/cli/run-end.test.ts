@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runToEnd, serveWhile, spawnCli, waitForListening } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { lastUserText, openaiChat, openaiChatStream, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
@@ -124,6 +124,7 @@ describe('the end-of-run line of a replay', () => {
 
   it('server mode says the same when it stops', async () => {
     const child = spawnCli(['replay', 'three', '--dir', dir, '--port', '0', '--save-as', 'served']);
+    onTestFinished(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const url = await waitForListening(child);
@@ -180,5 +181,33 @@ describe('the serve report', () => {
     expect(stderr).toMatch(
       /tapedeck: {3}three {2}replayed 2 \(1 by similarity\), missed 1; first miss: LLM gpt-4o-mini "not on the tape": no recorded request has this exact key/,
     );
+  });
+});
+
+describe('a fault that holds an answer back', () => {
+  it('a delay of days (the longest a timer holds) is served as written, and does not hold a stop: SIGTERM ends the run', async () => {
+    const rule = '{then: {delay: {betweenEventsMs: 2147483647}}}';
+    const child = spawnCli(['replay', 'streamed', '--dir', dir, '--port', '0', '--save-as', 'held', '--fault', rule]);
+    onTestFinished(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const url = await waitForListening(child);
+    const abort = new AbortController();
+    const res = await fetch(`${url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hello one' }] }),
+      signal: abort.signal,
+    });
+    // The first event came; the next one is held back for 24.8 days.
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('data: ');
+    child.kill('SIGTERM');
+    // Without a delay that gives way, the process would wait for its timer (the test's own timeout ends it).
+    expect(await new Promise((resolve) => child.once('close', resolve))).toBe(0);
+    abort.abort();
+    expect(stderr).toContain('tapedeck: 1 exchange(s) on replay tape "held"');
+    expect(stderr).toContain('a delayed answer for LLM gpt-4o-mini at step 0 (rule #1 every call -> delay 2147483647ms between)');
   });
 });

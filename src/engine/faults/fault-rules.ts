@@ -35,6 +35,17 @@ export const FaultWhenSchema = z.strictObject({
 });
 export type FaultWhen = z.infer<typeof FaultWhenSchema>;
 
+/**
+ * The longest delay a rule may ask for: the longest a timer holds (2^31 - 1 ms, about 24.8 days). Node runs a longer
+ * timer at once (with a TimeoutOverflowWarning), so a delay past it would answer at once: refused instead, at start.
+ */
+export const MAX_DELAY_MS = 2 ** 31 - 1;
+
+const delayMs = z
+  .number()
+  .min(0)
+  .max(MAX_DELAY_MS, { error: `must be at most ${MAX_DELAY_MS} ms (about 24.8 days, the longest a timer holds)` });
+
 export const FaultThenSchema = z
   .strictObject({
     /** Answer with this HTTP status, in the provider's own error shape (an LLM call) or as a plain JSON error. */
@@ -47,8 +58,8 @@ export const FaultThenSchema = z
     cut: z.strictObject({ afterEvents: z.number().int().min(0).optional(), afterBytes: z.number().int().min(0).optional() }).optional(),
     /** Reset the connection before any byte of the answer. */
     reset: z.literal(true).optional(),
-    /** Hold the first byte back this long, and wait this long between events. */
-    delay: z.strictObject({ firstByteMs: z.number().min(0).optional(), betweenEventsMs: z.number().min(0).optional() }).optional(),
+    /** Hold the first byte back this long, and wait this long between events (each at most MAX_DELAY_MS). */
+    delay: z.strictObject({ firstByteMs: delayMs.optional(), betweenEventsMs: delayMs.optional() }).optional(),
     /** An MCP tool call answered with a result that has `isError` and this text. */
     toolError: z.string().optional(),
     /** An MCP request answered with this JSON-RPC error. */
