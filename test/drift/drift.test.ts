@@ -356,7 +356,7 @@ describe('tapedeck drift', () => {
     expect((await drift('error')).report.verdict).toBe('unchanged');
     // an existing name is refused without --overwrite
     const again = await runCliInProcess(['drift', 'renamed', '--dir', dir, '--refresh', '--save-as', 'renamed-today'], KEYS);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/renamed-today/);
   });
 
