@@ -1,6 +1,6 @@
 // SSE splitting cost: one 20 MB event fed in 64 KiB chunks through SseSplitter and toSseEvent (what the recorder does), against the floor of touching every
 // chunk once (decoding it, scanning it for a blank line, keeping it) and joining the event once. Run: npm run build && node bench/sse-split.mjs
-import { SseSplitter, toSseEvent } from '../dist/tape/sse.js';
+import { SseSplitter, toSseEvent } from '../dist/tape/framing/sse.js';
 
 const MB = Number(process.env.SSE_EVENT_MB ?? 20);
 const CHUNK = 64 * 1024;

@@ -102,7 +102,12 @@ export type {
   SemanticBuilder,
   StreamConversion,
   Json,
+  RequestSigner,
+  SignableRequest,
+  SignOptions,
 } from './providers/index.js';
+export { registerFraming } from './tape/framing/registry.js';
+export type { StreamFraming, FrameDecoder, StreamEvent } from './tape/framing/framing.js';
 
 // --- replay and matching
 export { createReplayMatcher, type ReplayMatcherOptions } from './replay/pipeline.js';

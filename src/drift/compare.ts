@@ -14,9 +14,9 @@ import { textSimilarity } from '../inspect/diff/similarity.js';
 import { shorten } from '../inspect/format.js';
 import type { CostFn } from '../inspect/cost.js';
 import { bodyJson, decodeBody } from '../tape/body.js';
-import { isStreamed } from '../tape/sse.js';
+import { isStreamed } from '../tape/framing/framing.js';
 import { modelIn, type StreamRead } from './stream-read.js';
-import { isEventStream } from '../http/headers.js';
+import { framingFor } from '../tape/framing/registry.js';
 import type { Body, Exchange } from '../tape/schema.js';
 import { compareShapes, shapeOf } from './shape.js';
 import { shapeFinding, type Add, type Finding, type Severity, type Thresholds } from './finding.js';
@@ -103,7 +103,8 @@ export function compareCall(recorded: Exchange, fresh: Exchange, opts: CompareOp
  * False when an answer was too large to be read (kept apart as its bytes).
  */
 function compareBodies(recorded: Exchange, fresh: Exchange, add: Add, streams: CompareOptions['streams']): boolean {
-  const streamed = (r: Exchange['response']): boolean => (r !== undefined && isStreamed(r)) || isEventStream(r?.headers['content-type']);
+  const streamed = (r: Exchange['response']): boolean =>
+    (r !== undefined && isStreamed(r)) || framingFor(r?.headers['content-type']) !== undefined;
   const wasStream = streamed(recorded.response);
   const isStream = streamed(fresh.response);
   if (wasStream !== isStream) {

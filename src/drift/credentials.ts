@@ -3,7 +3,9 @@
  * where the recording had one, from the environment variable the provider's SDKs read (each adapter says which,
  * `ProviderAdapter.credentials`), or from the variable `--key ROUTE=VAR` names for a route, and only when the call
  * goes where that key may go (`key-hosts.ts`): otherwise the call is sent without it, and said so. A redacted header
- * no variable covers is left out (and said so); a variable that is not set is reported before anything is sent.
+ * no variable covers is left out (and said so); a variable that is not set is reported before anything is sent. A
+ * provider that signs its requests (`providers/signing.ts`) gets its signature headers made anew as the call leaves:
+ * drift leaves them out without a word.
  */
 import { adapterFor } from '../providers/registry.js';
 import type { ApiCredential } from '../providers/types.js';
@@ -55,7 +57,9 @@ export function credentialsFor(
   };
   for (const call of calls) {
     const ex = call.exchange;
-    const ways = adapterFor(ex.llm?.api)?.credentials ?? [];
+    const adapter = adapterFor(ex.llm?.api);
+    const ways = adapter?.credentials ?? [];
+    const signature = adapter?.provider?.signer?.signatureHeaders ?? [];
     const keyVar = opts.keys[ex.route];
     const label = (name: string, where: 'header' | 'query'): string => (where === 'query' ? `?${name}` : name);
     /** Whether a key for `name` may go where this call goes; noted as withheld when not. */
@@ -102,6 +106,7 @@ export function credentialsFor(
         headers[name] = value;
         continue;
       }
+      if (signature.includes(name)) continue;
       const v = fill(name, 'header');
       if (v === undefined) continue;
       headers[name] = v;

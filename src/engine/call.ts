@@ -6,7 +6,7 @@
  * this one value; `record.ts` turns a call and its answer into the tape's record.
  */
 import { isoTimestamp } from '../tape/timestamp.js';
-import { round } from '../tape/sse.js';
+import { roundMs } from '../tape/timing.js';
 import type { Body, Exchange, RequestRecord } from '../tape/schema.js';
 import type { WireText } from '../tape/store.js';
 
@@ -39,10 +39,10 @@ export interface Arrival {
 
 /** A call from its arrival and its request record (headers already as a tape keeps them). */
 export function callOf(transport: CallTransport, route: string, upstream: string | undefined, at: Arrival, request: RequestRecord): Call {
-  return { transport, route, upstream, startedAt: isoTimestamp(at.startedAt), offsetMs: round(at.offsetMs), t0: at.t0, request };
+  return { transport, route, upstream, startedAt: isoTimestamp(at.startedAt), offsetMs: roundMs(at.offsetMs), t0: at.t0, request };
 }
 
 /** ms since the call arrived, rounded as the tape writes durations. */
 export function elapsedSince(call: Pick<Call, 't0'>, now = performance.now()): number {
-  return round(now - call.t0);
+  return roundMs(now - call.t0);
 }

@@ -11,7 +11,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { decodeBody } from '../tape/body.js';
-import { sseEventText } from '../tape/sse.js';
+import { sseEventText } from '../tape/framing/sse.js';
 import type { Body, Exchange, HeaderMap } from '../tape/schema.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
 import { VERSION } from '../version.js';

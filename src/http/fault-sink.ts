@@ -1,9 +1,13 @@
 /**
  * An answer with a fault on top (`--faults`): whatever the answer is (from the tape, live, a responder's), it reaches
- * the client through this sink, which holds its first byte back, spaces its SSE events out, or cuts the connection
- * after N events or N bytes, as the rule says. It counts what it let through, for the replay tape.
+ * the client through this sink, which holds its first byte back, spaces its events out, or cuts the connection after
+ * N events or N bytes, as the rule says. A stream's events are found by its framing (`tape/framing/`, chosen from the
+ * head it passes on: SSE, or a provider's), and each goes on as its framing writes it. It counts what it let through,
+ * for the replay tape.
  */
 import type { FaultThen } from '../engine/faults/fault-rules.js';
+import { restBytes, type FrameDecoder, type StreamEvent, type StreamFraming } from '../tape/framing/framing.js';
+import { framingFor } from '../tape/framing/registry.js';
 import type { ResponseSink } from './sink.js';
 
 export interface FaultSink extends ResponseSink {
@@ -16,7 +20,8 @@ export interface FaultSink extends ResponseSink {
 type Op =
   { kind: 'head'; status: number; headers: Record<string, string> } | { kind: 'write'; chunk: Buffer } | { kind: 'end' } | { kind: 'cut' };
 
-const BLANK_LINE = Buffer.from('\n\n');
+const bytesOf = (wire: string | Uint8Array): Buffer =>
+  typeof wire === 'string' ? Buffer.from(wire) : Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength);
 
 export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'delay'>): FaultSink {
   const passed = { events: 0, bytes: 0, cut: false };
@@ -70,21 +75,29 @@ export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'del
     if (cutBytes !== undefined && passed.bytes >= cutBytes) cutNow();
   };
 
-  // The body as SSE events, split at blank lines, when events are spaced out or counted (a partial one waits).
-  let partial: Buffer = Buffer.alloc(0);
-  const write = async (chunk: Buffer): Promise<void> => {
-    if (!splitEvents) return pass(chunk);
-    partial = partial.byteLength === 0 ? chunk : Buffer.concat([partial, chunk]);
-    let at: number;
-    while (!done && (at = partial.indexOf(BLANK_LINE)) !== -1) {
-      const event = partial.subarray(0, at + BLANK_LINE.byteLength);
-      partial = partial.subarray(at + BLANK_LINE.byteLength);
+  // A stream's events, found by its framing when events are spaced out or counted (a partial one waits for its end).
+  let framing: StreamFraming | undefined;
+  let decoder: FrameDecoder | undefined;
+  const passEvents = async (events: readonly StreamEvent[]): Promise<void> => {
+    for (const ev of events) {
+      if (done) return;
       if (passed.events > 0 && betweenMs > 0) await sleep(betweenMs);
-      await pass(event);
+      await pass(bytesOf((framing as StreamFraming).encode(ev)));
       if (done) return;
       passed.events++;
       if (cutEvents !== undefined && passed.events >= cutEvents) return cutNow();
     }
+  };
+  const write = async (chunk: Buffer): Promise<void> => {
+    if (decoder === undefined) return pass(chunk);
+    await passEvents(decoder.feed(chunk));
+  };
+  /** The end of the body: what its end completes, then whatever came after the last whole event. */
+  const flushRest = async (): Promise<void> => {
+    if (decoder === undefined || framing === undefined) return;
+    await passEvents(decoder.end());
+    const rest = decoder.rest();
+    if (!done && rest !== '') await pass(bytesOf(restBytes(framing, rest)));
   };
 
   const pump = async (): Promise<void> => {
@@ -97,11 +110,13 @@ export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'del
     while (queue.length > 0 && !done) {
       const op = queue.shift() as Op;
       if (op.kind === 'head') {
+        framing = splitEvents ? framingFor(op.headers['content-type']) : undefined;
+        decoder = framing?.decoder();
         sink.head(op.status, op.headers);
         if (cutEvents === 0 || cutBytes === 0) cutNow();
       } else if (op.kind === 'write') await write(op.chunk);
       else if (op.kind === 'end') {
-        if (!done && partial.byteLength > 0) await pass(partial);
+        await flushRest();
         if (!done) sink.end();
         done = true;
         finish();

@@ -80,10 +80,6 @@ export function headerMapOf(raw: Record<string, string | string[] | undefined>):
   return out;
 }
 
-export function isEventStream(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.toLowerCase().startsWith('text/event-stream');
-}
-
 /** How a replayed answer matched, as response headers: kind and source, and for a semantic match its stage and score. */
 export function matchHeaders(match: MatchInfo): HeaderMap {
   const h: HeaderMap = { 'x-tapedeck-match': match.kind };

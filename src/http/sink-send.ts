@@ -4,7 +4,7 @@
  * client rather than buffering without bound, and stops for one that has gone.
  */
 import { errorText, type ErrorAnswer } from '../providers/errors.js';
-import { serializeSseFields } from '../tape/sse.js';
+import { serializeSseFields } from '../tape/framing/sse.js';
 import type { HeaderMap } from '../tape/schema.js';
 import type { ResponseSink } from './sink.js';
 

@@ -15,7 +15,8 @@ import { geminiLive } from './sessions/gemini-live.js';
 import { openaiRealtime } from './sessions/openai-realtime.js';
 import { vertexAnthropic } from './vertex-anthropic.js';
 import { addSecretHeaders } from '../tape/redaction/secret-headers.js';
-import type { LlmApi, LlmProvider, ProviderAdapter, ProviderInfo } from './types.js';
+import type { RequestSigner } from './signing.js';
+import type { ApiId, LlmApi, LlmProvider, ProviderAdapter, ProviderInfo } from './types.js';
 
 const adapters: ProviderAdapter[] = [
   gemini,
@@ -35,10 +36,11 @@ const adapters: ProviderAdapter[] = [
   geminiLive,
 ];
 
-/** The header names an adapter's credentials travel in: redacted on every tape, whatever their name says. */
+/** The header names an adapter's credentials (and its provider's signatures) travel in: redacted on every tape. */
 const credentialHeaders = (a: ProviderAdapter): string[] => [
   ...(a.credentials ?? []).map((c) => c.header),
   ...(a.provider?.secretHeaders ?? []),
+  ...(a.provider?.signer?.signatureHeaders ?? []),
 ];
 for (const a of adapters) addSecretHeaders(credentialHeaders(a));
 
@@ -67,6 +69,11 @@ export function registerProvider(adapter: ProviderAdapter): () => void {
 /** The adapter for an API family as written on a tape (`llm.api`), if tapedeck knows it. */
 export function adapterFor(api: LlmApi | undefined): ProviderAdapter | undefined {
   return api === undefined ? undefined : adapters.find((a) => a.api === api);
+}
+
+/** The signer of a call to `api` (`signing.ts`), when its provider signs forwarded requests (most do not). */
+export function signerFor(api: ApiId | undefined): RequestSigner | undefined {
+  return api === undefined ? undefined : adapterFor(api.api)?.provider?.signer;
 }
 
 /** Every provider the adapters name, once each, in detection order. */

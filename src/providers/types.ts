@@ -7,6 +7,7 @@
  * file and one line in `registry.ts` (or one `registerProvider` call).
  */
 import type { Exchange, LlmMeaning, RequestRecord, ResponseRecord, SseEvent, Usage, WsFrame } from '../tape/schema.js';
+import type { RequestSigner } from './signing.js';
 
 /** A provider name as written on the tape (`openai`, `anthropic`, `gemini`, `openai-compatible`, or a registered one). */
 export type LlmProvider = string;
@@ -161,6 +162,12 @@ export interface ProviderInfo {
   readonly modelFamilies?: readonly string[];
   /** Header names that carry its credentials beyond `credentials[].header` (redacted on every tape). */
   readonly secretHeaders?: readonly string[];
+  /**
+   * How a forwarded request is signed for it (`signing.ts`), when its requests carry a signature over their bytes
+   * (AWS SigV4); absent for a provider that takes the client's key as it came (most). Its signature headers are
+   * redacted on every tape.
+   */
+  readonly signer?: RequestSigner;
 }
 
 /** The `gen_ai.request.*` attributes a request parameter can be. */

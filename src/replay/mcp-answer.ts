@@ -7,7 +7,7 @@ import { TapedeckError } from '../errors.js';
 import { rpcErrorMessage } from '../providers/errors.js';
 import { progressToken, recordedMessages, rewriteForIncoming, type Message, type RequestId, type TimedMessage } from '../providers/mcp.js';
 import { isRequestMessage } from '../providers/mcp-batch.js';
-import { round } from '../tape/sse.js';
+import { roundMs } from '../tape/timing.js';
 import type { Exchange, MatchInfo } from '../tape/schema.js';
 import type { IncomingRequest, Matcher } from './matcher.js';
 import { missCandidates, missError } from './miss.js';
@@ -71,7 +71,7 @@ export async function answerRequest(message: Message, incoming: IncomingRequest,
   let match: MatchInfo;
   if (outcome.kind !== 'miss') {
     source = outcome.exchange;
-    match = { kind: outcome.kind, source: source.id, stage: outcome.stage, score: round(outcome.score), reason: outcome.explanation };
+    match = { kind: outcome.kind, source: source.id, stage: outcome.stage, score: roundMs(outcome.score), reason: outcome.explanation };
   } else if (message.method === 'initialize') {
     // The handshake is always answerable: a client whose name or capabilities changed still gets the recorded server.
     source = opts.exchanges.find((ex) => ex.route === incoming.route && ex.mcp?.method === 'initialize' && ex.mcp.result !== undefined);

@@ -10,14 +10,16 @@ import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import type { Call } from '../engine/call.js';
 import { requestMeaning } from '../http/request-meaning.js';
-import { clientHeaderMap, headerMapOf, isEventStream, tapeResponseHeaders } from '../http/headers.js';
+import { clientHeaderMap, headerMapOf, tapeResponseHeaders } from '../http/headers.js';
 import type { ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
 import { startEventSpill, startSpill, type BodySpill, type EventSpilling, type Spilling } from '../http/body-spill.js';
 import { describeStream, type StreamDescriber } from '../providers/describe.js';
 import { encodeWireBody } from '../tape/body.js';
-import { SseSplitter, toSseEvent, type SseBlock } from '../tape/sse.js';
-import type { Body, ExchangeError, HeaderMap, SseEvent } from '../tape/schema.js';
+import type { FrameDecoder, StreamEvent } from '../tape/framing/framing.js';
+import { framingFor } from '../tape/framing/registry.js';
+import { roundMs } from '../tape/timing.js';
+import type { Body, ExchangeError, HeaderMap } from '../tape/schema.js';
 import type { NewExchange } from '../tape/stores/tape-writer.js';
 import type { WireText } from '../tape/store.js';
 import { toExchangeError } from './exchange-error.js';
@@ -57,7 +59,8 @@ export class AnswerStream implements BodyHandlers {
   private readonly body: UpstreamBody;
   private readonly headers: HeaderMap;
   private readonly stream: boolean;
-  private readonly splitter: SseSplitter | undefined;
+  /** The stream's framing's decoder (`tape/framing/`), when the answer is a stream a framing claims. */
+  private readonly splitter: FrameDecoder | undefined;
   // A server may compress its stream whatever accept-encoding said: events are split from the decoded bytes, while
   // the client gets the bytes as they came.
   private readonly inflate: Transform | undefined;
@@ -70,7 +73,7 @@ export class AnswerStream implements BodyHandlers {
   // A stream that grows past the spill limit goes to the store event by event from then on (`response.eventsFile`);
   // a smaller one stays in the line, as it always has.
   private readonly spillEventsAt: number | undefined;
-  private readonly events: SseEvent[] = [];
+  private readonly events: StreamEvent[] = [];
   private streamed = 0;
   private eventSpill: EventSpilling | undefined;
   // The events of one turn arrived together (one read from the upstream, one chunk of a decompressor): one offset
@@ -96,12 +99,14 @@ export class AnswerStream implements BodyHandlers {
     this.body = upstream.body;
     const headers = headerMapOf(upstream.headers);
     this.headers = headers;
-    const stream = isEventStream(headers['content-type']);
+    // The framing is chosen once, from the answer's head: SSE, or whatever a provider registered for its content type.
+    const framing = framingFor(headers['content-type']);
+    const stream = framing !== undefined;
     this.stream = stream;
     const encoded = headers['content-encoding'] !== undefined && headers['content-encoding'].toLowerCase() !== 'identity';
     const spill = fwd.opts.spill;
     this.spillAt = stream || encoded ? undefined : spill?.limit;
-    this.splitter = stream ? new SseSplitter() : undefined;
+    this.splitter = framing?.decoder();
     this.spillEventsAt = this.splitter && spill?.eventLines !== undefined ? spill.limit : undefined;
     const inflate = this.splitter ? decompressor(headers['content-encoding']) : undefined;
     this.inflate = inflate;
@@ -250,13 +255,16 @@ export class AnswerStream implements BodyHandlers {
     }
   }
 
-  private capture(blocks: SseBlock[]): void {
-    if (blocks.length === 0) return;
+  private capture(events: StreamEvent[]): void {
+    if (events.length === 0) return;
     if (this.turnAt === undefined) {
-      this.turnAt = this.fwd.elapsed();
+      this.turnAt = roundMs(this.fwd.elapsed());
       queueMicrotask(() => (this.turnAt = undefined));
     }
-    for (const block of blocks) this.events.push(toSseEvent(block, this.turnAt));
+    for (const ev of events) {
+      ev.offsetMs = this.turnAt;
+      this.events.push(ev);
+    }
   }
 
   private spillEvents(): void {
@@ -278,7 +286,7 @@ export class AnswerStream implements BodyHandlers {
   }
 
   private split(bytes: Buffer): void {
-    this.capture(this.splitter?.write(bytes) ?? []);
+    if (this.splitter !== undefined) this.capture(this.splitter.feed(bytes));
     if (this.spillEventsAt !== undefined && (this.streamed += bytes.byteLength) > this.spillEventsAt) this.spillEvents();
   }
 

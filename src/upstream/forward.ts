@@ -9,8 +9,10 @@ import type { Dispatcher } from 'undici';
 import { TapedeckError } from '../errors.js';
 import { requestMeaning } from '../http/request-meaning.js';
 import { httpError } from '../providers/errors.js';
+import { signerFor } from '../providers/registry.js';
+import { signRequest, type RequestSigner } from '../providers/signing.js';
 import { encodeBody } from '../tape/body.js';
-import { round } from '../tape/sse.js';
+import { roundMs } from '../tape/timing.js';
 import type { HeaderMap } from '../tape/schema.js';
 import type { NewExchange } from '../tape/stores/tape-writer.js';
 import { upstreamRequestHeaders } from '../http/headers.js';
@@ -44,6 +46,27 @@ export interface ForwardOptions {
   spill?: BodySpill;
   /** On a replay tape: how the live answer came to be asked for (`match`), and notes. */
   record?: RecordExtras;
+}
+
+/** A request its provider's signer could not sign (no credentials): the client is told so, and the tape keeps why. */
+class SigningFailed extends Error {
+  readonly code = 'SIGNING_FAILED';
+}
+
+/** The URL and headers of a request signed for its upstream (`providers/signing.ts`). */
+async function signed(
+  signer: RequestSigner,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+): Promise<{ url: string; headers: Record<string, string> }> {
+  try {
+    const out = await signRequest(signer, { method, url: new URL(url), headers, body });
+    return { url: out.url.href, headers: out.headers };
+  } catch (err) {
+    throw new SigningFailed(`could not sign the request (${signer.name}): ${(err as Error).message}`);
+  }
 }
 
 /** Why an upstream request was cancelled: the reason its exchange carries. */
@@ -81,10 +104,17 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
 
   let upstream: UpstreamResponse;
   try {
-    upstream = await upstreamRequest(upstreamUrl(req.route, req.path, req.query, req.rawQuery), {
+    let url = upstreamUrl(req.route, req.path, req.query, req.rawQuery);
+    let headers = upstreamRequestHeaders(req.headers);
+    const body = large === undefined && (sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method)) ? sent : undefined;
+    // A provider that signs its requests (AWS SigV4) gets them signed again for the upstream, as they leave.
+    const signer = signerFor(requestMeaning(req).api);
+    if (signer !== undefined)
+      ({ url, headers } = await signed(signer, req.method, url, headers, large === undefined ? (body ?? sent) : undefined));
+    upstream = await upstreamRequest(url, {
       method: req.method,
-      headers: upstreamRequestHeaders(req.headers),
-      body: large ? large.open() : sent.byteLength > 0 || !['GET', 'HEAD'].includes(req.method) ? sent : undefined,
+      headers,
+      body: large ? large.open() : body,
       dispatcher: opts.dispatcher,
       signal: fwd.cancel,
     });
@@ -145,7 +175,7 @@ class Forwarding implements Forwarded {
   }
 
   elapsed(): number {
-    return round(performance.now() - this.req.t0);
+    return roundMs(performance.now() - this.req.t0);
   }
 
   record(answer: Answer): NewExchange {
@@ -166,10 +196,13 @@ class Forwarding implements Forwarded {
 async function answerUnreachable(fwd: Forwarding, err: unknown): Promise<NewExchange> {
   const { req, sink, opts } = fwd;
   const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
+  const upstream = redactUrlCredentials(req.route.upstream);
   const said =
     err instanceof Cancelled
-      ? `${error.message} (${redactUrlCredentials(req.route.upstream)})`
-      : `tapedeck could not reach ${redactUrlCredentials(req.route.upstream)}: ${error.message}`;
+      ? `${error.message} (${upstream})`
+      : err instanceof SigningFailed
+        ? `tapedeck ${error.message}, so it did not send it to ${upstream}`
+        : `tapedeck could not reach ${upstream}: ${error.message}`;
   const unreachable = new TapedeckError('UPSTREAM_ERROR', said, {
     details: { code: error.code },
     headers: { 'x-tapedeck-error': error.code },

@@ -8,7 +8,7 @@ import type { ResponseSink } from '../http/sink.js';
 import { upstreamUrl } from '../tape/routes.js';
 import type { ProxyRequest } from '../http/types.js';
 import type { Route } from '../tape/schema.js';
-import { SseSplitter, serializeSseFields } from '../tape/sse.js';
+import { SseSplitter, serializeSseFields } from '../tape/framing/sse.js';
 
 export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): ResponseSink {
   if (req.method !== 'GET') return sink;

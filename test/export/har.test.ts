@@ -13,7 +13,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toHar, type Har } from '../../src/export/har.js';
 import { decodeBody } from '../../src/tape/body.js';
-import { sseEventText } from '../../src/tape/sse.js';
+import { sseEventText } from '../../src/tape/framing/sse.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import type { Exchange } from '../../src/tape/schema.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';

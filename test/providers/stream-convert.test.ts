@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeLlm } from '../../src/providers/describe.js';
 import { convertResponse } from '../../src/providers/stream-convert.js';
 import type { ResponseRecord } from '../../src/tape/schema.js';
-import { SseSplitter, toSseEvent } from '../../src/tape/sse.js';
+import { SseSplitter, toSseEvent } from '../../src/tape/framing/sse.js';
 import { anthropicMessage, anthropicStream, openaiChat, openaiChatStream, type Reply } from '../helpers/scripted-upstream.js';
 
 const OPENAI = { provider: 'openai', api: 'chat.completions' } as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseSplitter, serializeSseFields, sseEventText, toSseEvent } from '../../src/tape/sse.js';
+import { SseSplitter, serializeSseFields, sseEventText, toSseEvent } from '../../src/tape/framing/sse.js';
 
 describe('SseSplitter', () => {
   it('splits events across arbitrary chunk boundaries and keeps their exact bytes', () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forwardAndCapture } from '../../src/upstream/forward.js';
 import type { ResponseSink } from '../../src/http/sink.js';
 import type { ProxyRequest } from '../../src/http/types.js';
-import { sseEventText } from '../../src/tape/sse.js';
+import { sseEventText } from '../../src/tape/framing/sse.js';
 
 const events = Array.from({ length: 16 }, (_, i) => `data: {"n":${i},"text":"word ${i}"}\n\n`);
 /** The whole answer, chunked, one HTTP chunk per event: written to the socket at once, as a zero-work server does. */

@@ -5,7 +5,8 @@
  * it made for as long as the tape is loaded, answers over 256 K characters excepted (made each time, never kept).
  */
 import { decodeBody } from '../../tape/body.js';
-import { sseEventText } from '../../tape/sse.js';
+import { restBytes } from '../../tape/framing/framing.js';
+import { recordedFraming } from '../../tape/framing/registry.js';
 import type { Body, ResponseRecord } from '../../tape/schema.js';
 import { serializeResponse } from '../../tape/serialize.js';
 import type { WireText } from '../../tape/store.js';
@@ -36,10 +37,16 @@ export class RecordedAnswers {
     if (response.events === undefined) return undefined;
     let kept = this.streams.get(response);
     if (kept === undefined) {
-      let text = '';
-      for (const ev of response.events) text += sseEventText(ev);
-      if (response.tail !== undefined) text += response.tail;
-      kept = text.length > MAX_KEPT_CHARS ? null : Buffer.from(text);
+      const framing = recordedFraming(response);
+      const parts: (string | Uint8Array)[] = [];
+      let size = 0;
+      for (const ev of response.events) {
+        const wire = framing.encode(ev);
+        parts.push(wire);
+        size += wire.length;
+      }
+      if (response.tail !== undefined) parts.push(restBytes(framing, response.tail));
+      kept = size > MAX_KEPT_CHARS ? null : joined(parts);
       this.streams.set(response, kept);
     }
     return kept ?? undefined;
@@ -55,4 +62,10 @@ export class RecordedAnswers {
     }
     return kept;
   }
+}
+
+/** The wire bytes of a stream's pieces: one string joined (most streams are text), or the bytes of each. */
+function joined(parts: readonly (string | Uint8Array)[]): Buffer {
+  if (parts.every((p) => typeof p === 'string')) return Buffer.from(parts.join(''));
+  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }

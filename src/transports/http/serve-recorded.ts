@@ -1,7 +1,8 @@
 import { TapedeckError } from '../../errors.js';
 import { errorText, httpError } from '../../providers/errors.js';
 import { decodeBody } from '../../tape/body.js';
-import { sseEventText } from '../../tape/sse.js';
+import { restBytes, type StreamFraming } from '../../tape/framing/framing.js';
+import { recordedFraming } from '../../tape/framing/registry.js';
 import type { Readable } from 'node:stream';
 import { readEvents } from '../../tape/event-file.js';
 import type { Body, Exchange, HeaderMap, SseEvent } from '../../tape/schema.js';
@@ -93,7 +94,7 @@ export async function serveRecorded(
   }
   let sent: boolean;
   try {
-    sent = await sendEvents(events, out, opts.timing, recorded.tail);
+    sent = await sendEvents(events, out, opts.timing, recordedFraming(recorded), recorded.tail);
   } catch {
     // The store failed, or its events are not what was recorded: the client must not take this for a whole answer.
     return sink.cut();
@@ -107,32 +108,55 @@ export async function serveRecorded(
 const WRITE_CHARS = 64 * 1024;
 
 /**
- * Write recorded events at the client's pace, then `tail`: with no gaps (`instant`) gathered into writes of about
- * {@link WRITE_CHARS} (a small stream in one write), otherwise each when its recorded (or scaled) gap has passed.
- * Nothing more is read or written while the client is not taking what it has: a client that never reads holds up
- * the replay, not tapedeck's memory. Resolves false once the client has gone.
+ * Write recorded events at the client's pace, each as its framing encodes it, then `tail`: with no gaps (`instant`)
+ * gathered into writes of about {@link WRITE_CHARS} (a small stream in one write), otherwise each when its recorded
+ * (or scaled) gap has passed. Nothing more is read or written while the client is not taking what it has: a client
+ * that never reads holds up the replay, not tapedeck's memory. Resolves false once the client has gone.
  */
 async function sendEvents(
   events: Iterable<SseEvent> | AsyncIterable<SseEvent>,
   out: PacedStream,
   timing: Timing,
+  framing: StreamFraming,
   tail?: string,
 ): Promise<boolean> {
   let text = '';
+  // Events that encode as bytes (a binary framing) are gathered as bytes, after the text before them.
+  let bytes: Uint8Array[] | undefined;
+  let held = 0;
   let last = 0;
   const instant = timing.mode === 'instant';
-  /** True when the client can take more now (no promise to wait on: most events of an instant replay). */
-  const next = (ev: SseEvent): true | Promise<boolean> => {
-    if (instant) {
-      text += sseEventText(ev);
-      if (text.length < WRITE_CHARS) return true;
+  const take = (): string | Uint8Array => {
+    if (bytes === undefined) {
       const chunk = text;
       text = '';
-      return out.write(chunk);
+      return chunk;
+    }
+    if (text !== '') bytes.push(Buffer.from(text));
+    const chunk = Buffer.concat(bytes);
+    text = '';
+    bytes = undefined;
+    held = 0;
+    return chunk;
+  };
+  /** True when the client can take more now (no promise to wait on: most events of an instant replay). */
+  const next = (ev: SseEvent): true | Promise<boolean> => {
+    const wire = framing.encode(ev);
+    if (instant) {
+      if (typeof wire === 'string' && bytes === undefined) text += wire;
+      else {
+        bytes ??= [];
+        if (text !== '') bytes.push(Buffer.from(text));
+        text = '';
+        bytes.push(typeof wire === 'string' ? Buffer.from(wire) : wire);
+        held += wire.length;
+      }
+      if (text.length + held < WRITE_CHARS) return true;
+      return out.write(take());
     }
     const gap = scaledDelay(ev.offsetMs - last, timing);
     last = ev.offsetMs;
-    return sleep(gap).then(() => out.write(sseEventText(ev)));
+    return sleep(gap).then(() => out.write(wire));
   };
   if (Symbol.iterator in events) {
     for (const ev of events) {
@@ -145,8 +169,13 @@ async function sendEvents(
       if (ok !== true && !(await ok)) return false;
     }
   }
-  if (tail !== undefined) text += tail;
-  return text === '' ? !out.gone : out.write(text);
+  if (tail !== undefined) {
+    const rest = restBytes(framing, tail);
+    if (typeof rest === 'string' && bytes === undefined) text += rest;
+    else (bytes ??= []).push(typeof rest === 'string' ? Buffer.from(rest) : rest);
+  }
+  const chunk = take();
+  return chunk.length === 0 ? !out.gone : out.write(chunk);
 }
 
 /** A body too large to hold, streamed from the store (`tape/large-body.ts`); a store failure cuts the answer. */

@@ -10,7 +10,8 @@ import { missCandidates, missError } from '../../replay/miss.js';
 import type { Matcher, MatchOutcome, IncomingRequest } from '../../replay/matcher.js';
 import { bodyJson } from '../../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../../providers/stream-convert.js';
-import { isStreamed, round } from '../../tape/sse.js';
+import { isStreamed } from '../../tape/framing/framing.js';
+import { roundMs } from '../../tape/timing.js';
 import type { Exchange, MatchInfo, ResponseRecord } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { NewExchange } from '../../tape/stores/tape-writer.js';
@@ -73,7 +74,7 @@ export async function answerFromTape(
       kind: outcome.kind,
       source: outcome.exchange.id,
       stage: outcome.stage,
-      score: round(outcome.score),
+      score: roundMs(outcome.score),
       reason: outcome.explanation + reshaped,
     };
     await serveRecorded(answer, sink, {

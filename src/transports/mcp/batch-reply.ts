@@ -6,7 +6,7 @@
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
 import type { Message, RequestId, TimedMessage } from '../../providers/mcp.js';
-import { SseSplitter } from '../../tape/sse.js';
+import { SseSplitter } from '../../tape/framing/sse.js';
 import type { HeaderMap } from '../../tape/schema.js';
 import { sendReply, type Reply } from './http-reply.js';
 import type { BufferSink, ResponseSink } from '../../http/sink.js';

@@ -4,7 +4,7 @@
  */
 import { scaledDelay } from '../../replay/modes.js';
 import type { Timing } from '../../http/types.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import { elapsedSince, type Call } from '../../engine/call.js';
 import { exchangeRecord, type Answer } from '../../engine/record.js';
 import type { ResponseSink } from '../../http/sink.js';
@@ -48,7 +48,7 @@ export function servedAnswer(reply: Reply | { status: number; headers: HeaderMap
   if ('messages' in reply) {
     if (reply.sse)
       response.events = reply.messages.map((m): SseEvent => ({
-        offsetMs: round(m.offsetMs),
+        offsetMs: roundMs(m.offsetMs),
         event: 'message',
         data: JSON.stringify(m.message),
       }));
@@ -58,7 +58,7 @@ export function servedAnswer(reply: Reply | { status: number; headers: HeaderMap
   } else {
     response.body = reply.body === undefined ? { kind: 'empty' } : { kind: 'json', json: reply.body };
   }
-  return { response, timing: { durationMs: round(durationMs) } };
+  return { response, timing: { durationMs: roundMs(durationMs) } };
 }
 
 /** The replay tape's record of an answer tapedeck gave itself, lasting until now. */

@@ -14,7 +14,7 @@ import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { requestSideMcp, type Message } from '../../providers/mcp.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
 import type { SseEvent } from '../../tape/schema.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import { httpCall } from '../../http/http-call.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import type { ResponseSink } from '../../http/sink.js';
@@ -131,7 +131,7 @@ export class LegacySseTransport implements ReplayTransport<LegacyPost> {
   /** Write an event to the stream; resolves once the client can take more, false once it has gone. */
   private push(event: string, data: string): Promise<boolean> {
     if (this.stream === undefined || this.stream.gone) return Promise.resolve(false);
-    this.events.push({ offsetMs: round(performance.now() - this.get.t0), event, data });
+    this.events.push({ offsetMs: roundMs(performance.now() - this.get.t0), event, data });
     return this.stream.write(sseEvent(event, data));
   }
 }

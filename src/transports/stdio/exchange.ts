@@ -15,7 +15,7 @@ import type { Answer } from '../../engine/record.js';
 import type { TimedMessage } from '../../providers/mcp.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
 import type { Body, RequestRecord, SseEvent } from '../../tape/schema.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 
 export function stdioRequest(message: unknown, method: 'POST' | 'GET' = 'POST'): RequestRecord {
   return { method, path: '/', query: [], headers: {}, body: method === 'GET' ? { kind: 'empty' } : { kind: 'json', json: message } };
@@ -54,7 +54,7 @@ export function acceptedAnswer(): Answer {
 }
 
 export function stdioEvent(message: unknown, offsetMs: number): SseEvent {
-  return { offsetMs: round(offsetMs), event: 'message', data: JSON.stringify(message) };
+  return { offsetMs: roundMs(offsetMs), event: 'message', data: JSON.stringify(message) };
 }
 
 /** The matcher's view of an incoming stdio message. */

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../../log.js';
 import { createExchangeLog } from '../../engine/exchange-log.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import type { NewExchange, TapeWriter } from '../../tape/stores/tape-writer.js';
 import type { Arrival } from '../../engine/call.js';
 import { exchangeRecord } from '../../engine/record.js';
@@ -96,7 +96,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
     if ('answered' in routed) {
       const req = routed.answered;
       const elapsed = at - req.t0;
-      const timing = { ttfbMs: round(req.firstEventMs ?? elapsed), durationMs: round(elapsed) };
+      const timing = { ttfbMs: roundMs(req.firstEventMs ?? elapsed), durationMs: roundMs(elapsed) };
       const answer = stdioAnswer(req.events, { offsetMs: elapsed, message: msg }, timing);
       write(exchangeRecord(stdioCall(route, req.at, req.message), answer, { notes: req.notes }));
     } else if ('orphan' in routed) {
@@ -132,7 +132,7 @@ export async function recordStdio(opts: StdioRecordOptions): Promise<number> {
   await new Promise<void>((r) => (child.stdout.readableEnded || child.stdout.destroyed ? r() : child.stdout.once('close', r)));
   opts.stdin.unpipe(child.stdin);
   for (const req of open.drain()) {
-    const answer = stdioAnswer(req.events, undefined, { durationMs: round(performance.now() - req.t0) });
+    const answer = stdioAnswer(req.events, undefined, { durationMs: roundMs(performance.now() - req.t0) });
     answer.error = { code: 'SERVER_EXITED', message: `the server exited (code ${code}) before answering`, phase: 'stream' };
     write(exchangeRecord(stdioCall(route, req.at, req.message), answer, { notes: req.notes }));
   }

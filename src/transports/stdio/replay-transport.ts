@@ -19,7 +19,7 @@ import { rpcErrorMessage } from '../../providers/errors.js';
 import type { Message } from '../../providers/mcp.js';
 import { isRequestMessage } from '../../providers/mcp-batch.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
 import type { Decision, Forwarded } from '../mcp/engine.js';
 import { Pacer } from '../mcp/pace.js';
@@ -99,7 +99,7 @@ export class StdioReplayTransport implements ReplayTransport<StdioArrival> {
 
   answerOf(d: Decision, call: Call): Answer {
     if (d.kind === 'accepted') return acceptedAnswer();
-    return stdioAnswer(d.messages.slice(0, -1), d.messages.at(-1), { durationMs: round(d.at - call.t0) });
+    return stdioAnswer(d.messages.slice(0, -1), d.messages.at(-1), { durationMs: roundMs(d.at - call.t0) });
   }
 
   /** A miss that goes live: the real server, started on first need, answers it. */

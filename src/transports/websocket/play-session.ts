@@ -10,7 +10,7 @@ import { scaledDelay } from '../../replay/modes.js';
 import type { SessionPlay } from '../../replay/session-pool.js';
 import { encodeFrameData, frameBytes } from '../../tape/frame.js';
 import type { MatchInfo, WsFrame } from '../../tape/schema.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import type { PickedFault } from '../../engine/faults/fault-plan.js';
 import { exchangeRecord } from '../../engine/record.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
@@ -39,7 +39,7 @@ export async function playSession(
   missEvent: MissEvent | undefined,
   fault?: PickedFault,
 ): Promise<void> {
-  const elapsed = (): number => round(performance.now() - up.t0);
+  const elapsed = (): number => roundMs(performance.now() - up.t0);
   const recorded = play.source;
   const head = recorded.response?.headers ?? {};
   const protocol = head['sec-websocket-protocol'];

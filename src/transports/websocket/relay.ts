@@ -13,7 +13,7 @@ import { detectLlmApi } from '../../providers/detect.js';
 import { httpError } from '../../providers/errors.js';
 import { upstreamUrl } from '../../tape/routes.js';
 import type { ExchangeError, MatchInfo, WsFrame } from '../../tape/schema.js';
-import { round } from '../../tape/sse.js';
+import { roundMs } from '../../tape/timing.js';
 import type { TapeWriter } from '../../tape/stores/tape-writer.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { createFlow, type Flow } from './flow.js';
@@ -51,7 +51,7 @@ export interface RelayOptions {
 
 /** Relay one session; resolves once it has ended and its end is on the tape (or could not be). Never rejects. */
 export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<void> {
-  const elapsed = (): number => round(performance.now() - up.t0);
+  const elapsed = (): number => roundMs(performance.now() - up.t0);
   const query = opts.rewrite?.query ? opts.rewrite.query(up.query) : up.query;
   const rawQuery = opts.rewrite?.query ? undefined : up.rawQuery;
   const url = upstreamUrl(up.route, up.path, query, rawQuery).replace(/^http/i, 'ws');

@@ -15,7 +15,7 @@ import { nodeSink, type ResponseSink } from '../../../src/http/sink.js';
 import { eventLines } from '../../../src/tape/event-file.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
 import type { Exchange, SseEvent } from '../../../src/tape/schema.js';
-import { sseEventText } from '../../../src/tape/sse.js';
+import { sseEventText } from '../../../src/tape/framing/sse.js';
 import type { StoredBody } from '../../../src/tape/store.js';
 
 const MiB = 1024 * 1024;

@@ -1,5 +1,13 @@
+/**
+ * Server-sent events (`text/event-stream`), the framing of most LLM streams and of MCP's: the splitter that finds each
+ * event block with its exact text, the canonical text of an event's fields, and `sseFraming`, the framing seam's SSE
+ * implementation (`framing.ts`). An event ends at a blank line, and a line ends at `\n`, `\r\n` or `\r` (the
+ * spec's three), mixed as they come, across chunks, and at the end of the stream.
+ */
 import { StringDecoder } from 'node:string_decoder';
-import type { ResponseRecord, SseEvent } from './schema.js';
+import type { SseEvent } from '../schema.js';
+import { roundMs } from '../timing.js';
+import type { FrameDecoder, StreamFraming } from './framing.js';
 
 /** One event block as it arrived: parsed fields plus the exact text, terminator included. */
 export interface SseBlock {
@@ -56,16 +64,22 @@ export class SseSplitter {
     return this.push(text);
   }
 
-  /** The end of the bytes given to {@link write}: a character cut short becomes U+FFFD. */
+  /**
+   * The end of the stream: a character cut short becomes U+FFFD, and a `\r` the stream ended on ends its line (it
+   * was held in case a `\n` followed), so an event closed by `\r\r` at the very end is complete.
+   */
   end(): SseBlock[] {
     const text = this.decoder?.end() ?? '';
-    return text === '' ? [] : this.push(text);
+    const blocks = text === '' ? [] : this.push(text);
+    if (this.carry.endsWith('\r')) blocks.push(...this.push('', true));
+    return blocks;
   }
 
-  push(text: string): SseBlock[] {
+  /** Decoded text as it arrives; `final`: no more follows (a trailing `\r` is a whole line ending). */
+  push(text: string, final = false): SseBlock[] {
     const window = this.carry + text;
     // A trailing '\r' may be the first half of '\r\n': wait for the next chunk before deciding.
-    const searchable = window.endsWith('\r') ? window.slice(0, -1) : window;
+    const searchable = !final && window.endsWith('\r') ? window.slice(0, -1) : window;
     // Most streams use '\n' alone: then a block ends at the next '\n\n', which indexOf finds several times faster.
     const lfOnly = !searchable.includes('\r');
     const blocks: SseBlock[] = [];
@@ -173,7 +187,7 @@ export function serializeSseFields(ev: {
 
 /** A tape event from a block: `raw` is kept only when the canonical text would differ. */
 export function toSseEvent(block: SseBlock, offsetMs: number): SseEvent {
-  const ev: SseEvent = { offsetMs: round(offsetMs), data: block.data };
+  const ev: SseEvent = { offsetMs: roundMs(offsetMs), data: block.data };
   if (block.event !== undefined) ev.event = block.event;
   if (block.id !== undefined) ev.id = block.id;
   if (block.retry !== undefined) ev.retry = block.retry;
@@ -186,11 +200,41 @@ export function sseEventText(ev: SseEvent): string {
   return ev.raw ?? serializeSseFields(ev);
 }
 
-/** Whether a recorded answer is an event stream (its events in the line, or stored apart). */
-export function isStreamed(response: Pick<ResponseRecord, 'events' | 'eventsFile'>): boolean {
-  return response.events !== undefined || response.eventsFile !== undefined;
+/** Whether a content type is an event stream. */
+export function isEventStream(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.toLowerCase().startsWith('text/event-stream');
 }
 
-export function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+/** One answer's SSE bytes as tape events (offsets left at 0 for the caller to stamp). */
+class SseDecoder implements FrameDecoder {
+  private readonly splitter = new SseSplitter();
+
+  feed(bytes: Uint8Array): SseEvent[] {
+    return events(this.splitter.write(bytes));
+  }
+
+  end(): SseEvent[] {
+    return events(this.splitter.end());
+  }
+
+  rest(): string {
+    return this.splitter.rest();
+  }
 }
+
+function events(blocks: SseBlock[]): SseEvent[] {
+  const out: SseEvent[] = [];
+  for (const block of blocks) out.push(toSseEvent(block, 0));
+  return out;
+}
+
+/**
+ * SSE behind the framing seam. A leading byte order mark is dropped (as `EventSource` drops it): the one thing of the
+ * bytes the events do not give back.
+ */
+export const sseFraming: StreamFraming = {
+  name: 'sse',
+  accepts: isEventStream,
+  decoder: () => new SseDecoder(),
+  encode: sseEventText,
+};
