@@ -17,10 +17,14 @@ const MCP = { name: 'MCP server', port: 8902, script: 'mcp-server.mjs', args: ['
 const SERVERS = [LLM, MCP];
 const say = (line) => process.stdout.write(`kit: ${line}\n`);
 
-/** The kit server on `port`, as its `GET /` describes itself; undefined when nothing (or something else) answers. */
+/**
+ * The kit server on `port`, as its `GET /` describes itself; undefined when nothing (or something else) answers. A
+ * port nothing listens on is refused at once; a server that is only slow (a busy machine) gets 10 s to answer, so
+ * `stop` never takes a slow server for none and leaves it running.
+ */
 async function probe(port) {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
+    const res = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(10_000) });
     const body = await res.json();
     return typeof body?.pid === 'number' && /tapedeck/.test(body.name ?? '') ? body : undefined;
   } catch {

@@ -19,6 +19,7 @@ import { startProxy } from '../../src/front/server.js';
 import { loadTape } from '../../src/tape/tape-reader.js';
 import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import type { StoredBody } from '../../src/tape/store.js';
+import { STREAMED_BODY_BYTES } from '../../src/tape/large-body.js';
 import { runCli } from '../helpers/cli.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startEverything, type EverythingServer } from '../helpers/everything-server.js';
@@ -41,6 +42,11 @@ let other: ScriptedUpstream;
 const OTHER_SECRET = `sk-proj-${'Q7'.repeat(16)}`;
 /** 20 KiB of an answer. */
 const HUGE_PART = 'All work and no play. '.repeat(931);
+/**
+ * Parts of an answer just over what drift may hold (16 MiB, STREAMED_BODY_BYTES): the behaviour of an answer too large
+ * to hold, at the least size that shows it (how fast a large one goes is bench/drift-large.mjs's, at 100 MB).
+ */
+const HUGE_PARTS = Math.ceil((STREAMED_BODY_BYTES + 1024 * 1024) / HUGE_PART.length);
 let mcp: EverythingServer;
 /** The upstream as it was when the tapes were recorded, and as it is today. */
 let phase: 'record' | 'drift' = 'record';
@@ -52,10 +58,10 @@ function script(scenario: string, req: SeenRequest): Reply {
   const today = phase === 'drift';
   switch (scenario) {
     case 'huge':
-      // Today's answer is 40 MB: more than drift may hold.
-      return openaiChat({ content: today ? HUGE_PART.repeat(2000) : PARIS });
+      // Today's answer is over 16 MiB: more than drift may hold.
+      return openaiChat({ content: today ? HUGE_PART.repeat(HUGE_PARTS) : PARIS });
     case 'huge-stream':
-      return openaiChatStream({ parts: today ? Array.from({ length: 2000 }, () => HUGE_PART) : ['Paris', ' is the capital.'] });
+      return openaiChatStream({ parts: today ? Array.from({ length: HUGE_PARTS }, () => HUGE_PART) : ['Paris', ' is the capital.'] });
     case 'echo':
       // An upstream that puts the key it was sent, and another key, in its error.
       return today
@@ -503,7 +509,7 @@ describe('drift keeps keys where they belong', () => {
 });
 
 describe('an answer too large to hold', () => {
-  it('a 40 MB JSON answer is kept apart as it streams, never parsed: said so, and refreshed byte for byte', async () => {
+  it('a JSON answer over 16 MiB is kept apart as it streams, never parsed: said so, and refreshed byte for byte', async () => {
     const { report } = await drift('huge', '--refresh', '--save-as', 'huge-today');
     const call = report.calls[0]!;
     // Not read, so neither its text nor its tool calls are compared: only that it was not.
@@ -521,23 +527,25 @@ describe('an answer too large to hold', () => {
     // Stored as the bytes it came as (text), not as JSON drift parsed.
     expect(body).toMatchObject({ kind: 'file', encoding: 'text' });
     const text = (await createDirStore(dir).readBlob('huge-today', body as StoredBody)).toString();
-    expect((JSON.parse(text) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(HUGE_PART.repeat(2000));
-  }, 60_000);
+    expect((JSON.parse(text) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(
+      HUGE_PART.repeat(HUGE_PARTS),
+    );
+  }, 120_000);
 
-  it('a 40 MB stream is kept apart event by event, its shape compared as it is read back, and refreshed', async () => {
+  it('a stream over 16 MiB is kept apart event by event, its shape compared as it is read back, and refreshed', async () => {
     const { report } = await drift('huge-stream', '--refresh', '--save-as', 'huge-stream-today');
     const call = report.calls[0]!;
     expect(call.findings.filter((f) => f.aspect === 'stream' || f.aspect === 'shape')).toEqual([]);
     const tape = await createDirStore(dir).load('huge-stream-today', { resolveFiles: false });
     expect(tape.header.format).toBe(3);
-    expect(tape.exchanges[0]?.response?.eventsFile).toMatchObject({ kind: 'file', events: 2003 });
-    expect(tape.exchanges[0]?.llm?.outputText).toBe(HUGE_PART.repeat(2000));
+    expect(tape.exchanges[0]?.response?.eventsFile).toMatchObject({ kind: 'file', events: HUGE_PARTS + 3 });
+    expect(tape.exchanges[0]?.llm?.outputText).toBe(HUGE_PART.repeat(HUGE_PARTS));
     // The refreshed tape has drifted no more.
     expect((await drift('huge-stream-today')).report.verdict).toBe('unchanged');
-  }, 60_000);
+  }, 120_000);
 
   it('--refresh over the tape itself keeps the large bodies of the calls it did not send', async () => {
-    // huge-today, copied as `kept` with a plain HTTP call (never sent) holding the same 40 MB body.
+    // huge-today, copied as `kept` with a plain HTTP call (never sent) holding the same large body.
     const text = readFileSync(path.join(dir, 'huge-today.jsonl'), 'utf8').replaceAll('huge-today.files/', 'kept.files/');
     const [header, line] = text.trim().split('\n') as [string, string];
     const plain = JSON.parse(line) as Record<string, unknown>;

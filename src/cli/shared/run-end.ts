@@ -60,13 +60,27 @@ export function runEndLines(
   ];
 }
 
-/** The exchanges on the tape just written (none when it holds none, or cannot be read: the head line still prints). */
-export async function endedExchanges(store: TapeStore, tape: EndedTape, log: Logger): Promise<readonly Exchange[]> {
-  if (tape.count === 0) return [];
+/** How long the end of a run waits to read its tape back (a store that has gone silent does not hold the exit). */
+const READ_BACK_MS = 5_000;
+
+/**
+ * The exchanges on the tape just written: none when it holds none, when it could not be written completely (its store
+ * failed: reading it back would wait on that store), or when it cannot be read back within READ_BACK_MS. The head line
+ * prints either way.
+ */
+export async function endedExchanges(store: TapeStore, tape: EndedTape & { failed: boolean }, log: Logger): Promise<readonly Exchange[]> {
+  if (tape.count === 0 || tape.failed) return [];
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), READ_BACK_MS)));
   try {
-    return (await store.load(tape.name, { resolveFiles: false })).exchanges;
+    const read = store.load(tape.name, { resolveFiles: false }).then((t) => t.exchanges);
+    const exchanges = await Promise.race([read, late]);
+    if (exchanges === undefined) log.warn({ tape: tape.name }, 'the tape could not be read back in time for the end-of-run line');
+    return exchanges ?? [];
   } catch (err) {
     log.warn({ err: (err as Error).message, tape: tape.name }, 'could not read the tape back for the end-of-run line');
     return [];
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -160,7 +160,8 @@ export async function serveUntilSignal(
   // The count is what is on disk: a line that could not be written is not counted.
   const tapeKind = proxy.source !== undefined ? 'replay tape' : 'tape';
   const tape = { name: proxy.writer.name, path: proxy.writer.path, count: proxy.writer.count, replay: proxy.source !== undefined };
-  noticeLines(ctx, runEndLines(tape, await endedExchanges(store, tape, log), undefined, { explain: ctx.values.explain === true }));
+  const exchanges = await endedExchanges(store, { ...tape, failed: proxy.writer.failure !== undefined }, log);
+  noticeLines(ctx, runEndLines(tape, exchanges, undefined, { explain: ctx.values.explain === true }));
   log.flush();
   const failed = proxy.writer.failure;
   if (failed === undefined) return after ? after(0) : 0;

@@ -54,7 +54,7 @@ export async function runWrapped(
   const how = result.signal ? `was ended by ${result.signal}` : `exited with code ${result.exitCode}`;
   // How each call was answered, read back from the tape: misses, blocks, faults, what failed upstream.
   const tape = { ...result.tape, replay: proxy.mode === 'replay' && proxy.keepEmpty !== true };
-  const exchanges = await endedExchanges(storeOf(proxy), tape, log);
+  const exchanges = await endedExchanges(storeOf(proxy), { ...tape, failed: result.tapeFailure !== undefined }, log);
   noticeLines(ctx, runEndLines(tape, exchanges, `${command} ${how}`, { explain: ctx.values.explain === true }));
   if (result.passedThrough.size > 0) {
     const hosts = [...result.passedThrough].map(([host, n]) => `${host} (${n})`).join(', ');

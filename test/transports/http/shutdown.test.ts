@@ -60,12 +60,10 @@ describe('shutdown and upstream timeouts', () => {
     );
     const before = arrived.length;
     await until(() => arrived.length > before, 'the request to reach the upstream');
-    const t0 = performance.now();
     child.kill('SIGTERM');
+    // The upstream never answers: a stop that waited for it would never end (the test's own timeout is the bound).
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const took = performance.now() - t0;
     expect(code, stderr).toBe(0);
-    expect(took).toBeLessThan(5000); // the default bound; in practice it is immediate
     // The client is not left hanging: its connection ends with the proxy (an answer may not make it out first).
     expect([502, 'reset']).toContain(await pending);
     await until(() => closed.length > before, 'the upstream request to be cancelled');
@@ -102,10 +100,9 @@ describe('shutdown and upstream timeouts', () => {
       timeouts: { responseMs: 300 },
     });
     try {
-      const t0 = performance.now();
+      // The upstream never answers: only the response timeout can end this request.
       const res = await chat(proxy.url);
       expect(res.status).toBe(502);
-      expect(performance.now() - t0).toBeLessThan(4000);
       expect(await res.text()).toContain('UND_ERR_HEADERS_TIMEOUT');
     } finally {
       await proxy.close();

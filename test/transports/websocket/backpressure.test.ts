@@ -21,6 +21,11 @@ const MESSAGE = 64 * 1024;
 /** What the sender tries to send: far more than tapedeck may hold plus what the kernel buffers on loopback. */
 const TOTAL = 96 * 1024 * 1024;
 const COUNT = TOTAL / MESSAGE;
+/**
+ * A hang guard, not a speed check: 96 MB through tapedeck and onto its tape takes ~15 s alone and several times that on
+ * a loaded two-core machine (how fast it goes is the bench's).
+ */
+const HANG_GUARD = 240_000;
 
 let dir: string;
 beforeAll(() => {
@@ -92,79 +97,87 @@ function receiver(ws: WebSocket): Promise<number[]> {
 const inOrder = Array.from({ length: COUNT }, (_, i) => i);
 
 describe('a WebSocket peer that never reads', () => {
-  it('the client: tapedeck pauses the upstream, holds a bounded amount, and delivers everything once the client reads', async () => {
-    let upstreamFlood: { sent: () => number } | undefined;
-    const upstream = await startWsUpstream({ open: (c: WsConnection) => void (upstreamFlood = flood(c.ws)), message: () => undefined });
-    const { log, seen } = capturedLog();
-    const proxy = await startProxy({
-      mode: 'record',
-      tape: 'to-client',
-      dir,
-      port: 0,
-      log,
-      routes: [{ prefix: '/ws', upstream: upstream.url }],
-    });
-    const client = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws/stream`);
-    await new Promise((r) => client.once('open', r));
-    client.pause();
-    const all = receiver(client);
+  it(
+    'the client: tapedeck pauses the upstream, holds a bounded amount, and delivers everything once the client reads',
+    async () => {
+      let upstreamFlood: { sent: () => number } | undefined;
+      const upstream = await startWsUpstream({ open: (c: WsConnection) => void (upstreamFlood = flood(c.ws)), message: () => undefined });
+      const { log, seen } = capturedLog();
+      const proxy = await startProxy({
+        mode: 'record',
+        tape: 'to-client',
+        dir,
+        port: 0,
+        log,
+        routes: [{ prefix: '/ws', upstream: upstream.url }],
+      });
+      const client = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws/stream`);
+      await new Promise((r) => client.once('open', r));
+      client.pause();
+      const all = receiver(client);
 
-    // Without backpressure the sender sends all of it (tapedeck holds it); with it, the sender is held back.
-    expect(await stalled(() => upstreamFlood!.sent())).toBeLessThan(COUNT);
-    await seen('WebSocket backpressure: paused', 'server->client');
-    const sent = await stalled(() => upstreamFlood!.sent());
-    // What tapedeck may hold, plus what the kernel buffers on the way (both sockets, both ends; ~10 MB seen on Linux).
-    expect(sent * MESSAGE).toBeLessThan(HIGH_WATER_BYTES + 40 * 1024 * 1024);
+      // Without backpressure the sender sends all of it (tapedeck holds it); with it, the sender is held back.
+      expect(await stalled(() => upstreamFlood!.sent())).toBeLessThan(COUNT);
+      await seen('WebSocket backpressure: paused', 'server->client');
+      const sent = await stalled(() => upstreamFlood!.sent());
+      // What tapedeck may hold, plus what the kernel buffers on the way (both sockets, both ends; ~10 MB seen on Linux).
+      expect(sent * MESSAGE).toBeLessThan(HIGH_WATER_BYTES + 40 * 1024 * 1024);
 
-    client.resume();
-    expect(await all).toEqual(inOrder);
-    await seen('WebSocket backpressure: resumed', 'server->client');
-    client.close();
-    await new Promise((r) => client.once('close', r));
-    await proxy.close();
-    await upstream.close();
-    const tape = await readTape(path.join(dir, 'to-client.jsonl'));
-    expect(tape.exchanges[0]?.websocket?.frames.filter((f) => f.from === 'server' && f.kind === 'binary')).toHaveLength(COUNT);
-  });
+      client.resume();
+      expect(await all).toEqual(inOrder);
+      await seen('WebSocket backpressure: resumed', 'server->client');
+      client.close();
+      await new Promise((r) => client.once('close', r));
+      await proxy.close();
+      await upstream.close();
+      const tape = await readTape(path.join(dir, 'to-client.jsonl'));
+      expect(tape.exchanges[0]?.websocket?.frames.filter((f) => f.from === 'server' && f.kind === 'binary')).toHaveLength(COUNT);
+    },
+    HANG_GUARD,
+  );
 
-  it('the upstream: tapedeck pauses the client, holds a bounded amount, and delivers everything once the upstream reads', async () => {
-    let upstreamWs: WebSocket | undefined;
-    let upstreamGot: Promise<number[]> | undefined;
-    const upstream = await startWsUpstream({
-      open: (c: WsConnection) => {
-        upstreamWs = c.ws;
-        c.ws.pause();
-        upstreamGot = receiver(c.ws);
-      },
-      message: () => undefined,
-    });
-    const { log, seen } = capturedLog();
-    const proxy = await startProxy({
-      mode: 'record',
-      tape: 'to-server',
-      dir,
-      port: 0,
-      log,
-      routes: [{ prefix: '/ws', upstream: upstream.url }],
-    });
-    const client = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws/stream`);
-    await new Promise((r) => client.once('open', r));
-    const clientFlood = flood(client);
+  it(
+    'the upstream: tapedeck pauses the client, holds a bounded amount, and delivers everything once the upstream reads',
+    async () => {
+      let upstreamWs: WebSocket | undefined;
+      let upstreamGot: Promise<number[]> | undefined;
+      const upstream = await startWsUpstream({
+        open: (c: WsConnection) => {
+          upstreamWs = c.ws;
+          c.ws.pause();
+          upstreamGot = receiver(c.ws);
+        },
+        message: () => undefined,
+      });
+      const { log, seen } = capturedLog();
+      const proxy = await startProxy({
+        mode: 'record',
+        tape: 'to-server',
+        dir,
+        port: 0,
+        log,
+        routes: [{ prefix: '/ws', upstream: upstream.url }],
+      });
+      const client = new WebSocket(`${proxy.url.replace('http', 'ws')}/ws/stream`);
+      await new Promise((r) => client.once('open', r));
+      const clientFlood = flood(client);
 
-    // Without backpressure the sender sends all of it (tapedeck holds it); with it, the sender is held back.
-    expect(await stalled(() => clientFlood.sent())).toBeLessThan(COUNT);
-    await seen('WebSocket backpressure: paused', 'client->server');
-    const sent = await stalled(() => clientFlood.sent());
-    // What tapedeck may hold, plus what the kernel buffers on the way (both sockets, both ends; ~10 MB seen on Linux).
-    expect(sent * MESSAGE).toBeLessThan(HIGH_WATER_BYTES + 40 * 1024 * 1024);
+      // Without backpressure the sender sends all of it (tapedeck holds it); with it, the sender is held back.
+      expect(await stalled(() => clientFlood.sent())).toBeLessThan(COUNT);
+      await seen('WebSocket backpressure: paused', 'client->server');
+      const sent = await stalled(() => clientFlood.sent());
+      // What tapedeck may hold, plus what the kernel buffers on the way (both sockets, both ends; ~10 MB seen on Linux).
+      expect(sent * MESSAGE).toBeLessThan(HIGH_WATER_BYTES + 40 * 1024 * 1024);
 
-    upstreamWs!.resume();
-    expect(await upstreamGot).toEqual(inOrder);
-    client.close();
-    await new Promise((r) => client.once('close', r));
-    await proxy.close();
-    await upstream.close();
-    const tape = await readTape(path.join(dir, 'to-server.jsonl'));
-    expect(tape.exchanges[0]?.websocket?.frames.filter((f) => f.from === 'client' && f.kind === 'binary')).toHaveLength(COUNT);
-  });
+      upstreamWs!.resume();
+      expect(await upstreamGot).toEqual(inOrder);
+      client.close();
+      await new Promise((r) => client.once('close', r));
+      await proxy.close();
+      await upstream.close();
+      const tape = await readTape(path.join(dir, 'to-server.jsonl'));
+      expect(tape.exchanges[0]?.websocket?.frames.filter((f) => f.from === 'client' && f.kind === 'binary')).toHaveLength(COUNT);
+    },
+    HANG_GUARD,
+  );
 });
