@@ -24,6 +24,8 @@ const USAGE_ERRORS: ReadonlySet<ErrorCode> = new Set([
   'TAPE_NOT_FOUND',
   // A tape already there (record without --overwrite or --append, push, pull): refused before anything is written.
   'TAPE_EXISTS',
+  // A tape in a format this tapedeck cannot read (a newer one wrote it): refused, naming that tapedeck.
+  'TAPE_FORMAT_UNSUPPORTED',
   'MISSING_CREDENTIALS',
 ]);
 

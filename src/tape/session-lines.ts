@@ -3,7 +3,7 @@
  * the session opens, `frames` lines as messages are relayed, an `end` line when it ends. The writer side is
  * `TapeWriter.begin`; this is the reader side: the continuation lines merged into their exchange, in file order.
  */
-import { unknownFields, unknownFieldsMessage } from './unknown-fields.js';
+import { unknownFields, type UnknownFieldsTally } from './unknown-fields.js';
 import { EndLineSchema, FramesLineSchema, type Exchange } from './schema.js';
 
 /** What the reader could not use, as `tape-reader.ts` reports it. */
@@ -30,9 +30,14 @@ export const SESSION_CUT = 'SESSION_CUT';
 /**
  * Merge continuation lines into the exchanges they continue (in place): frames appended in order, the end applied.
  * A line for an exchange that is not on the tape, one after its end, or one that is not valid is a problem and is
- * skipped. A session with no end line reads as cut (`error.code` `SESSION_CUT`), never as complete.
+ * skipped; fields a line has that the format does not know go to `unknown`. A session with no end line reads as cut (`error.code` `SESSION_CUT`), never as complete.
  */
-export function mergeSessionLines(exchanges: readonly Exchange[], parts: readonly PartLine[], problems: Problem[]): void {
+export function mergeSessionLines(
+  exchanges: readonly Exchange[],
+  parts: readonly PartLine[],
+  problems: Problem[],
+  unknown?: UnknownFieldsTally,
+): void {
   const open = new Map<string, Exchange>();
   for (const ex of exchanges) if (ex.websocket !== undefined) open.set(ex.id, ex);
   const ended = new Set<string>();
@@ -47,11 +52,8 @@ export function mergeSessionLines(exchanges: readonly Exchange[], parts: readonl
       });
       continue;
     }
-    const unknown = unknownFields(part.value, parsed.data);
-    if (unknown.length > 0) {
-      problems.push({ line: part.line, message: unknownFieldsMessage(`the ${type} line`, unknown) });
-      continue;
-    }
+    // Fields a newer tapedeck added: ignored, named once for the tape by the reader.
+    unknown?.note(part.line, unknownFields(part.value, parsed.data));
     const id = parsed.data.exchange;
     const ex = open.get(id);
     if (ex === undefined || ended.has(id)) {

@@ -11,7 +11,7 @@ import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
 import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
-import { unknownFields, unknownFieldsMessage } from './unknown-fields.js';
+import { contentInUnknownField, lostContentMessage, unknownFields, unknownFieldsTally } from './unknown-fields.js';
 import { blobMismatch, inlineBody } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { STREAMED_BODY_BYTES, verifiedBlobStream } from './large-body.js';
@@ -46,6 +46,8 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
   const exchanges: Exchange[] = [];
   // Continuation records of sessions (`frames`, `end`), merged into their exchanges once all are read.
   const parts: PartLine[] = [];
+  // Fields this tapedeck does not know (a newer one wrote them): ignored, named once for the tape.
+  const unknown = unknownFieldsTally();
   const all = [...records];
   for (let i = 0; i < all.length; i++) {
     const { line, text } = all[i] as TapeRecord;
@@ -71,6 +73,7 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
     }
     if (header === undefined) {
       header = parseHeader(where, value, line);
+      unknown.note(line, unknownFields(value, header));
       continue;
     }
     if (isPartLine(value)) {
@@ -86,15 +89,18 @@ export function parseTapeRecords(where: string, records: Iterable<TapeRecord>, o
       });
       continue;
     }
-    const unknown = unknownFields(value, ex.data);
-    if (unknown.length > 0) {
-      problems.push({ line, message: unknownFieldsMessage('the exchange', unknown) });
+    const fields = unknownFields(value, ex.data);
+    if (fields.length > 0 && contentInUnknownField(ex.data, fields)) {
+      problems.push({ line, message: lostContentMessage(fields) });
       continue;
     }
+    unknown.note(line, fields);
     exchanges.push(ex.data);
   }
   if (header === undefined) throw new TapedeckError('TAPE_CORRUPT', `${where}: empty tape (no header line)`, { status: 500 });
-  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems);
+  if (parts.length > 0 || exchanges.some((ex) => ex.websocket !== undefined)) mergeSessionLines(exchanges, parts, problems, unknown);
+  const ignored = unknown.problem(header.tapedeck);
+  if (ignored !== undefined) problems.push(ignored);
   return { header, exchanges, problems };
 }
 
