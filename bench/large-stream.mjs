@@ -5,9 +5,12 @@
 // `export --format har` of the tape (each its own process: seconds and peak RSS from /usr/bin/time).
 // BENCH_CLI runs another build (e.g. a checkout of the commit before, to measure "before");
 // BENCH_RECORD_CLI records with one build and replays with BENCH_CLI (an older tape, its events in its line).
+// Replay start: `tapedeck replay` of the tape started BENCH_ROUNDS times (default 3): seconds until it listens, its RSS
+// then and its peak while loading, the medians, beside a replay of a tape with no exchange (what a replay costs
+// without them); BENCH_BASELINE=DIR (another checkout with its dist/ built) adds its rows, the two alternated.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +23,8 @@ const CLI = process.env.BENCH_CLI ?? path.join(ROOT, 'dist/cli/main.js');
 const RECORD_CLI = process.env.BENCH_RECORD_CLI ?? CLI;
 const MB = Number(process.env.BENCH_STREAM_MB ?? 300);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BASELINE = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE, 'dist/cli/main.js') : undefined;
 
 function rssMb(pid, field) {
   const file = `/proc/${pid}/status`;
@@ -97,6 +102,49 @@ function ask(url, idleMs = 0, onIdle = () => undefined) {
   });
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** `tapedeck replay` of `tape` started and stopped: seconds until it listens, its RSS then, its peak so far (MB). */
+async function replayStart(cli, dir, tape) {
+  const t0 = performance.now();
+  const play = await start([cli, 'replay', '--tape', tape, '--dir', dir, '--port', '0']);
+  const s = (performance.now() - t0) / 1000;
+  const out = { s, rss: rssMb(play.pid, 'VmRSS'), peak: rssMb(play.pid, 'VmHWM') };
+  await play.stop();
+  return out;
+}
+
+/**
+ * Replay start rows: each build (this one, and BENCH_BASELINE's) on the tape and on a tape with no exchange,
+ * alternated round by round, medians.
+ */
+async function replayStartRows(dir) {
+  const header = readFileSync(path.join(dir, 'stream.jsonl'), 'utf8').split('\n')[0];
+  writeFileSync(path.join(dir, 'empty.jsonl'), header.replace('"name":"stream"', '"name":"empty"') + '\n');
+  const builds = [['', CLI], ...(BASELINE ? [[' (baseline)', BASELINE]] : [])];
+  const runs = new Map();
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [label, cli] of builds)
+      for (const tape of ['stream', 'empty']) {
+        const key = `${tape}${label}`;
+        runs.set(key, [...(runs.get(key) ?? []), await replayStart(cli, dir, tape)]);
+      }
+  const rows = [];
+  for (const [label] of builds)
+    for (const [tape, what] of [
+      ['stream', `replay start, the ${MB} MB stream on the tape${label}`],
+      ['empty', `replay start, a tape with no exchange${label}`],
+    ]) {
+      const rs = runs.get(`${tape}${label}`);
+      const s = median(rs.map((x) => x.s));
+      rows.push([
+        `${what}: ${s.toFixed(2)} s to listen, RSS then; peak ${median(rs.map((x) => x.peak)).toFixed(0)} MB`,
+        median(rs.map((x) => x.rss)),
+      ]);
+    }
+  return rows;
+}
+
 /** Run a CLI command in its own process: seconds, peak RSS (MB), exit code, the last line of stderr. */
 function timed(args) {
   const t0 = performance.now();
@@ -124,6 +172,7 @@ export async function run() {
     if (got.status !== 200 || got.sha256 !== sha) rows.push(['  the client got', `${got.status}, ${got.bytes} bytes, not the stream`]);
     rows.push([`  on the tape`, onTape ? `yes (format ${JSON.parse(tape[0]).format})` : 'no']);
 
+    if (onTape) rows.push(...(await replayStartRows(dir)));
     if (onTape) {
       const play = await start([CLI, 'replay', '--tape', 'stream', '--dir', dir, '--port', '0']);
       const loaded = rssMb(play.pid, 'VmRSS');

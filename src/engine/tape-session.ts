@@ -43,8 +43,9 @@ export interface ReplaySessionOptions extends SessionCommon {
   /** Keep a replay tape that no request reached (default: it is removed on close, leaving no clutter). */
   keepEmpty?: boolean | undefined;
   /**
-   * Leave bodies too large to hold (`STREAMED_BODY_BYTES`) in the store, checked, for the replayer to stream them
-   * (the HTTP proxy does; stdio replays load every body).
+   * Leave answers stored apart, and request bodies too large to hold (`STREAMED_BODY_BYTES`), in the store, checked to
+   * be there, for the replayer to stream them when it serves them (`ReadTapeOptions.answersApart`: the HTTP proxy
+   * does; stdio replays load every body).
    */
   streamLargeBodies?: boolean | undefined;
 }
@@ -110,7 +111,10 @@ export async function openTapeSession(opts: SessionOptions): Promise<TapeSession
   const saveAs = opts.saveAs ?? defaultReplayName(opts.tape);
   if (saveAs === opts.tape)
     throw new TapedeckError('BAD_ARGS', `a replay is saved as a tape of its own: "${saveAs}" is the tape it replays`);
-  const source = await opts.store.load(opts.tape, opts.streamLargeBodies === true ? { inlineUpTo: STREAMED_BODY_BYTES } : {});
+  const source = await opts.store.load(
+    opts.tape,
+    opts.streamLargeBodies === true ? { inlineUpTo: STREAMED_BODY_BYTES, answersApart: true } : {},
+  );
   await refuseTapeBeingRecorded(opts.store, opts.tape);
   // Fallbacks (built-in defaults), then the routes recorded on the tape, then any given now: later wins.
   const byPrefix = new Map([...(opts.fallbackRoutes ?? []), ...source.header.routes].map((r) => [r.prefix, r] as const));

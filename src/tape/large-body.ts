@@ -59,7 +59,9 @@ export function streamedEncoding(contentType: string | undefined, utf8: boolean)
 
 /**
  * The bytes of a stored body as a stream, checked against its recorded size and sha256 as they pass: a mismatch
- * fails the stream at its end (TAPE_CORRUPT), as `readBlob` would.
+ * fails the stream at its end (TAPE_CORRUPT), as `readBlob` would. The last chunk is held back until the check has
+ * passed, so whoever serves the stream as it comes (replay reads side files only when it serves them) never sends a
+ * whole answer that was not what was recorded: a client of a damaged one misses its end, and sees the answer cut.
  */
 export function verifiedBlobStream(
   open: () => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>,
@@ -70,10 +72,12 @@ export function verifiedBlobStream(
     (async function* () {
       const hash = createHash('sha256');
       let bytes = 0;
+      let held: Uint8Array | undefined;
       for await (const chunk of await open()) {
         hash.update(chunk);
         bytes += chunk.byteLength;
-        yield chunk;
+        if (held !== undefined) yield held;
+        held = chunk;
       }
       const sha256 = hash.digest('hex');
       if (bytes !== body.bytes || sha256 !== body.sha256)
@@ -81,6 +85,7 @@ export function verifiedBlobStream(
           'TAPE_CORRUPT',
           `stored body ${body.file} of ${where} is ${bytes} bytes with sha256 ${sha256.slice(0, 12)}..., recorded ${body.bytes} bytes, ${body.sha256.slice(0, 12)}...`,
         );
+      if (held !== undefined) yield held;
     })(),
     { objectMode: false },
   );

@@ -77,6 +77,14 @@ export interface ReadTapeOptions {
    * event (`tape/event-file.ts`). A stream is never held whole by reading a tape.
    */
   inlineUpTo?: number;
+  /**
+   * With `resolveFiles`: every answer stored apart (a response body or a stream's events, whatever its size) stays in
+   * the store, checked only to be there at its recorded size, and is read when it is served (`openBlob`, its bytes
+   * checked as they pass): what a replay holds, and how long it takes to start, do not grow with its recordings'
+   * answers. Request bodies (the matcher reads them), MCP answers (the MCP replay reads their messages) and WebSocket
+   * messages are read as without it.
+   */
+  answersApart?: boolean;
 }
 
 export interface WriterOptions {

@@ -3,19 +3,19 @@
  * reported with its position and skipped, never fatal), and the folder store's file reading on top of it.
  */
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
-import { readFile, readdir, realpath } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { TapedeckError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { resolveSideFile, sideDir, tapeFile, TAPE_EXT } from './paths.js';
-import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Body, type Exchange, type TapeHeader } from './schema.js';
+import { ExchangeSchema, TAPE_FORMATS_READ, TapeHeaderSchema, type Exchange, type TapeHeader } from './schema.js';
 import { isPartLine, mergeSessionLines, type PartLine } from './session-lines.js';
 import { contentInUnknownField, lostContentMessage, unknownFields, unknownFieldsTally } from './unknown-fields.js';
-import { blobMismatch, inlineBody } from './exchange-encoder.js';
+import { blobMismatch } from './exchange-encoder.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
-import { STREAMED_BODY_BYTES, verifiedBlobStream } from './large-body.js';
-import { parseEvents, readEvents } from './event-file.js';
+import { verifiedBlobStream } from './large-body.js';
+import { resolveStoredBodies, type SideFileAccess } from './stored-bodies.js';
 import type { LoadedTape, ReadTapeOptions, StoredBody, TapeProblem } from './store.js';
 
 export type { LoadedTape, ReadTapeOptions, TapeProblem } from './store.js';
@@ -128,13 +128,7 @@ export async function readTape(file: string, opts: ReadTapeOptions = {}): Promis
     throw err;
   }
   const { header, exchanges, problems } = parseTapeRecords(file, linesOf(text), { tornLast: !text.endsWith('\n') });
-  const usable =
-    opts.resolveFiles !== false
-      ? await resolveStoredBodies(exchanges, problems, (b) => readSideFile(file, b), {
-          above: opts.inlineUpTo,
-          open: (b) => streamSideFile(file, b),
-        })
-      : exchanges;
+  const usable = opts.resolveFiles !== false ? await resolveStoredBodies(exchanges, problems, sideFiles(file), opts) : exchanges;
   return { path: file, name: header.name, header, exchanges: usable, problems };
 }
 
@@ -252,6 +246,18 @@ export async function readSideFile(file: string, body: StoredBody): Promise<Buff
   return bytes;
 }
 
+/** How the reader reaches a tape file's side files. */
+function sideFiles(file: string): SideFileAccess {
+  return { read: (b) => readSideFile(file, b), open: (b) => streamSideFile(file, b), check: (b) => checkSideFile(file, b) };
+}
+
+/** That a side file is there, in the tape's folder, at its recorded size (its bytes are checked when read). */
+async function checkSideFile(file: string, body: StoredBody): Promise<void> {
+  const found = await stat(await sideFilePath(file, body));
+  if (!found.isFile() || found.size !== body.bytes)
+    throw new TapedeckError('TAPE_CORRUPT', `it is ${found.isFile() ? `${found.size} bytes` : 'not a file'}, recorded ${body.bytes} bytes`);
+}
+
 /** A side file's bytes as a stream, checked as they pass (see `TapeStore.openBlob`). */
 export function streamSideFile(file: string, body: StoredBody): Readable {
   return verifiedBlobStream(async () => createReadStream(await sideFilePath(file, body)), body, file);
@@ -264,65 +270,4 @@ async function sideFilePath(file: string, body: StoredBody): Promise<string> {
   if (path.dirname(await realpath(full)) !== (await realpath(sideDir(file))))
     throw new TapedeckError('TAPE_CORRUPT', 'a link to a file outside the folder');
   return full;
-}
-
-/**
- * Bring stored (large) bodies back into their exchanges, and the events of streams stored apart into `events`. One
- * that cannot be read or does not match its size and sha256 (missing, tampered, a path such as
- * `x.files/../../etc/passwd`), or a stream file whose lines are not its events, leaves its exchange out, reported in
- * `problems`, so it is never served.
- */
-export async function resolveStoredBodies(
-  exchanges: Exchange[],
-  problems: TapeProblem[],
-  read: (body: StoredBody) => Promise<Buffer>,
-  large: { above?: number | undefined; open: (body: StoredBody) => Readable },
-): Promise<Exchange[]> {
-  const resolve = async (body: Body | undefined): Promise<Body | undefined> =>
-    body?.kind !== 'file' ? body : inlineBody(body, await read(body));
-  // A body too large to hold stays a reference, checked now (read as a stream) so that a corrupt one is never served.
-  const resolveOrCheck = async (body: StoredBody): Promise<Body> => {
-    if (large.above === undefined || body.bytes <= large.above) return inlineBody(body, await read(body));
-    for await (const chunk of large.open(body)) void chunk;
-    return body;
-  };
-  const eventsAbove = large.above ?? STREAMED_BODY_BYTES;
-  const kept: Exchange[] = [];
-  for (const ex of exchanges) {
-    // The side file being read, for the problem's message.
-    let which = '?';
-    try {
-      if (ex.request.body.kind === 'file') {
-        which = ex.request.body.file;
-        ex.request.body = await resolveOrCheck(ex.request.body);
-      }
-      if (ex.response?.body?.kind === 'file') {
-        which = ex.response.body.file;
-        ex.response.body = await resolveOrCheck(ex.response.body);
-      }
-      const stream = ex.response?.eventsFile;
-      if (ex.response !== undefined && stream !== undefined) {
-        which = stream.file;
-        if (stream.bytes <= eventsAbove) {
-          ex.response.events = parseEvents(await read(stream), stream);
-          delete ex.response.eventsFile;
-        } else {
-          // Left in the store for the replayer to stream; every line read now (as a stream), so none fails mid-answer.
-          for await (const ev of readEvents(large.open(stream), stream)) void ev;
-        }
-      }
-      for (const f of ex.websocket?.frames ?? []) {
-        if (f.data?.kind !== 'file') continue;
-        which = f.data.file;
-        f.data = await resolve(f.data);
-      }
-      kept.push(ex);
-    } catch (err) {
-      problems.push({
-        line: 0,
-        message: `exchange ${ex.id}: side file ${which} is corrupt or unreadable (${err instanceof TapedeckError ? err.message : (err as Error).message}); exchange skipped`,
-      });
-    }
-  }
-  return kept;
 }

@@ -217,6 +217,14 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
           for await (const chunk of store.openBlob('big', { ...body, bytes: 12 })) void chunk;
         };
         await expect(tampered()).rejects.toMatchObject({ code: 'TAPE_CORRUPT' });
+        // Bytes that are not the recorded ones (the same size) never deliver their end: whoever serves them as they
+        // come (a replay reads answers when it serves them) cuts the answer short rather than end it as whole.
+        let got = 0;
+        const wrong = async (): Promise<void> => {
+          for await (const chunk of store.openBlob('big', { ...body, sha256: '0'.repeat(64) })) got += (chunk as Buffer).byteLength;
+        };
+        await expect(wrong()).rejects.toMatchObject({ code: 'TAPE_CORRUPT' });
+        expect(got).toBeLessThan(body.bytes);
         // A large body streams in and out in bounded pieces, byte for byte.
         const many = store.blobSink('big');
         const piece = Buffer.alloc(300 * 1024, 7);
@@ -456,6 +464,48 @@ export function storeContract(label: string, make: StoreFactory, opts: { skip?: 
       } finally {
         await store.close();
         await other.close();
+      }
+    });
+
+    it('for a replay, answers stored apart stay in the store whatever their size, checked only to be there at their size', async () => {
+      const store = await make();
+      try {
+        const big = 'x'.repeat(3000);
+        await record(store, 'apart', [newExchange({ body: { model: 'm', prompt: big }, answer: { text: big } })], { largeBodyBytes: 1000 });
+        const replay = { inlineUpTo: 10_000, answersApart: true };
+        const tape = await store.load('apart', replay);
+        expect(tape.problems).toEqual([]);
+        // The request is read in (the matcher reads it); the answer is left for the replay to stream when it serves it.
+        expect(tape.exchanges[0]?.request.body).toEqual({ kind: 'json', json: { model: 'm', prompt: big } });
+        const answer = tape.exchanges[0]?.response?.body;
+        expect(answer).toMatchObject({ kind: 'file', encoding: 'json' });
+        if (answer?.kind !== 'file') throw new Error('not stored apart');
+        expect((await store.readBlob('apart', answer)).toString()).toBe(JSON.stringify({ text: big }));
+        // Every other reader reads it in, as before.
+        expect((await store.load('apart', { inlineUpTo: 10_000 })).exchanges[0]?.response?.body).toEqual({
+          kind: 'json',
+          json: { text: big },
+        });
+        // One that is not there, or not at its size, is named when the tape opens, and its exchange left out.
+        const w = await store.openWriter({ name: 'apart', header, ifExists: 'append' });
+        await w.append({
+          ...newExchange(),
+          response: {
+            status: 200,
+            headers: {},
+            body: { ...answer, sha256: 'f'.repeat(64), file: answer.file.replace(answer.sha256, 'f'.repeat(64)) },
+          },
+        });
+        await w.append({ ...newExchange(), response: { status: 200, headers: {}, body: { ...answer, bytes: answer.bytes + 1 } } });
+        await w.close();
+        const damaged = await store.load('apart', replay);
+        expect(damaged.exchanges.map((e) => e.id)).toEqual(['000000']);
+        expect(damaged.problems.map((p) => p.message)).toEqual([
+          expect.stringMatching(/^exchange 000001: side file .* is corrupt or unreadable \((no stored body|.*ENOENT)/),
+          expect.stringMatching(/^exchange 000002: side file .* is corrupt or unreadable \(.*, recorded \d+( bytes)?\); exchange skipped$/),
+        ]);
+      } finally {
+        await store.close();
       }
     });
 

@@ -13,7 +13,8 @@ import { validateTapeName } from '../paths.js';
 import { replaysByHeaders, resolveRef, scanningResolveSource } from './resolve.js';
 import { statsOf } from '../stats.js';
 import type { BlobSink, LoadedTape, ReadTapeOptions, RemovedTape, StoredBody, TapeListEntry, TapeStore } from '../store.js';
-import { parseTapeRecords, resolveStoredBodies } from '../tape-reader.js';
+import { parseTapeRecords } from '../tape-reader.js';
+import { resolveStoredBodies } from '../stored-bodies.js';
 import { changed, getTape, memoryContext, memoryWhere, numbered, MEMORY_LOCATION, type MemoryContext } from './memory-tapes.js';
 import { importIntoMemory, openMemoryWriter } from './memory-writer.js';
 
@@ -74,10 +75,12 @@ async function loadTape(ctx: MemoryContext, store: TapeStore, name: string, read
   const exchanges =
     readOpts?.resolveFiles === false
       ? parsed.exchanges
-      : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => store.readBlob(name, b), {
-          above: readOpts?.inlineUpTo,
-          open: (b) => store.openBlob(name, b),
-        });
+      : await resolveStoredBodies(
+          parsed.exchanges,
+          parsed.problems,
+          { read: (b) => store.readBlob(name, b), open: (b) => store.openBlob(name, b), check: async (b) => checkBlob(ctx, name, b) },
+          readOpts,
+        );
   return { path: memoryWhere(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
 }
 
@@ -113,6 +116,17 @@ function readBlob(ctx: MemoryContext, name: string, body: StoredBody): Buffer {
   const mismatch = blobMismatch(body, bytes);
   if (mismatch !== undefined) throw new TapedeckError('TAPE_CORRUPT', mismatch);
   return bytes;
+}
+
+/** That a blob is there at the body's size (its bytes are checked when read). */
+function checkBlob(ctx: MemoryContext, name: string, body: StoredBody): void {
+  const bytes = ctx.blobs.get(body.sha256);
+  if (bytes === undefined) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... for tape "${name}"`);
+  if (bytes.byteLength !== body.bytes)
+    throw new TapedeckError(
+      'TAPE_CORRUPT',
+      `stored body ${body.sha256.slice(0, 12)}... is ${bytes.byteLength} bytes, recorded ${body.bytes}`,
+    );
 }
 
 function openBlob(ctx: MemoryContext, name: string, body: StoredBody): Readable {

@@ -18,6 +18,8 @@ import type { NewExchange } from '../../tape/stores/tape-writer.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
 import { matchHeaders } from '../../http/headers.js';
 import { copyBlob, type ReplayBlobs } from '../../http/body-spill.js';
+import { inlineBody } from '../../tape/exchange-encoder.js';
+import { STREAMED_BODY_BYTES } from '../../tape/large-body.js';
 import { httpCall, toIncoming } from '../../http/http-call.js';
 import { elapsedSince, type Call } from '../../engine/call.js';
 import { exchangeRecord } from '../../engine/record.js';
@@ -64,10 +66,11 @@ export async function answerFromTape(
   const known = { llm: incoming.llm };
   const verdict = opts.allowLive?.(req) ?? { allowed: true };
   const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
-  const answer = outcome.kind === 'miss' ? undefined : inRequestedShape(incoming, outcome.exchange);
+  const found = outcome.kind === 'miss' ? undefined : await readAnswerIn(outcome.exchange, opts.blobs);
+  const answer = found === undefined ? undefined : inRequestedShape(incoming, found);
   if (outcome.kind !== 'miss' && answer !== undefined) {
     const reshaped =
-      answer !== outcome.exchange
+      answer !== found
         ? ` (recorded ${outcome.exchange.response && isStreamed(outcome.exchange.response) ? 'streamed' : 'not streamed'}, served in the shape asked for)`
         : '';
     const match: MatchInfo = {
@@ -142,6 +145,19 @@ function inRequestedShape(incoming: IncomingRequest, source: Exchange): Exchange
   if (!streamConvertible(llm)) return source;
   const response = convertResponse(llm, source.response, llm.streamed, streamUsageAsked(llm, bodyJson(incoming.request.body)));
   return response === undefined ? undefined : { ...source, response };
+}
+
+/**
+ * A recorded answer whose body is stored apart: a replay reads it only when it serves it. One no larger than a body is
+ * held at (`STREAMED_BODY_BYTES`) is read in whole now, and served (in the shape asked for) and written to the replay
+ * tape as any body is; a larger one, and a stream's events, are streamed from the store as they go out.
+ */
+async function readAnswerIn(source: Exchange, blobs: ReplayBlobs | undefined): Promise<Exchange> {
+  const { response } = source;
+  const body = response?.body;
+  if (body?.kind !== 'file' || response === undefined || blobs === undefined || body.bytes > STREAMED_BODY_BYTES) return source;
+  const bytes = Buffer.concat((await blobs.open(body).toArray()) as Buffer[]);
+  return { ...source, response: { ...response, body: inlineBody(body, bytes) } };
 }
 
 /** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */

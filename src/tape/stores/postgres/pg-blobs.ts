@@ -18,6 +18,8 @@ export interface PgBlobs {
   put(tapeName: string, bytes: Buffer, encoding: StoredBody['encoding']): Promise<StoredBody>;
   sink(tapeName: string): BlobSink;
   read(body: StoredBody): Promise<Buffer>;
+  /** That the blob is there at the body's size, from its row alone (TAPE_CORRUPT otherwise): its bytes are not read. */
+  check(body: StoredBody): Promise<void>;
   /** The bytes as a stream, one chunk row at a time (bounded memory), checked as they pass. */
   stream(body: StoredBody, where: string): Readable;
   /**
@@ -39,6 +41,7 @@ export function createPgBlobs(pool: pg.Pool, onError: (what: string, err: unknow
     put: (tapeName, bytes, encoding) => putBlob(ctx, tapeName, bytes, encoding),
     sink: (tapeName) => blobSink(ctx, tapeName),
     read: (body) => readBlob(ctx, body),
+    check: (body) => checkBlob(ctx, body),
     stream: (body, where) => verifiedBlobStream(() => blobChunks(ctx, body), body, where),
     collect: (shas) => collectBlobs(ctx, shas),
   };
@@ -144,6 +147,19 @@ async function readBlob({ pool, onError }: BlobContext, body: StoredBody): Promi
   if (mismatch !== undefined)
     throw new TapedeckError('TAPE_CORRUPT', `stored body ${body.sha256.slice(0, 12)}... in the store is damaged: ${mismatch}`);
   return bytes;
+}
+
+async function checkBlob({ pool, onError }: BlobContext, body: StoredBody): Promise<void> {
+  let bytes: number | undefined;
+  try {
+    const row = await pool.query<{ bytes: string }>('SELECT bytes FROM tapedeck_blobs WHERE sha256 = $1', [body.sha256]);
+    bytes = row.rows[0] === undefined ? undefined : Number(row.rows[0].bytes);
+  } catch (err) {
+    throw onError('read a large body', err);
+  }
+  if (bytes === undefined) throw new TapedeckError('TAPE_CORRUPT', `no stored body ${body.sha256.slice(0, 12)}... in the store`);
+  if (bytes !== body.bytes)
+    throw new TapedeckError('TAPE_CORRUPT', `stored body ${body.sha256.slice(0, 12)}... is ${bytes} bytes, recorded ${body.bytes}`);
 }
 
 /** The blob's chunks, one row at a time (bounded memory); its chunk count read first. */

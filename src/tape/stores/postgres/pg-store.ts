@@ -10,7 +10,8 @@ import { validateTapeName } from '../../paths.js';
 import { resolveRef } from '../resolve.js';
 import type { TapeHeader } from '../../schema.js';
 import type { LoadedTape, ReadTapeOptions, TapeStore } from '../../store.js';
-import { parseHeader, parseTapeRecords, resolveStoredBodies, type TapeRecord } from '../../tape-reader.js';
+import { parseHeader, parseTapeRecords, type TapeRecord } from '../../tape-reader.js';
+import { resolveStoredBodies } from '../../stored-bodies.js';
 import { createPool, pgLocation, storeError, type PgLocation, type PgLocationOptions } from './connection.js';
 import { createPgBlobs } from './pg-blobs.js';
 import { notFound, pgStoreContext, tapeNames, tapeRow, type PgStoreContext } from './pg-context.js';
@@ -110,10 +111,12 @@ async function loadTape(ctx: PgStoreContext, name: string, readOpts: ReadTapeOpt
   const exchanges =
     readOpts?.resolveFiles === false
       ? parsed.exchanges
-      : await resolveStoredBodies(parsed.exchanges, parsed.problems, (b) => blobs.read(b), {
-          above: readOpts?.inlineUpTo,
-          open: (b) => blobs.stream(b, where(name)),
-        });
+      : await resolveStoredBodies(
+          parsed.exchanges,
+          parsed.problems,
+          { read: (b) => blobs.read(b), open: (b) => blobs.stream(b, where(name)), check: (b) => blobs.check(b) },
+          readOpts,
+        );
   return { path: where(name), name: validateTapeName(name), header: parsed.header, exchanges, problems: parsed.problems };
 }
 
