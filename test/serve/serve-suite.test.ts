@@ -83,10 +83,15 @@ async function endTest(serveUrl: string, tape: string): Promise<TapeReport | nul
 
 /** Make a tape look recorded `days` ago (its header's createdAt). */
 function age(tape: string, days: number): void {
+  stamp(tape, new Date(Date.now() - days * 86_400_000).toISOString());
+}
+
+/** Write `createdAt` into a tape's header, as it is. */
+function stamp(tape: string, createdAt: string): void {
   const file = path.join(dir, `${tape}.jsonl`);
   const [head, ...rest] = readFileSync(file, 'utf8').split('\n');
   const header = JSON.parse(head as string) as { createdAt: string };
-  header.createdAt = new Date(Date.now() - days * 86_400_000).toISOString();
+  header.createdAt = createdAt;
   writeFileSync(file, [JSON.stringify(header), ...rest].join('\n'));
 }
 
@@ -317,6 +322,43 @@ describe('serve --max-age', () => {
       ['young', 'replay', undefined, 0, 1],
     ]);
     expect(upstream.requests).toHaveLength(3);
+  });
+});
+
+describe('serve --max-age: a tape whose recording time cannot be read is old', () => {
+  const maxAge = { ms: 30 * 86_400_000, text: '30d' };
+  const unreadable = ['yesterday-ish', '', '2999-01-01T00:00:00.000Z'];
+
+  it('replay mode refuses it, saying why its age is unknown; auto mode records it afresh', async () => {
+    const tapes = unreadable.map((_, i) => `odd-${i}`);
+    await recordTapes(Object.fromEntries(tapes.map((t) => [t, ['q']])));
+    unreadable.forEach((createdAt, i) => stamp(tapes[i] as string, createdAt));
+    const replay = await startServe(serveOptions('replay', { maxAge }, 'http://127.0.0.1:9'));
+    try {
+      for (const [i, tape] of tapes.entries()) {
+        const res = await fetch(`${replay.url}/@${tape}/openai/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'q' }] }),
+        });
+        expect(res.status).toBe(409);
+        const { error } = (await res.json()) as { error: { type: string; message: string } };
+        expect(error.type).toBe('tapedeck_tape_too_old');
+        expect(error.message).toBe(
+          `tape "${tape}" says it was recorded at ${JSON.stringify(unreadable[i])}, which is no time it could have been: its age is ` +
+            `unknown, so --max-age 30d takes it as too old: re-record it with TAPEDECK_RERECORD='${tape}' (the vitest and pytest helpers) ` +
+            `or tapedeck serve --rerecord '${tape}'`,
+        );
+      }
+    } finally {
+      await replay.close();
+    }
+    const auto = await startServe(serveOptions('auto', { maxAge }));
+    for (const tape of tapes) await ask(`${auto.url}/@${tape}/openai/v1`, 'q');
+    expect((await auto.close()).map((r) => [r.tape, r.mode, r.refreshed, r.recorded])).toEqual(
+      tapes.map((t) => [t, 'record', 'max-age', 1]),
+    );
+    expect(upstream.requests).toHaveLength(6);
   });
 });
 
