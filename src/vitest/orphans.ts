@@ -3,8 +3,9 @@
  * test of the run opened, was given, or has (tests that did not run, skipped or todo, are claimed by name first, so
  * their tapes are no orphans). Listed after a complete run; deleted too with `TAPEDECK_PRUNE_ORPHANS=1`.
  *
- * Complete means: every test file of the project was collected (no file filter, `--shard`, `--changed`, `--related`,
- * a `--bail` that stopped early), none failed to load, and no `-t` filter. Anything else is a partial run, and
+ * Complete means: every test file of the project was collected (no file filter, `--exclude`, `--shard`, `--changed`,
+ * `--related`, a `--bail` that stopped early), none failed to load, and no `-t` filter. Tests a run skips (`.skip`,
+ * `.todo`, `.only` elsewhere, a tags filter) are still in its files, and claimed. Anything else is a partial run, and
  * nothing is listed or deleted, for the tapes of the tests it left out would look like orphans; with
  * `TAPEDECK_PRUNE_ORPHANS=1` a line says why nothing was deleted.
  */
@@ -26,6 +27,9 @@ interface FileLike extends TaskLike {
 export async function partialRun(project: TestProject): Promise<string | undefined> {
   const vitest = project.vitest;
   if (vitest.config.testNamePattern !== undefined) return `-t ${String(vitest.config.testNamePattern)} filtered the tests`;
+  // Files left out on the command line are left out of the files the project globs too: only the flag says so.
+  const excluded = (vitest.config as { cliExclude?: string[] | undefined }).cliExclude ?? [];
+  if (excluded.length > 0) return `--exclude ${excluded.join(' ')} left test files out`;
   const files = filesOf(project);
   const ran = new Set(files.map((f) => f.filepath));
   const all = (await project.globTestFiles()).testFiles;

@@ -98,6 +98,13 @@ describe('tapedeck-proxy/vitest: a suite', () => {
       expect(partial.code, partial.out).toBe(0);
       expect(partial.out).toContain('tapedeck: orphan tapes not deleted: a partial run (-t /fahrenheit/ filtered the tests)');
       expect(await createDirStore(dir).has(GONE)).toBe(true);
+      // So is a run with files left out on the command line (pytest's --ignore): the files the project globs leave them out too.
+      const excluded = await runVitest({ ...env, TAPEDECK_PRUNE_ORPHANS: '1', FIXTURE_DROP: '1' }, ['--exclude', 'nothing-is-here/**']);
+      expect(excluded.code, excluded.out).toBe(0);
+      expect(excluded.out).toContain(
+        'tapedeck: orphan tapes not deleted: a partial run (--exclude nothing-is-here/** left test files out)',
+      );
+      expect(await createDirStore(dir).has(GONE)).toBe(true);
 
       // TAPEDECK_RERECORD: celsius records afresh (live, overwriting) while the others replay; a complete run prunes.
       const rerecord = await runVitest({

@@ -21,6 +21,7 @@ recordings no test of the session has, are listed in the summary, and deleted wh
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -247,15 +248,20 @@ def _prune_orphans(config: pytest.Config) -> bool:
 
 class _Coverage:
     """
-    Whether the session reached every test it has: tapes of tests it left out would look like orphans. Partial: paths
-    or node ids named on the command line, a deselection (``-k``, ``-m``, ``--deselect``, ``--lf``), ``--lf`` or
-    ``--sw``, a collection error, a stop before the last test (``-x``, ``--maxfail``, Ctrl-C), ``--collect-only``, an
-    xdist worker. Registered as a plugin of its own (its hooks count), one per session.
+    Whether the session reached every test it has: tapes of tests it left out would look like orphans, so only a
+    complete session may delete them (when in doubt, list, never delete). Partial: paths or node ids named on the
+    command line, a deselection (``-k``, ``-m``, ``--deselect``), ``--lf`` or ``--sw``, a collection error, a module
+    skipped as it was collected (``pytest.skip(..., allow_module_level=True)``, which ``importorskip`` does), test files
+    left out of collection (``--ignore``, ``--ignore-glob``, a conftest's ``collect_ignore``), a stop before the last
+    test (``-x``, ``--maxfail``, Ctrl-C), ``--collect-only``, an xdist worker. Registered as a plugin of its own (its
+    hooks count), one per session.
     """
 
     def __init__(self) -> None:
         self.deselected = 0
         self.collect_errors = 0
+        self.skipped_modules: List[str] = []
+        self.left_out: List[str] = []
         self.started = 0
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
@@ -264,6 +270,15 @@ class _Coverage:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
+        elif report.skipped:
+            # A module (or a conftest's folder) skipped as a whole while it was collected: its tests never were.
+            self.skipped_modules.append(report.nodeid or "a module")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config):
+        outcome = yield
+        if outcome.get_result() and _holds_tests(collection_path, config):
+            self.left_out.append(_relative(collection_path, config))
 
     def pytest_runtest_logstart(self) -> None:
         self.started += 1
@@ -282,9 +297,42 @@ class _Coverage:
             return "--sw"
         if self.collect_errors:
             return f"{self.collect_errors} collection error(s)"
+        if self.skipped_modules:
+            return f"{_counted(self.skipped_modules, 'module')} skipped as collected (allow_module_level, importorskip): {self.skipped_modules[0]}"
+        if self.left_out:
+            return f"{_counted(self.left_out, 'test file')} left out of collection (--ignore, --ignore-glob, collect_ignore): {self.left_out[0]}"
         if self.started < len(session.items):
             return f"{self.started} of {len(session.items)} tests ran"
         return None
+
+
+def _counted(items: Sequence[str], what: str) -> str:
+    return f"{len(items)} {what}{'' if len(items) == 1 else 's'}"
+
+
+def _is_test_file(path: Path, config: pytest.Config) -> bool:
+    return path.suffix == ".py" and any(fnmatch.fnmatch(path.name, pattern) for pattern in config.getini("python_files"))
+
+
+def _holds_tests(path: Path, config: pytest.Config) -> bool:
+    """
+    Whether a path pytest did not collect held tests it was asked to leave out: a test file, or a folder with test files
+    in it (``__pycache__``, a virtualenv and ``norecursedirs``, which pytest leaves out on its own, are not counted).
+    """
+    if path.is_file():
+        return _is_test_file(path, config)
+    if not path.is_dir() or path.name == "__pycache__" or (path / "pyvenv.cfg").exists():
+        return False
+    if any(fnmatch.fnmatch(path.name, pattern) for pattern in config.getini("norecursedirs")):
+        return False
+    return any(_is_test_file(f, config) for f in path.rglob("*.py"))
+
+
+def _relative(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
 
 
 _COVERAGE = pytest.StashKey[_Coverage]()
@@ -301,7 +349,9 @@ def _orphan_lines(session: pytest.Session, serve_url: str, prune: bool) -> List[
     partial = session.config.stash[_COVERAGE].partial(session)
     if partial is not None:
         return [f"orphan tapes not deleted: a partial session ({partial}); pruning needs a complete one"] if prune else []
-    tests = [names_of(item) for item in session.items if "tapedeck" in getattr(item, "fixturenames", ())]
+    # Every test of the session is claimed, not only those that name the fixture: one that takes it another way
+    # (``request.getfixturevalue``) has a tape too.
+    tests = [names_of(item) for item in session.items]
     base = serve_url.rstrip("/")
     body = json.dumps({"tests": [{"file": f, "names": n} for f, n in tests]}).encode()
     try:
@@ -397,10 +447,15 @@ def tapedeck(request: pytest.FixtureRequest, tapedeck_server: str, monkeypatch: 
     (``--tapedeck-max-age``) errors the test at setup with serve's one line; recorded calls the test never made
     (``--tapedeck-expect``) error it at teardown, with serve's report in ``diff``'s words.
     """
+    too_old: Optional[str] = None
     try:
         tape = tape_for(tapedeck_server, *names_of(request.node))
     except TapeTooOld as err:
-        pytest.fail(str(err), pytrace=False)
+        too_old = str(err)
+    # Failed outside the handler: raised inside it, pytest would print the line twice, the second "during handling of
+    # the above exception".
+    if too_old is not None:
+        pytest.fail(too_old, pytrace=False)
     url = tape_url(tapedeck_server, tape)
     env = agent_env(url)
     for key, value in env.items():

@@ -314,13 +314,96 @@ def test_a_suite_faults_expect_orphans_rerecord_and_max_age(pytester, upstream, 
     monkeypatch.setenv("TAPEDECK_MAX_AGE", "30d")
     stale = run("--tapedeck-mode", "replay")
     stale.assert_outcomes(passed=1, skipped=1, errors=1)
-    assert (
+    line = (
         f"tapedeck: tape \"{FAHRENHEIT}\" is 40 days old (recorded {old[:10]}), older than --max-age 30d: "
         f"re-record it with TAPEDECK_RERECORD='{FAHRENHEIT}'"
-    ) in stale.stdout.str()
-    # One line, no traceback.
-    assert "TapeTooOld" not in stale.stdout.str() and "plugin.py" not in stale.stdout.str()
+    )
+    # One line, once (the short summary has its own, cut), no traceback, no "during handling of the above exception".
+    out = stale.stdout.str()
+    assert out.count(line) == 1, out
+    assert "TapeTooOld" not in out and "plugin.py" not in out and "During handling" not in out
     refreshed = run("--tapedeck-mode", "auto")
     refreshed.assert_outcomes(passed=2, skipped=1)
     assert re.search(rf"{FAHRENHEIT}\s+recorded 1 exchange\(s\) \(afresh: older than --max-age\)", refreshed.stdout.str())
     assert len(Echo.seen) == seen + 6
+
+
+# Tests that a session may not reach: a module skipped as it is collected (allow_module_level, importorskip), a file
+# left out with --ignore. Their tapes are no orphans: a session that did not reach them deletes nothing.
+ASK = """
+import openai
+
+def ask(question):
+    client = openai.OpenAI(api_key="sk-pytest-SECRET-0123", max_retries=0)
+    answer = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": question}])
+    return answer.choices[0].message.content
+"""
+KEPT = ASK + """
+def test_kept(tapedeck):
+    assert ask("kept") == "echo: kept"
+"""
+OPTIONAL = ASK + """
+import os
+import pytest
+
+if os.environ.get("FIXTURE_SKIP_MODULE") == "1":
+    pytest.skip("not here", allow_module_level=True)
+
+def test_optional(tapedeck):
+    assert ask("optional") == "echo: optional"
+"""
+IMPORTS = ASK + """
+import os
+import pytest
+
+pytest.importorskip(os.environ.get("FIXTURE_MODULE", "json"))
+
+def test_imports(tapedeck):
+    assert ask("imports") == "echo: imports"
+"""
+IGNORED = ASK + """
+def test_ignored(request):
+    # The fixture taken as a test may take it: not named in the signature.
+    assert request.getfixturevalue("tapedeck").tape == "test_ignored/test_ignored"
+    assert ask("ignored") == "echo: ignored"
+"""
+
+
+def test_prune_deletes_no_tape_of_a_test_the_session_did_not_reach(pytester, upstream, tmp_path, monkeypatch):
+    tapes = tmp_path / "tapes"
+    monkeypatch.delenv("TAPEDECK_URL", raising=False)
+    monkeypatch.setenv("TAPEDECK_COMMAND", COMMAND)
+    monkeypatch.setenv("TAPEDECK_DIR", str(tapes))
+    monkeypatch.setenv("TAPEDECK_SERVE_ARGS", f"--route /openai={upstream}")
+    for name in ("FIXTURE_SKIP_MODULE", "FIXTURE_MODULE", "TAPEDECK_PRUNE_ORPHANS"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makepyfile(test_kept=KEPT, test_optional=OPTIONAL, test_imports=IMPORTS, test_ignored=IGNORED)
+    run = lambda *args: pytester.runpytest_subprocess("-p", "pytest_tapedeck.plugin", "-p", "no:cacheprovider", *args)  # noqa: E731
+    first = run("--tapedeck-mode", "record")
+    first.assert_outcomes(passed=4)
+    every = sorted(p.relative_to(tapes).as_posix() for p in tapes.rglob("*.jsonl"))
+    assert every == ["test_ignored/test_ignored.jsonl", "test_imports/test_imports.jsonl", "test_kept/test_kept.jsonl", "test_optional/test_optional.jsonl"]
+
+    def left() -> list:
+        return sorted(p.relative_to(tapes).as_posix() for p in tapes.rglob("*.jsonl"))
+
+    # A module skipped by pytest.skip(allow_module_level=True), another by importorskip: their tests never collected.
+    monkeypatch.setenv("FIXTURE_SKIP_MODULE", "1")
+    monkeypatch.setenv("FIXTURE_MODULE", "a_module_this_machine_does_not_have")
+    skipped = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans")
+    skipped.assert_outcomes(passed=2, skipped=2)
+    assert "tapedeck: orphan tapes not deleted: a partial session (2 modules skipped as collected (allow_module_level, importorskip): test_" in skipped.stdout.str()
+    assert left() == every
+    monkeypatch.delenv("FIXTURE_SKIP_MODULE")
+    monkeypatch.delenv("FIXTURE_MODULE")
+
+    ignored = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans", "--ignore=test_ignored.py")
+    ignored.assert_outcomes(passed=3)
+    assert "a partial session (1 test file left out of collection (--ignore, --ignore-glob, collect_ignore): test_ignored.py)" in ignored.stdout.str()
+    assert left() == every
+
+    # A complete session: nothing is an orphan (the test that takes the fixture by name is claimed too).
+    complete = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans")
+    complete.assert_outcomes(passed=4)
+    assert "orphan" not in complete.stdout.str()
+    assert left() == every
