@@ -26,14 +26,16 @@ describe('python/pytest-tapedeck (its own tests, run by pytest)', () => {
           TAPEDECK_URL: '',
         },
         encoding: 'utf8',
-        timeout: 240_000,
+        // A bound against a hang, not a time target: some twenty pytest sessions, each starting tapedeck, took over
+        // 6 minutes on a loaded 2-core machine.
+        timeout: 900_000,
       });
       expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
       // Every test ran: none skipped, none failed (their count changes as tests are added).
       expect(run.stdout).toMatch(/\d+ passed in /);
       expect(run.stdout).not.toMatch(/skipped|failed|error/);
     },
-    300_000,
+    960_000,
   );
   if (!ready) it.skip('pytest or the Python openai SDK is not installed: the pytest plugin tests are skipped', () => undefined);
 });

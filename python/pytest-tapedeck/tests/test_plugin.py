@@ -362,8 +362,12 @@ def test_imports(tapedeck):
     assert ask("imports") == "echo: imports"
 """
 IGNORED = ASK + """
+import os
+import pytest
+
+@pytest.mark.skipif(os.environ.get("FIXTURE_SKIP_TEST") == "1", reason="sometimes")
 def test_ignored(request):
-    # The fixture taken as a test may take it: not named in the signature.
+    # The fixture taken another way than by name: the test is claimed all the same when it does not run.
     assert request.getfixturevalue("tapedeck").tape == "test_ignored/test_ignored"
     assert ask("ignored") == "echo: ignored"
 """
@@ -371,39 +375,54 @@ def test_ignored(request):
 
 def test_prune_deletes_no_tape_of_a_test_the_session_did_not_reach(pytester, upstream, tmp_path, monkeypatch):
     tapes = tmp_path / "tapes"
-    monkeypatch.delenv("TAPEDECK_URL", raising=False)
     monkeypatch.setenv("TAPEDECK_COMMAND", COMMAND)
     monkeypatch.setenv("TAPEDECK_DIR", str(tapes))
     monkeypatch.setenv("TAPEDECK_SERVE_ARGS", f"--route /openai={upstream}")
-    for name in ("FIXTURE_SKIP_MODULE", "FIXTURE_MODULE", "TAPEDECK_PRUNE_ORPHANS"):
+    for name in ("FIXTURE_SKIP_MODULE", "FIXTURE_MODULE", "FIXTURE_SKIP_TEST", "TAPEDECK_PRUNE_ORPHANS"):
         monkeypatch.delenv(name, raising=False)
     pytester.makepyfile(test_kept=KEPT, test_optional=OPTIONAL, test_imports=IMPORTS, test_ignored=IGNORED)
     run = lambda *args: pytester.runpytest_subprocess("-p", "pytest_tapedeck.plugin", "-p", "no:cacheprovider", *args)  # noqa: E731
-    first = run("--tapedeck-mode", "record")
-    first.assert_outcomes(passed=4)
-    every = sorted(p.relative_to(tapes).as_posix() for p in tapes.rglob("*.jsonl"))
-    assert every == ["test_ignored/test_ignored.jsonl", "test_imports/test_imports.jsonl", "test_kept/test_kept.jsonl", "test_optional/test_optional.jsonl"]
 
     def left() -> list:
         return sorted(p.relative_to(tapes).as_posix() for p in tapes.rglob("*.jsonl"))
 
-    # A module skipped by pytest.skip(allow_module_level=True), another by importorskip: their tests never collected.
-    monkeypatch.setenv("FIXTURE_SKIP_MODULE", "1")
-    monkeypatch.setenv("FIXTURE_MODULE", "a_module_this_machine_does_not_have")
-    skipped = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans")
-    skipped.assert_outcomes(passed=2, skipped=2)
-    assert "tapedeck: orphan tapes not deleted: a partial session (2 modules skipped as collected (allow_module_level, importorskip): test_" in skipped.stdout.str()
-    assert left() == every
-    monkeypatch.delenv("FIXTURE_SKIP_MODULE")
-    monkeypatch.delenv("FIXTURE_MODULE")
+    # One serve for the sessions that record and that are partial (a partial session asks serve nothing).
+    serve = subprocess.Popen(
+        shlex.split(COMMAND) + ["serve", "--port", "0", "--dir", str(tapes), "--route", f"/openai={upstream}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        monkeypatch.setenv("TAPEDECK_URL", next(m.group(1) for line in serve.stdout if (m := re.search(r"listening on (http://\S+)", line))))
+        run().assert_outcomes(passed=4)
+        every = left()
+        assert every == ["test_ignored/test_ignored.jsonl", "test_imports/test_imports.jsonl", "test_kept/test_kept.jsonl", "test_optional/test_optional.jsonl"]
 
-    ignored = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans", "--ignore=test_ignored.py")
-    ignored.assert_outcomes(passed=3)
-    assert "a partial session (1 test file left out of collection (--ignore, --ignore-glob, collect_ignore): test_ignored.py)" in ignored.stdout.str()
-    assert left() == every
+        # A module skipped by pytest.skip(allow_module_level=True), another by importorskip: their tests never collected.
+        monkeypatch.setenv("FIXTURE_SKIP_MODULE", "1")
+        monkeypatch.setenv("FIXTURE_MODULE", "a_module_this_machine_does_not_have")
+        skipped = run("--tapedeck-prune-orphans")
+        skipped.assert_outcomes(passed=2, skipped=2)
+        assert "orphan tapes not deleted: a partial session (2 modules skipped as collected (allow_module_level, importorskip): test_" in skipped.stdout.str()
+        assert left() == every
+        monkeypatch.delenv("FIXTURE_SKIP_MODULE")
+        monkeypatch.delenv("FIXTURE_MODULE")
 
-    # A complete session: nothing is an orphan (the test that takes the fixture by name is claimed too).
+        ignored = run("--tapedeck-prune-orphans", "--ignore=test_ignored.py")
+        ignored.assert_outcomes(passed=3)
+        assert "a partial session (1 test file left out of collection (--ignore, --ignore-glob, collect_ignore): test_ignored.py)" in ignored.stdout.str()
+        assert left() == every
+    finally:
+        serve.terminate()
+        serve.wait(timeout=60)
+
+    # A complete session with a serve of its own, the test that takes the fixture another way skipped: it is claimed,
+    # its tape no orphan.
+    monkeypatch.delenv("TAPEDECK_URL")
+    monkeypatch.setenv("FIXTURE_SKIP_TEST", "1")
     complete = run("--tapedeck-mode", "replay", "--tapedeck-prune-orphans")
-    complete.assert_outcomes(passed=4)
+    complete.assert_outcomes(passed=3, skipped=1)
     assert "orphan" not in complete.stdout.str()
     assert left() == every
