@@ -15,7 +15,7 @@ import { startProxy, type RunningProxy } from '../../../src/front/server.js';
 import { createLogger } from '../../../src/log.js';
 import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import { eventLines } from '../../../src/tape/event-file.js';
-import { sseEventText } from '../../../src/tape/sse.js';
+import { sseEventText } from '../../../src/tape/framing/sse.js';
 import type { Exchange } from '../../../src/tape/schema.js';
 import {
   openaiChat,
