@@ -80,12 +80,13 @@ export class SemanticIndex {
   /** How many times each recording was served by a semantic stage (the least served wins a tie). */
   private readonly served = new Map<Exchange, number>();
 
-  /** Texts analysed once per tape: a system prompt shared by 10,000 requests is tokenised once. */
-  private readonly texts = new Map<string, TextInfo>();
+  /** Texts analysed once per tape and position: a system prompt shared by 10,000 requests is tokenised once. */
+  private readonly texts = new Map<Position, Map<string, TextInfo>>();
   private readonly analyze = (text: string, position: Position): TextInfo => {
-    const key = `${position}\u0000${text}`;
-    let info = this.texts.get(key);
-    if (info === undefined) this.texts.set(key, (info = analyzeText(text, position)));
+    let byText = this.texts.get(position);
+    if (byText === undefined) this.texts.set(position, (byText = new Map()));
+    let info = byText.get(text);
+    if (info === undefined) byText.set(text, (info = analyzeText(text, position)));
     return info;
   };
 
