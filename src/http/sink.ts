@@ -24,6 +24,23 @@ export interface ResponseSink {
   onClose(cb: () => void): void;
 }
 
+/**
+ * `sink` with some of its methods replaced and the others delegated to it: a sink may be a class instance, whose
+ * methods a spread (`{...sink}`) would lose.
+ */
+export function overSink(sink: ResponseSink, own: Partial<ResponseSink>): ResponseSink {
+  return {
+    head: (status, headers) => sink.head(status, headers),
+    write: (chunk) => sink.write(chunk),
+    onDrain: (cb) => sink.onDrain(cb),
+    end: () => sink.end(),
+    ...(sink.hold ? { hold: () => sink.hold?.() } : {}),
+    cut: () => sink.cut(),
+    onClose: (cb) => sink.onClose(cb),
+    ...own,
+  };
+}
+
 /** Node headers from a tape header map: multi-valued `set-cookie` (newline-joined on the tape) becomes an array. */
 export function nodeHeaders(headers: HeaderMap): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

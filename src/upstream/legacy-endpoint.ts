@@ -4,7 +4,7 @@
  * the route, so the client gets the endpoint rewritten to go through tapedeck; the tape keeps what the server said.
  * A sink wrapper: only a GET answered with an event stream is looked at, and only its first event.
  */
-import type { ResponseSink } from '../http/sink.js';
+import { overSink, type ResponseSink } from '../http/sink.js';
 import { upstreamUrl } from '../tape/routes.js';
 import type { ProxyRequest } from '../http/types.js';
 import type { Route } from '../tape/schema.js';
@@ -21,8 +21,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
     held = [];
   };
 
-  return {
-    ...sink,
+  return overSink(sink, {
     head(status, headers) {
       if ((headers['content-type'] ?? '').toLowerCase().startsWith('text/event-stream')) state = 'first';
       sink.head(status, headers);
@@ -65,7 +64,7 @@ export function rewriteLegacyEndpoint(req: ProxyRequest, sink: ResponseSink): Re
       flushHeld();
       sink.cut();
     },
-  };
+  });
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { bearerChallenge, resourceMetadataOf } from '../providers/oauth.js';
 import { clientOrigin, OAUTH_MOUNT, OAuthMount, type OAuthSite, type OAuthTarget } from '../http/oauth-mount.js';
-import type { ResponseSink } from '../http/sink.js';
+import { overSink, type ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
 import type { HeaderMap, Route } from '../tape/schema.js';
 import { parseJson } from '../tape/json-depth.js';
@@ -45,20 +45,6 @@ export class OAuthFront {
     const mount = new OAuthMount(site, clientOrigin(req.headers));
     return { req: translated(req, target, mount), sink: documentSink(sink, site, mount.base, target) };
   }
-}
-
-/** `sink` with some of its methods replaced, the others delegated (a sink may be a class: its methods are not own properties). */
-function over(sink: ResponseSink, own: Partial<ResponseSink>): ResponseSink {
-  return {
-    head: (status, headers) => sink.head(status, headers),
-    write: (chunk) => sink.write(chunk),
-    onDrain: (cb) => sink.onDrain(cb),
-    end: () => sink.end(),
-    ...(sink.hold ? { hold: () => sink.hold?.() } : {}),
-    cut: () => sink.cut(),
-    onClose: (cb) => sink.onClose(cb),
-    ...own,
-  };
 }
 
 /**
@@ -139,7 +125,7 @@ function documentSink(sink: ResponseSink, site: OAuthSite, base: string, target:
     for (const c of held ?? []) sink.write(c);
     held = undefined;
   };
-  return over(sink, {
+  return overSink(sink, {
     head(status, headers) {
       const shown = withLocation(headers, mount(), target);
       const json = /\bjson\b/.test(headers['content-type'] ?? '') && headers['content-encoding'] === undefined;

@@ -16,6 +16,8 @@ import type { Message, RequestId, TimedMessage } from '../../providers/mcp.js';
 import { isServerRequest, replyDifferences, type ClientReplies, type RecordedReply } from '../../replay/mcp-replies.js';
 import type { Matcher } from '../../replay/matcher.js';
 import type { OnMiss } from '../../replay/modes.js';
+import { toolVerdict } from '../../replay/mcp-answer.js';
+import type { SideEffectPolicy } from '../../replay/side-effects.js';
 import type { Decision } from './engine.js';
 
 /** One server request of an answer, where it is among the answer's messages, and the client's recorded reply. */
@@ -98,6 +100,17 @@ export function missedTurn(d: Decision, sent: readonly TimedMessage[], reason: s
     ...(d.source ? { source: d.source } : {}),
     at: performance.now(),
   };
+}
+
+/**
+ * Whether a call whose conversation differed may go to the real server (`--on-miss live`): as for any miss, a tool
+ * call only when a reviewed side-effects file marks its tool safe. Undefined when it may; else why not.
+ */
+export function whyNotLive(message: Message, policy: SideEffectPolicy): string | undefined {
+  const tool = toolVerdict(message, policy);
+  if (tool === undefined) return undefined;
+  const run = policy.liveTool(tool.tool);
+  return run.sideEffect ? run.reason : undefined;
 }
 
 /** A server request replay sent, waiting for the client's reply. */

@@ -37,6 +37,8 @@ export async function forwardLive(
   session: LiveSession | undefined,
   msg: Message,
   sink: ResponseSink,
+  /** Why it goes live, for the replay tape (default: a safe request missing from the tape). */
+  reason?: string,
 ): Promise<void> {
   let headers = req.headers;
   if (session !== undefined) {
@@ -62,6 +64,7 @@ export async function forwardLive(
   }
   await ctx.forwardLive({ ...req, headers }, sink, {
     notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' },
+    ...(reason !== undefined ? { reason } : {}),
     ...(session !== undefined ? { headers: { [SESSION_HEADER]: session.id } } : {}),
   });
 }

@@ -17,7 +17,7 @@ import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 import { isRequestMessage } from '../../providers/mcp-batch.js';
 import type { ReplayTransport } from './transport.js';
 import type { ClientReplies } from '../../replay/mcp-replies.js';
-import { ClientAnswers, conversationOf, judgeReply, missedTurn, type Turn } from './conversation.js';
+import { ClientAnswers, conversationOf, judgeReply, missedTurn, whyNotLive, type Turn } from './conversation.js';
 
 /** How long replay waits for the client to answer a server request by default (a person may be asked). */
 export const REPLY_WAIT_MS = 300_000;
@@ -120,16 +120,41 @@ export class McpReplayServer {
       await send(request, true);
       asked();
       const outcome = judgeReply(turn, await reply, this.opts.answer.matcher, wait);
-      if (!outcome.same) {
-        const missed = missedTurn(d, sent, outcome.reason, { onMiss: this.opts.answer.onMiss, tape: this.opts.answer.tapeName });
-        this.record(transport, missed, extra, [missed]);
-        await transport.send(missed.messages.at(-1)?.message as Message, { relatedRequestId, decision: missed });
-        return;
-      }
+      if (!outcome.same) return this.differed(transport, d, extra, sent, outcome.reason);
     }
     const done: Decision = { ...d, at: performance.now() };
     this.record(transport, done, extra, [done]);
     for (; next < d.messages.length; next++) await send(d.messages[next] as TimedMessage, next < d.messages.length - 1);
+  }
+
+  /**
+   * The client answered a turn differently: the recorded result is not served. Misses going live forward the call to
+   * the real server, its answer continuing the one under way (where the transport can, and the call is safe to run);
+   * else the call is a miss, in the shape the miss policy asks for.
+   */
+  private async differed<Extra>(
+    transport: ReplayTransport<Extra>,
+    d: Decision,
+    extra: Extra,
+    sent: TimedMessage[],
+    reason: string,
+  ): Promise<void> {
+    const { onMiss, policy, tapeName } = this.opts.answer;
+    let why = reason;
+    if (onMiss === 'live') {
+      const unsafe = whyNotLive(d.message, policy);
+      const cannot =
+        unsafe ??
+        (transport.continueLive === undefined ? 'live forwarding is not available mid-conversation on this transport' : undefined);
+      if (cannot === undefined && transport.continueLive !== undefined) {
+        this.opts.log.info({ method: d.message.method, match: 'live', reason }, 'mcp replay');
+        return transport.continueLive(d.message, extra, `${reason}; forwarded to the real server (on-miss live)`);
+      }
+      why = `${reason}; not forwarded live: ${cannot ?? ''}`;
+    }
+    const missed = missedTurn(d, sent, why, { onMiss, tape: tapeName });
+    this.record(transport, missed, extra, [missed]);
+    await transport.send(missed.messages.at(-1)?.message as Message, { relatedRequestId: d.message.id as RequestId, decision: missed });
   }
 
   /**

@@ -31,6 +31,7 @@ import { forwardLive, SESSION_HEADER, type LiveSession } from './http-live.js';
 import { sendReply, servedAnswer, type Reply } from './http-reply.js';
 import type { McpSendOptions, ReplayTransport } from './transport.js';
 import { tokenRefusal } from './token-refusal.js';
+import { LiveRelaySink } from './live-relay.js';
 import { bodyJson } from '../../tape/body.js';
 
 /** A request of a POST, and what the server sent for it. */
@@ -62,7 +63,10 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
   onerror?: ReplayTransport<HttpPost>['onerror'];
   onclose?: ReplayTransport<HttpPost>['onclose'];
   readonly live: ReplayTransport<HttpPost>['live'];
+  readonly continueLive: ReplayTransport<HttpPost>['continueLive'];
   private readonly posts = new Set<HttpPost>();
+  /** Requests the real server asked the client on a live answer (`live-relay.ts`): the client's replies go to it. */
+  private readonly liveAsked = new Set<RequestId>();
 
   /** `session`: the replay session this transport is (none for a server without sessions). */
   constructor(
@@ -70,6 +74,7 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     readonly session?: LiveSession,
   ) {
     this.live = (message, post) => this.forward(message, post);
+    this.continueLive = (message, post, reason) => this.relayLive(message, post, reason);
   }
 
   start(): Promise<void> {
@@ -88,6 +93,10 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
 
   /** A POST's messages (read once, by `http-endpoint.ts`): decided by the server, then answered. Resolves once answered. */
   async handlePost(req: ProxyRequest, sink: ResponseSink, messages: Message[], batch: boolean): Promise<void> {
+    const only = batch ? undefined : messages[0];
+    if (only !== undefined && only.method === undefined && this.liveAsked.delete(only.id as RequestId))
+      // The client's reply to the real server's request, on a live answer: it goes to the real server.
+      return forwardLive(req, this.ctx, this.session, only, sink, "the client's reply to the real server's request");
     const post: HttpPost = { req, sink, batch, parts: new Map() };
     for (const m of messages) if (isRequestMessage(m)) post.parts.set(m, { sent: [] });
     this.posts.add(post);
@@ -191,6 +200,30 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     }
     const parts = answered.map((p) => ({ messages: p.sent, sse: p.decision.forwarded?.sse ?? recordedAsSse(p.decision.source) }));
     return sendBatch(post.sink, parts, post.sse, this.sessionHeaders, this.ctx.timing);
+  }
+
+  /** A live answer continuing the one under way: into the POST's open stream, the real server's requests relayed. */
+  private async relayLive(message: Message, post: HttpPost, reason: string): Promise<void> {
+    const part = post.parts.get(message);
+    const stream = part?.stream;
+    if (part === undefined || stream === undefined) return;
+    const asked = (request: Message): void => void this.liveAsked.add(request.id as RequestId);
+    // A server may ask on its standalone stream rather than the call's answer: that stream is open, and relayed into
+    // the client's answer, while the call runs (open first: what the server sends before it is open may be lost).
+    const standalone = new LiveRelaySink(stream, asked, true);
+    const { 'content-type': _type, 'content-length': _length, ...headers } = post.req.headers;
+    const get: ProxyRequest = {
+      ...withBody(post.req, Buffer.alloc(0)),
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream' },
+    };
+    const side = forwardLive(get, this.ctx, this.session, message, standalone, "the real server's own stream while the call runs live");
+    await standalone.headed;
+    await forwardLive(post.req, this.ctx, this.session, message, new LiveRelaySink(stream, asked), reason);
+    standalone.close();
+    await side;
+    stream.end();
+    part.end?.();
   }
 
   /** The live answer is recorded as the server sent it; one message gets it streamed through unread. */

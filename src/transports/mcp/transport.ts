@@ -76,4 +76,11 @@ export interface ReplayTransport<Extra> extends McpTransport<Extra> {
   readonly live?: ((message: Message, extra: Extra) => Promise<Forwarded>) | undefined;
   /** Why a miss cannot go live here (when `live` is absent). */
   readonly noLive?: string;
+  /**
+   * Forward a request whose answer is already under way (a conversation the client answered differently) to the real
+   * server, its answer continuing the one sent so far, the server's own requests relayed to the client and the
+   * client's replies back; resolves once the answer has ended. `reason` goes on the replay tape. Absent where a live
+   * answer cannot continue one under way.
+   */
+  readonly continueLive?: ((message: Message, extra: Extra, reason: string) => Promise<void>) | undefined;
 }

@@ -43,16 +43,16 @@ async function book(url: string, answer: ElicitResult): Promise<{ text: string; 
   }
 }
 
-async function replay(saveAs: string, onMiss: OnMiss, answer: ElicitResult) {
+async function replay(saveAs: string, onMiss: OnMiss, answer: ElicitResult, live?: { upstream: string; safe: boolean }) {
   const rep = await startProxy({
     mode: 'replay',
     tape: 'booking',
     dir,
     port: 0,
-    routes: [],
+    routes: live ? [{ prefix: '/deployed/mcp', upstream: live.upstream }] : [],
     saveAs,
     onMiss,
-    responders: [createMcpResponder()],
+    responders: [createMcpResponder(live ? { sideEffects: { tools: { book: live.safe }, http: [], done: true } } : {})],
     log,
   });
   try {
@@ -110,5 +110,23 @@ describe('the client answers a recorded elicitation/create on replay', () => {
     expect(got.text).toContain('result.content.confirm: true vs false');
     const tape = await loadTape(dir, 'declined-lenient');
     expect(tape.exchanges.find((ex) => ex.mcp?.toolName === 'book')?.match?.kind).toBe('miss');
+  });
+
+  it('live: a call the reviewed file marks safe goes to the real server, which asks again; the client answers it there', async () => {
+    const real = await startSdkMcpServer();
+    try {
+      const got = await replay('declined-live', 'live', { action: 'decline' }, { upstream: real.url, safe: true });
+      // Asked twice: the recorded question, then the real server's own.
+      expect(got).toEqual({ text: 'not booked (decline)', isError: false, asked: ['Book Lisbon?', 'Book Lisbon?'] });
+      const tape = await loadTape(dir, 'declined-live');
+      const call = tape.exchanges.find((ex) => ex.mcp?.toolName === 'book');
+      expect(call?.match).toMatchObject({ kind: 'live', reason: expect.stringContaining('differently from the recording') });
+      // The client's reply to the real server's question went to the real server.
+      expect(tape.exchanges.filter((ex) => ex.mcp?.method === 'tapedeck/response').map((ex) => ex.match?.kind)).toEqual(['exact', 'live']);
+      const unsafe = await replay('declined-unsafe', 'live', { action: 'decline' }, { upstream: real.url, safe: false });
+      expect(unsafe.text).toMatch(/^threw: .*not forwarded live: the side-effects file marks "book" as a side effect/);
+    } finally {
+      await real.stop();
+    }
   });
 });
