@@ -7,7 +7,7 @@
 import { looksLikeRpc, type Message } from '../../providers/mcp.js';
 import { isServerRequest } from '../../replay/mcp-replies.js';
 import { parseJson } from '../../tape/json-depth.js';
-import { SseSplitter } from '../../tape/sse.js';
+import { SseSplitter } from '../../tape/framing/sse.js';
 import type { HeaderMap } from '../../tape/schema.js';
 import type { ResponseSink } from '../../http/sink.js';
 import { sseEvent, type PacedStream } from '../../http/sink-send.js';
