@@ -6,8 +6,9 @@ closed (``DELETE /@NAME``), its file and lock given back. The server names the t
 one rule for every test runner's helper, so a parametrized test (``test_calc[1+1]``) gets a tape of its own.
 
 The server: ``TAPEDECK_URL`` of a running ``tapedeck serve``, or one started for the session: tapedeck as
-``command.find_command`` finds it (``TAPEDECK_COMMAND``, ``node_modules/.bin``, the ``PATH``, else
-``npx --yes tapedeck-proxy@VERSION``) with ``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
+``command.locate`` finds it (the executable this package carries, ``TAPEDECK_COMMAND``, the project's
+``node_modules/.bin``, the ``PATH``, else ``npx --yes tapedeck-proxy@VERSION``; ``-v`` shows which in the header) with
+``serve --port 0 --json``, the mode from ``--tapedeck-mode`` /
 ``TAPEDECK_MODE`` (default auto), the folder from ``--tapedeck-dir`` / ``TAPEDECK_DIR``, more flags from
 ``TAPEDECK_SERVE_ARGS``. It is stopped (every tape finished) when the session ends; its report is printed.
 
@@ -38,7 +39,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from .command import INSTALL, TapedeckUnavailable, describe, find_command
+from .command import INSTALL, TapedeckUnavailable, describe, locate
 
 
 def tape_url(serve_url: str, tape: str) -> str:
@@ -222,6 +223,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("tapedeck_prune_orphans", "tapedeck: after a complete session, delete the tapes no test has", type="bool", default=False)
 
 
+def pytest_report_header(config: pytest.Config) -> List[str]:
+    """Which tapedeck the session runs, with ``-v``; always, a line where it falls back or refuses one it found."""
+    verbose = config.getoption("verbose") > 0
+    if os.environ.get("TAPEDECK_URL"):
+        return [f"tapedeck: the running serve at TAPEDECK_URL={os.environ['TAPEDECK_URL']}"] if verbose else []
+    try:
+        found = locate(os.environ, Path(config.invocation_params.dir))
+    except TapedeckUnavailable:
+        return []  # each test's error says it, in one line
+    return found.notes + ([f"tapedeck: {describe(found.command)} ({found.source})"] if verbose else [])
+
+
 def _setting(config: pytest.Config, option: str, env: str, ini: str) -> Optional[str]:
     """An option, else the environment variable, else the ini setting (empty is unset)."""
     value = config.getoption(option) or os.environ.get(env) or config.getini(ini)
@@ -391,7 +404,7 @@ def tapedeck_server(pytestconfig: pytest.Config, request: pytest.FixtureRequest)
         return
     unavailable = ""
     try:
-        command = find_command(os.environ, Path(pytestconfig.invocation_params.dir))
+        command = locate(os.environ, Path(pytestconfig.invocation_params.dir)).command
         server: Optional[ServeProcess] = ServeProcess(
             command, _serve_flags(pytestconfig), shlex.split(os.environ.get("TAPEDECK_SERVE_ARGS", ""))
         )
