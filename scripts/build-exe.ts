@@ -14,7 +14,7 @@
  * The same sources and the same Node give the same bytes (no code cache, no snapshot: V8's code cache is not
  * reproducible); the size is mostly Node's own (~94 MiB on Linux x64).
  *
- *   node --import tsx scripts/build-exe.ts [--out DIR]     (npm run build:exe)
+ *   node --import tsx scripts/build-exe.ts [--out DIR] [--json]     (npm run build:exe; --json: what was built, as JSON)
  */
 import { build, type Message } from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -150,9 +150,11 @@ if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.reso
   const out = at === -1 ? undefined : process.argv[at + 1];
   buildExecutable(out === undefined ? undefined : path.resolve(out)).then(
     (built) => {
-      process.stdout.write(
-        `${path.relative(process.cwd(), built.file)}: ${mib(built.bytes)} (${built.bytes} bytes), sha256 ${built.sha256}\n`,
-      );
+      if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(built)}\n`);
+      else
+        process.stdout.write(
+          `${path.relative(process.cwd(), built.file)}: ${mib(built.bytes)} (${built.bytes} bytes), sha256 ${built.sha256}\n`,
+        );
     },
     (err: unknown) => {
       process.stderr.write(`${(err as Error).message}\n`);

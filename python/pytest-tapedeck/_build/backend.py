@@ -8,6 +8,12 @@ package). The package is a few pure-Python files: the wheel is a zip of them and
 
 The package's metadata is here (``METADATA``); the version goes with tapedeck's own (package.json's ``version``,
 ``pytest_tapedeck.command.TAPEDECK_VERSION``: the tests check the three agree).
+
+Release wheels (``npm run build:python``, scripts/build-python.ts, runs ``python3 _build/backend.py release``): the
+pure wheel (``py3-none-any``, what pip builds from this folder), and, given tapedeck's single executable
+(``npm run build:exe``) and the platform's tag, a platform wheel (``py3-none-manylinux_2_28_x86_64``, ...) that also
+carries the executable as ``pytest_tapedeck/bin/tapedeck``, its zip entry a regular file with mode 0755 (pip gives an
+entry the execute bit only from those mode bits). Both are reproducible: fixed entry times and order.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import base64
 import hashlib
 import io
 import os
+import stat
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -26,25 +34,32 @@ NAME = "pytest-tapedeck"
 DIST = "pytest_tapedeck"
 VERSION = "0.1.0"
 PACKAGE = "pytest_tapedeck"
-METADATA = {
-    "Metadata-Version": "2.1",
-    "Name": NAME,
-    "Version": VERSION,
-    "Summary": "pytest fixture for tapedeck: each test gets its own tape in one `tapedeck serve`",
-    "License": "MIT",
-    "Requires-Python": ">=3.9",
-    "Requires-Dist": "pytest>=7",
-    "Classifier": "Framework :: Pytest",
-    "Description-Content-Type": "text/markdown",
-}
-ENTRY_POINTS = "[pytest11]\ntapedeck = pytest_tapedeck.plugin\n"
+# (field, value) in order; a field may repeat (Classifier, Project-URL).
+METADATA: List[Tuple[str, str]] = [
+    ("Metadata-Version", "2.1"),
+    ("Name", NAME),
+    ("Version", VERSION),
+    ("Summary", "pytest fixture for tapedeck: each test gets its own tape in one `tapedeck serve`"),
+    ("Keywords", "pytest,llm,mcp,record,replay,testing,agents"),
+    ("License", "MIT"),
+    ("Project-URL", "npm package, https://www.npmjs.com/package/tapedeck-proxy"),
+    ("Requires-Python", ">=3.9"),
+    ("Requires-Dist", "pytest>=7"),
+    ("Classifier", "Framework :: Pytest"),
+    ("Classifier", "License :: OSI Approved :: MIT License"),
+    ("Classifier", "Programming Language :: Python :: 3"),
+    ("Classifier", "Programming Language :: Python :: 3 :: Only"),
+    ("Classifier", "Topic :: Software Development :: Testing"),
+    ("Description-Content-Type", "text/markdown"),
+]
+ENTRY_POINTS = "[console_scripts]\ntapedeck = pytest_tapedeck.console:main\n\n[pytest11]\ntapedeck = pytest_tapedeck.plugin\n"
 TAG = "py3-none-any"
 # Zip entries get this time (a wheel's contents, not its build time, say what it is): 1980-01-01, the zip epoch.
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def _metadata_text() -> str:
-    head = "".join(f"{key}: {value}\n" for key, value in METADATA.items())
+    head = "".join(f"{key}: {value}\n" for key, value in METADATA)
     return head + "\n" + (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -52,8 +67,9 @@ def _sources() -> List[Path]:
     return sorted(p for p in (ROOT / PACKAGE).rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def _dist_info() -> Dict[str, bytes]:
-    wheel = f"Wheel-Version: 1.0\nGenerator: {NAME} _build/backend.py\nRoot-Is-Purelib: true\nTag: {TAG}\n"
+def _dist_info(tag: str = TAG) -> Dict[str, bytes]:
+    purelib = "true" if tag == TAG else "false"
+    wheel = f"Wheel-Version: 1.0\nGenerator: {NAME} _build/backend.py\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n"
     return {
         "METADATA": _metadata_text().encode(),
         "WHEEL": wheel.encode(),
@@ -61,27 +77,34 @@ def _dist_info() -> Dict[str, bytes]:
     }
 
 
-def _write_wheel(directory: str, files: List[Tuple[str, bytes]]) -> str:
-    name = f"{DIST}-{VERSION}-{TAG}.whl"
+# A zip entry's mode: a regular file (S_IFREG), read-only for others, or executable (pip keeps the execute bit only
+# when the entry's mode has it).
+FILE_MODE = (stat.S_IFREG | 0o644) << 16
+EXECUTABLE_MODE = (stat.S_IFREG | 0o755) << 16
+
+
+def _write_wheel(directory: str, files: List[Tuple[str, bytes]], tag: str = TAG, executables: Tuple[str, ...] = ()) -> str:
+    name = f"{DIST}-{VERSION}-{tag}.whl"
     record_path = f"{DIST}-{VERSION}.dist-info/RECORD"
     record = io.StringIO()
     with zipfile.ZipFile(Path(directory) / name, "w", zipfile.ZIP_DEFLATED) as whl:
         for path, data in files:
             info = zipfile.ZipInfo(path, ZIP_TIME)
-            info.external_attr = 0o644 << 16
+            info.external_attr = EXECUTABLE_MODE if path in executables else FILE_MODE
             info.compress_type = zipfile.ZIP_DEFLATED
             whl.writestr(info, data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             record.write(f"{path},sha256={digest},{len(data)}\n")
         record.write(f"{record_path},,\n")
         info = zipfile.ZipInfo(record_path, ZIP_TIME)
-        info.external_attr = 0o644 << 16
+        info.external_attr = FILE_MODE
+        info.compress_type = zipfile.ZIP_DEFLATED
         whl.writestr(info, record.getvalue())
     return name
 
 
-def _dist_info_files() -> List[Tuple[str, bytes]]:
-    return [(f"{DIST}-{VERSION}.dist-info/{name}", data) for name, data in _dist_info().items()]
+def _dist_info_files(tag: str = TAG) -> List[Tuple[str, bytes]]:
+    return [(f"{DIST}-{VERSION}.dist-info/{name}", data) for name, data in _dist_info(tag).items()]
 
 
 # PEP 517 hooks
@@ -137,3 +160,42 @@ def build_sdist(sdist_directory: str, config_settings: Optional[dict] = None) ->
             add(p.relative_to(ROOT).as_posix(), p.read_bytes())
         add("PKG-INFO", _metadata_text().encode())
     return name
+
+
+# Release wheels
+
+
+def build_platform_wheel(wheel_directory: str, executable: str, tag: str) -> str:
+    """The wheel for one platform: the package, and tapedeck's executable as ``pytest_tapedeck/bin/tapedeck``."""
+    exe = Path(executable)
+    inside = f"{PACKAGE}/bin/tapedeck{'.exe' if exe.suffix == '.exe' else ''}"
+    files = [(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in _sources()]
+    files.append((inside, exe.read_bytes()))
+    return _write_wheel(wheel_directory, files + _dist_info_files(tag), tag, executables=(inside,))
+
+
+def release(argv: List[str]) -> int:
+    """``backend.py release --out DIR [--executable FILE --tag TAG]``: the pure wheel, and the platform's if given."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="backend.py release")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--executable")
+    parser.add_argument("--tag", help="the platform wheel's tag, e.g. py3-none-manylinux_2_28_x86_64")
+    args = parser.parse_args(argv)
+    if (args.executable is None) != (args.tag is None):
+        parser.error("--executable and --tag go together")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    built = [build_wheel(str(out))]
+    if args.executable is not None:
+        built.append(build_platform_wheel(str(out), args.executable, args.tag))
+    for name in built:
+        print(f"{out / name}: {(out / name).stat().st_size} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["release"]:
+        sys.exit("usage: backend.py release --out DIR [--executable FILE --tag TAG]")
+    sys.exit(release(sys.argv[2:]))
