@@ -4,17 +4,20 @@
  * Node that runs this script: nothing is downloaded.
  *
  * 1. esbuild bundles src/cli/main.ts and every dependency into one CommonJS file (a single executable runs one
- *    script, whose `require` loads Node's built-ins only). Any bundler warning fails the build, except the two
- *    `import.meta` uses that run only outside the executable (src/shipped.ts, src/run/sandbox.ts).
+ *    script, whose `require` loads Node's built-ins only). Any bundler warning fails the build, except the
+ *    `import.meta` uses that run only outside the executable (IMPORT_META_OK).
  * 2. The files tapedeck ships beside its code (src/shipped.ts: package.json, config/*.yaml, the viewer's web/ folder)
  *    become the executable's assets, with an index of their names.
  * 3. `node --experimental-sea-config` makes the blob; postject injects it into a copy of this Node (on macOS the
  *    copy's signature is removed first and an ad-hoc one made after: a release signs it for real).
  *
- * The same sources and the same Node give the same bytes (no code cache, no snapshot: V8's code cache is not
- * reproducible); the size is mostly Node's own (~94 MiB on Linux x64).
+ * The same sources and the same Node give the same bytes, wherever the checkout is. `--code-cache` adds V8's code
+ * cache to the blob: a start takes about half the CPU (`--version`: 0.12 s rather than 0.23 s on Linux x64), but its
+ * bytes differ from build to build, so it is left out by default. The size is mostly Node's own (94 MiB of 99 MiB on
+ * Linux x64; tapedeck itself is ~5 MiB).
  *
- *   node --import tsx scripts/build-exe.ts [--out DIR] [--json]     (npm run build:exe; --json: what was built, as JSON)
+ *   node --import tsx scripts/build-exe.ts [--out DIR] [--json] [--code-cache]
+ *   (npm run build:exe; --json: what was built, as JSON)
  */
 import { build, type Message } from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -37,6 +40,8 @@ export interface BuiltExecutable {
   file: string;
   bytes: number;
   sha256: string;
+  /** The blob's size: the bundled CLI and the shipped files (the rest is Node's own binary). */
+  blobBytes: number;
 }
 
 /** `tapedeck-<platform>-<arch>`, `.exe` on Windows: the executable's name for this machine. */
@@ -71,6 +76,8 @@ async function bundle(file: string): Promise<void> {
     target: `node${process.versions.node.split('.')[0]}`,
     external: OPTIONAL,
     legalComments: 'eof',
+    // Paths in the bundle's comments stay the checkout's own (node_modules/...), wherever a linked node_modules points.
+    preserveSymlinks: true,
     logLevel: 'silent',
     // The package's own version is read from package.json (an asset), the same at every build.
     banner: { js: '// tapedeck: the CLI bundled for a single executable (scripts/build-exe.ts)' },
@@ -86,7 +93,7 @@ async function bundle(file: string): Promise<void> {
  * The blob: the bundle and the assets, by `node --experimental-sea-config`. The blob keeps the main script's path as
  * the config names it: a name relative to the work folder, the same at every build.
  */
-function blob(work: string, main: string): string {
+function blob(work: string, main: string, codeCache: boolean): string {
   const assets: Record<string, string> = {};
   for (const name of shippedNames()) assets[name] = path.resolve(CODE, name);
   const index = path.join(work, 'shipped.json');
@@ -102,7 +109,7 @@ function blob(work: string, main: string): string {
         output: path.basename(out),
         disableExperimentalSEAWarning: true,
         useSnapshot: false,
-        useCodeCache: false,
+        useCodeCache: codeCache,
         assets,
       },
       null,
@@ -114,16 +121,18 @@ function blob(work: string, main: string): string {
 }
 
 /** Build the executable into `outDir` (default release/); returns where it is, its size and its SHA-256. */
-export async function buildExecutable(outDir: string = path.join(ROOT, 'release')): Promise<BuiltExecutable> {
+export async function buildExecutable(outDir: string = path.join(ROOT, 'release'), codeCache = false): Promise<BuiltExecutable> {
   mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, executableName());
   const work = path.join(outDir, `.build-${process.pid}`);
+  let blobBytes = 0;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   try {
     const main = path.join(work, 'tapedeck.cjs');
     await bundle(main);
-    const data = readFileSync(blob(work, main));
+    const data = readFileSync(blob(work, main, codeCache));
+    blobBytes = data.length;
     const staged = path.join(work, executableName());
     copyFileSync(process.execPath, staged);
     chmodSync(staged, 0o755);
@@ -138,7 +147,7 @@ export async function buildExecutable(outDir: string = path.join(ROOT, 'release'
     rmSync(work, { recursive: true, force: true });
   }
   const bytes = readFileSync(file);
-  return { file, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  return { file, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), blobBytes };
 }
 
 function mib(n: number): string {
@@ -148,12 +157,14 @@ function mib(n: number): string {
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
   const at = process.argv.indexOf('--out');
   const out = at === -1 ? undefined : process.argv[at + 1];
-  buildExecutable(out === undefined ? undefined : path.resolve(out)).then(
+  const codeCache = process.argv.includes('--code-cache');
+  buildExecutable(out === undefined ? undefined : path.resolve(out), codeCache).then(
     (built) => {
       if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(built)}\n`);
       else
         process.stdout.write(
-          `${path.relative(process.cwd(), built.file)}: ${mib(built.bytes)} (${built.bytes} bytes), sha256 ${built.sha256}\n`,
+          `${path.relative(process.cwd(), built.file)}: ${mib(built.bytes)} (${built.bytes} bytes; tapedeck ${mib(built.blobBytes)}, ` +
+            `the rest is Node.js ${process.version}), sha256 ${built.sha256}${codeCache ? ' (with a code cache: not reproducible)' : ''}\n`,
         );
     },
     (err: unknown) => {
