@@ -2,26 +2,26 @@
 #   docker build -t tapedeck .
 #   docker run --rm -p 8787:8787 -v "$PWD/tapes:/tapes" tapedeck
 #   docker run --rm -p 8787:8787 -v "$PWD/tapes:/tapes" tapedeck replay --tape session --host 0.0.0.0
-FROM node:22-alpine AS build
-WORKDIR /app
+# The image holds tapedeck's single executable (npm run build:exe, built in the first stage from this checkout) on a
+# slim Debian: no Node.js, no node_modules. The same Dockerfile builds linux/amd64 and linux/arm64.
+FROM node:22-bookworm-slim AS build
+WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY config ./config
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+RUN npm run build:exe && cp release/tapedeck-linux-* /tapedeck && /tapedeck --version
 
-FROM node:22-alpine
-ENV NODE_ENV=production TAPEDECK_DIR=/tapes
-WORKDIR /app
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY config ./config
-COPY side_effects.example.yaml ./
-RUN mkdir -p /tapes && chown node:node /tapes
-USER node
+FROM debian:bookworm-slim
+ENV TAPEDECK_DIR=/tapes
+COPY --from=build /tapedeck /usr/local/bin/tapedeck
+COPY side_effects.example.yaml /usr/share/tapedeck/side_effects.example.yaml
+RUN useradd --system --uid 1000 --home-dir /home/tapedeck --create-home tapedeck && mkdir -p /tapes && chown tapedeck:tapedeck /tapes
+USER tapedeck
+WORKDIR /home/tapedeck
 VOLUME ["/tapes"]
 EXPOSE 8787
-ENTRYPOINT ["node", "/app/dist/cli/main.js"]
+ENTRYPOINT ["tapedeck"]
 CMD ["record", "--tape", "session", "--append", "--host", "0.0.0.0"]
