@@ -44,6 +44,12 @@ export interface BuiltExecutable {
   blobBytes: number;
 }
 
+/** Why this Node cannot make a single executable (a distribution's build without the fuse), or null. */
+export function cannotBuildWith(node: string = process.execPath): string | null {
+  if (readFileSync(node).includes(SEA_FUSE)) return null;
+  return `this Node (${node}) has no single-executable support (a distribution's own build?): build with a Node.js release build`;
+}
+
 /** `tapedeck-<platform>-<arch>`, `.exe` on Windows: the executable's name for this machine. */
 export function executableName(platform: string = process.platform, arch: string = process.arch): string {
   return `tapedeck-${platform}-${arch}${platform === 'win32' ? '.exe' : ''}`;
@@ -122,6 +128,8 @@ function blob(work: string, main: string, codeCache: boolean): string {
 
 /** Build the executable into `outDir` (default release/); returns where it is, its size and its SHA-256. */
 export async function buildExecutable(outDir: string = path.join(ROOT, 'release'), codeCache = false): Promise<BuiltExecutable> {
+  const why = cannotBuildWith();
+  if (why !== null) throw new Error(`build:exe: ${why}`);
   mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, executableName());
   const work = path.join(outDir, `.build-${process.pid}`);

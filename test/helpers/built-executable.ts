@@ -25,10 +25,10 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cannotBuildWith } from '../../scripts/build-exe.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CACHE = path.join(tmpdir(), 'tapedeck-exe-cache');
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export type Built = { ok: true; file: string; bytes: number; sha256: string } | { ok: false; reason: string };
@@ -57,9 +57,7 @@ export function sourceHash(): string {
 /** Why the executable cannot be built here, or null. */
 export function cannotBuild(): string | null {
   if (!existsSync(path.join(ROOT, 'node_modules/postject'))) return 'postject is not installed (npm ci installs it)';
-  if (!readFileSync(process.execPath).includes(SEA_FUSE))
-    return `this Node (${process.execPath}) has no single-executable support (a distribution's build?): use a Node.js release build`;
-  return null;
+  return cannotBuildWith();
 }
 
 function alive(pid: number): boolean {
