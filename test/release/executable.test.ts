@@ -3,7 +3,8 @@
  * run from an empty folder with a PATH that holds no `node`, `npm` or `npx` (a folder of links to what the agent and
  * the sandbox need: python3, sh, unshare, ip). It records a chat completion from a scripted upstream in wrapper mode,
  * replays it with the upstream gone, shows it, serves the viewer (its web assets embedded), runs the agent in the
- * sandbox (the bridge is the executable itself), exports, diffs, and pushes and pulls through PostgreSQL (the default
+ * sandbox (the bridge is the executable itself), records and replays an MCP server over stdio, exports, diffs, and
+ * pushes and pulls through PostgreSQL (the default
  * config and prices embedded too). Built once per source and shared with the wheel test (test/helpers/built-executable.ts).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,6 +30,34 @@ req = urllib.request.Request(
 with urllib.request.urlopen(req) as res:
     print(json.load(res)["choices"][0]["message"]["content"])
 `;
+
+/** An MCP server over stdio in Python (no SDK): initialize, and one tool that echoes. */
+const MCP_SERVER = `
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "echo", "version": "1"}}
+    else:
+        result = {"content": [{"type": "text", "text": "echo " + msg["params"]["arguments"]["text"]}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+`;
+
+/** What an MCP client sends: initialize, initialized, one tool call. */
+const MCP_CLIENT = [
+  {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+  },
+  { jsonrpc: '2.0', method: 'notifications/initialized' },
+  { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
+]
+  .map((m) => JSON.stringify(m) + '\n')
+  .join('');
 
 /** The real interpreter behind `python3` (a pyenv shim is a script that needs more than the PATH here has). */
 function realPython(): string | null {
@@ -60,13 +89,18 @@ describe('the single executable, with no Node.js on the PATH', () => {
   let upstream: ScriptedUpstream | undefined;
 
   /** Run the executable from the empty folder, with nothing of Node's reachable. */
-  const run = (args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Ran> =>
+  const run = (args: string[], extra: NodeJS.ProcessEnv = {}, input?: string): Promise<Ran> =>
     new Promise((resolve, reject) => {
-      const child = spawn(exe, args, { cwd: empty, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(exe, args, {
+        cwd: empty,
+        env: { ...env, ...extra },
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      if (input !== undefined) child.stdin!.end(input);
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       child.once('error', reject);
       child.once('close', (code) => resolve({ code, stdout, stderr }));
     });
@@ -167,6 +201,21 @@ describe('the single executable, with no Node.js on the PATH', () => {
     const pull = await run(['pull', 'chat', '--from', store, '--dir', 'pulled']);
     expect(pull.code, pull.stderr).toBe(0);
     expect(existsSync(path.join(empty, 'pulled/chat.jsonl'))).toBe(true);
+  });
+
+  it('mcp-stdio records a stdio MCP server and replays it without the server', { timeout: 120_000 }, async (ctx) => {
+    if (!ready()) return ctx.skip();
+    writeFileSync(path.join(empty, 'mcp_server.py'), MCP_SERVER);
+    const record = await run(['mcp-stdio', 'tools', '--mode', 'record', '--', 'python3', 'mcp_server.py'], {}, MCP_CLIENT);
+    expect(record.code, record.stderr).toBe(0);
+    expect(record.stdout).toContain('echo hi');
+    const replay = await run(['mcp-stdio', 'tools', '--mode', 'replay'], {}, MCP_CLIENT);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(JSON.parse(replay.stdout.trim().split('\n').at(-1)!)).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: { content: [{ type: 'text', text: 'echo hi' }] },
+    });
   });
 
   it('runs the agent in the sandbox, the executable being its own bridge', { timeout: 120_000 }, async (ctx) => {
