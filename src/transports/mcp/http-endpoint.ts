@@ -2,7 +2,8 @@
  * The Streamable HTTP endpoint in replay: what the protocol asks of the server before a message is decided. It reads
  * a POST's body once (`mcp-post.ts`), answers `initialize` with a fresh session id (never the recorded one), and
  * answers the transport's own errors the way the protocol prescribes (400 malformed, 400 missing session, 404 unknown
- * session, 405 GET: no standalone stream in replay), each on the replay tape. A POST it accepts goes to its session's
+ * session, 405 GET: no standalone stream in replay), each on the replay tape; a GET with `Last-Event-ID` resumes a stream
+ * the session sent (`resumable.ts`). A POST it accepts goes to its session's
  * transport (`streamable-http.ts`), or to a transport of its own for a server without sessions.
  */
 import { randomUUID } from 'node:crypto';
@@ -20,6 +21,8 @@ import { servedExchange } from './http-reply.js';
 import type { McpPost } from './mcp-post.js';
 import type { McpReplayServer } from './server.js';
 import { StreamableHttpTransport } from './streamable-http.js';
+import { LAST_EVENT_ID, sendEvents, type RecordedResumptions } from './resumable.js';
+import { exchangeRecord } from '../../engine/record.js';
 
 export class StreamableHttpEndpoint {
   /** Open replay sessions by id, with the route they were opened on. */
@@ -28,6 +31,8 @@ export class StreamableHttpEndpoint {
   constructor(
     private readonly ctx: ReplayContext,
     private readonly server: McpReplayServer,
+    /** The tape's answers recorded over resumable streams (`resumable.ts`). */
+    private readonly resumptions?: RecordedResumptions,
   ) {}
 
   /** Answer one request to a Streamable HTTP MCP route; `sessionful`: the recorded server used sessions. */
@@ -52,6 +57,8 @@ export class StreamableHttpEndpoint {
 
     if (req.method === 'GET') {
       if (badSession()) return;
+      const last = req.headers[LAST_EVENT_ID];
+      if (last !== undefined && session !== undefined) return this.resume(req, session, last, sink, refuse);
       // No standalone server-to-client stream in replay: the protocol lets a server answer 405. A client's standing
       // stream declined as the protocol allows is how replay works, not a miss: a perfect replay looks perfect.
       const refused = new TapedeckError('METHOD_NOT_ALLOWED', 'Method not allowed: tapedeck replay offers no standalone SSE stream', {
@@ -98,9 +105,43 @@ export class StreamableHttpEndpoint {
     await transport.handlePost(req, sink, messages, parsed.batch);
   }
 
+  /**
+   * A client resuming a stream (a GET with `Last-Event-ID`): the events after that id, of an answer this session sent
+   * over a resumable stream (`resumable.ts`), from the tape. An id the session never sent is refused (400).
+   */
+  private resume(
+    req: ProxyRequest,
+    session: StreamableHttpTransport,
+    last: string,
+    sink: ResponseSink,
+    refuse: (err: TapedeckError, reason?: string) => void,
+  ): Promise<void> | void {
+    const events = session.resumeAfter(last);
+    if (events === undefined)
+      return refuse(
+        new TapedeckError('BAD_REQUEST', `Bad Request: no event with id ${last} was sent in this session`),
+        `unknown Last-Event-ID ${last}`,
+      );
+    const headers = session.streamHeaders;
+    const call = httpCall(req);
+    const match = { kind: 'exact' as const, stage: 'mcp-resume', reason: `the events after ${last}, from the tape` };
+    const response = { status: 200, headers: { 'content-type': 'text/event-stream', ...headers }, events };
+    this.ctx.out.write({
+      ...exchangeRecord(call, { response, timing: { durationMs: 0 } }, { match }),
+      mcp: {
+        direction: 'server-to-client',
+        method: STREAM_METHOD,
+        notifications: [],
+        transport: 'streamable-http',
+        sessionId: session.session?.id,
+      },
+    });
+    return sendEvents(sink, 200, headers, events, this.ctx.timing);
+  }
+
   /** A new replay session, opened by the client's initialize. */
   private open(route: string, initialize: Message): StreamableHttpTransport {
-    const transport = new StreamableHttpTransport(this.ctx, { id: randomUUID(), initialize });
+    const transport = new StreamableHttpTransport(this.ctx, { id: randomUUID(), initialize }, this.resumptions);
     const id = (transport.session as { id: string }).id;
     this.sessions.set(id, { route, transport });
     transport.onclose = () => void this.sessions.delete(id);

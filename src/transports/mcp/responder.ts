@@ -17,6 +17,8 @@ import { indexMcpRoutes, type McpRoute } from './route-index.js';
 import { McpReplayServer } from './server.js';
 import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 import { indexClientReplies } from '../../replay/mcp-replies.js';
+import { recordedMessages } from '../../providers/mcp.js';
+import { indexResumptions } from './resumable.js';
 
 export interface McpResponderOptions {
   /** A reviewed side-effects file (from `loadSideEffects`); the tape's recorded annotations fill in the rest. */
@@ -92,9 +94,12 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
     mocks: opts.mocks,
   };
   const replies = indexClientReplies(ctx.tape.exchanges);
+  // An answer recorded over a resumable stream is the POST's messages and those of the GETs that resumed it.
+  const resumptions = indexResumptions(ctx.tape.exchanges);
+  answer.messagesOf = (ex) => resumptions.of(ex)?.messages ?? recordedMessages(ex);
   const main = new McpReplayServer({ answer, out: ctx.out, log: ctx.log, faults: opts.faults, replies });
   const servers = [main];
-  const http = new StreamableHttpEndpoint(ctx, main);
+  const http = new StreamableHttpEndpoint(ctx, main, resumptions);
   const legacy = new Map<string, LegacySseEndpoint>();
   for (const [prefix, route] of routes) {
     const l = route.legacy;

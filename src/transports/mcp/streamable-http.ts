@@ -33,6 +33,9 @@ import type { McpSendOptions, ReplayTransport } from './transport.js';
 import { tokenRefusal } from './token-refusal.js';
 import { LiveRelaySink } from './live-relay.js';
 import { bodyJson } from '../../tape/body.js';
+import { roundMs } from '../../tape/timing.js';
+import type { SseEvent } from '../../tape/schema.js';
+import { ResumableStreams, sendEvents, type RecordedResumptions } from './resumable.js';
 
 /** A request of a POST, and what the server sent for it. */
 interface Part {
@@ -67,11 +70,19 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
   private readonly posts = new Set<HttpPost>();
   /** Requests the real server asked the client on a live answer (`live-relay.ts`): the client's replies go to it. */
   private readonly liveAsked = new Set<RequestId>();
+  /** Answers sent over resumable streams in this session (`resumable.ts`): what a GET with `Last-Event-ID` gets. */
+  private readonly resumable = new ResumableStreams();
+  /** What goes on a POST's own stream, for an answer recorded over a resumable one: from its record to its sending. */
+  private readonly opened = new Map<Decision, SseEvent[]>();
 
-  /** `session`: the replay session this transport is (none for a server without sessions). */
+  /**
+   * `session`: the replay session this transport is (none for a server without sessions); `resumptions`: the tape's
+   * resumable answers.
+   */
   constructor(
     private readonly ctx: ReplayContext,
     readonly session?: LiveSession,
+    private readonly resumptions?: RecordedResumptions,
   ) {
     this.live = (message, post) => this.forward(message, post);
     this.continueLive = (message, post, reason) => this.relayLive(message, post, reason);
@@ -165,7 +176,35 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
     if (post.batch) return servedAnswer({ status: 200, headers: this.sessionHeaders, messages: d.messages, sse: post.sse }, took);
     const refusal = tokenRefusal(d, post.req);
     if (refusal !== undefined) return servedAnswer({ ...refusal, body: bodyJson({ kind: 'text', text: refusal.text }) }, took);
-    return servedAnswer(this.reply(d, d.messages, post.sse), took);
+    const reply = this.reply(d, d.messages, post.sse);
+    const events = this.resumed(d, post);
+    if (events === undefined) return servedAnswer(reply, took);
+    const headers = { 'content-type': 'text/event-stream', ...reply.headers };
+    return { response: { status: reply.status, headers, events }, timing: { durationMs: roundMs(took) } };
+  }
+
+  /**
+   * An answer recorded over a resumable stream (event ids; `resumable.ts`), sent alone as SSE and in one piece: what
+   * goes on the POST's own stream, the rest kept for the client's GET with `Last-Event-ID`. Undefined otherwise.
+   */
+  private resumed(d: Decision, post: HttpPost): SseEvent[] | undefined {
+    if (post.batch || post.sse !== true || d.kind !== 'answered' || d.source === undefined) return undefined;
+    if (post.parts.get(d.message)?.stream !== undefined) return undefined;
+    const recorded = this.resumptions?.of(d.source);
+    if (recorded === undefined) return undefined;
+    let events = this.opened.get(d);
+    if (events === undefined) this.opened.set(d, (events = this.resumable.open(d.messages, recorded)));
+    return events;
+  }
+
+  /** The events after `lastEventId` of an answer this session sent over a resumable stream; undefined when it sent no such id. */
+  resumeAfter(lastEventId: string): SseEvent[] | undefined {
+    return this.resumable.after(lastEventId);
+  }
+
+  /** The headers a resuming GET's answer carries. */
+  get streamHeaders(): HeaderMap {
+    return this.sessionHeaders;
   }
 
   /** Whether the POST's answer goes out as SSE: as recorded, or because notifications come with an answer. */
@@ -196,7 +235,11 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
       const only = answered[0] as Required<Part>;
       const refusal = tokenRefusal(only.decision, post.req);
       if (refusal !== undefined) return Promise.resolve(sendBody(post.sink, refusal.status, refusal.headers, refusal.text));
-      return sendReply(post.sink, this.reply(only.decision, only.sent, post.sse), this.ctx.timing);
+      const reply = this.reply(only.decision, only.sent, post.sse);
+      const events = this.resumed(only.decision, post);
+      this.opened.delete(only.decision);
+      if (events !== undefined) return sendEvents(post.sink, reply.status, reply.headers, events, this.ctx.timing);
+      return sendReply(post.sink, reply, this.ctx.timing);
     }
     const parts = answered.map((p) => ({ messages: p.sent, sse: p.decision.forwarded?.sse ?? recordedAsSse(p.decision.source) }));
     return sendBatch(post.sink, parts, post.sse, this.sessionHeaders, this.ctx.timing);
