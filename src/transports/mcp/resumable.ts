@@ -6,7 +6,8 @@
  * the server sent: the call's POST with its events and their ids, and each resuming GET with its `last-event-id`
  * header and the events it got.
  *
- * In replay (`indexResumptions`): a recorded call whose stream carried event ids is answered the same way. Its answer
+ * In replay (`indexResumptions`): a recorded call whose stream carried event ids and ended before its answer is
+ * answered the same way (one answered on its own stream goes out as before, without ids). Its answer
  * is the POST's messages then those of the GETs that resumed it (each one found by the `last-event-id` it sent, one of
  * the ids before it), so it is matched and checked as one answer; the POST's stream carries what the recording's did,
  * with ids, and ends where it ended; the rest is kept in the replay session (`ResumableStreams`) for the client's GET
@@ -68,10 +69,12 @@ function resumableOf(source: Exchange, resumeAfter: (id: string) => Exchange | u
   if (source.request.method !== 'POST' || source.mcp?.transport !== 'streamable-http' || !events.some((e) => e.id !== undefined))
     return undefined;
   const messages = recordedMessages(source);
-  const postEndMs = events.at(-1)?.offsetMs ?? 0;
-  const retryMs = events.find((e) => e.retry !== undefined)?.retry;
   const answered = (ms: TimedMessage[]): boolean =>
     ms.some((m) => m.message.method === undefined && m.message.id === source.mcp?.jsonrpcId);
+  // An answer that came whole on the POST's stream goes out as before: nothing was resumed.
+  if (answered(messages)) return undefined;
+  const postEndMs = events.at(-1)?.offsetMs ?? 0;
+  const retryMs = events.find((e) => e.retry !== undefined)?.retry;
   let ids = events.map((e) => e.id).filter((id): id is string => id !== undefined);
   const seen = new Set<Exchange>();
   while (!answered(messages)) {

@@ -184,7 +184,7 @@ export class StreamableHttpTransport implements ReplayTransport<HttpPost> {
   }
 
   /**
-   * An answer recorded over a resumable stream (event ids; `resumable.ts`), sent alone as SSE and in one piece: what
+   * An answer recorded over a resumable stream that ended before it (`resumable.ts`), sent alone as SSE and in one piece: what
    * goes on the POST's own stream, the rest kept for the client's GET with `Last-Event-ID`. Undefined otherwise.
    */
   private resumed(d: Decision, post: HttpPost): SseEvent[] | undefined {

@@ -16,6 +16,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   type CreateMessageRequest,
   type CreateMessageResult,
@@ -199,10 +200,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function replayed(saveAs: string, city?: string): Promise<{ run: Run; tape: Exchange[] }> {
+async function replayed(saveAs: string, city?: string, tape = 'resume'): Promise<{ run: Run; tape: Exchange[] }> {
   const rep = await startProxy({
     mode: 'replay',
-    tape: 'resume',
+    tape,
     dir,
     port: 0,
     routes: [],
@@ -252,8 +253,65 @@ describe('resumable streams', () => {
     expect(
       get?.response?.events?.map((e) => JSON.parse(e.data) as { params?: { progress?: number } }).map((m) => m.params?.progress),
     ).toEqual([2, 3, undefined]);
+    // The replay tape keeps the ids replay sent: replaying it resumes the same way.
+    const again = await replayed('resume-replay-again', undefined, 'resume-replay');
+    expect(again.run).toEqual(recorded);
+    expect(again.tape.find(resumeGet)?.match).toMatchObject({ kind: 'exact', stage: 'mcp-resume' });
   });
 });
+
+describe('resuming anywhere in replay', () => {
+  it('a client resuming with a token it was given (the SDK resumptionToken) gets what followed it; an id never sent is a 400', async () => {
+    const rep = await startProxy({
+      mode: 'replay',
+      tape: 'resume',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'resume-token',
+      responders: [createMcpResponder()],
+      log,
+    });
+    const client = new Client({ name: 'resume-agent', version: '1' }, { capabilities: { sampling: { tools: {} } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${rep.url}/r/mcp`));
+    try {
+      await client.connect(transport);
+      const call = { method: 'tools/call' as const, params: { name: 'count', arguments: { n: 3 } } };
+      const tokens: string[] = [];
+      await client.request(call, CallToolResultSchema, { onprogress: () => undefined, onresumptiontoken: (t) => void tokens.push(t) });
+      // tokens[0]: the priming event; tokens[1]: the first progress. Picking up from there gets the rest again.
+      const again = await client.request(call, CallToolResultSchema, { resumptionToken: tokens[1] });
+      expect(again.content[0]).toEqual({ type: 'text', text: 'counted 3' });
+      const unknown = await fetch(`${rep.url}/r/mcp`, {
+        headers: {
+          accept: 'text/event-stream',
+          'mcp-session-id': transport.sessionId ?? '',
+          'mcp-protocol-version': '2025-11-25',
+          'last-event-id': 'not-an-id',
+        },
+      });
+      expect(unknown.status).toBe(400);
+      await unknown.body?.cancel();
+    } finally {
+      await client.close();
+      await rep.close();
+    }
+    const tape = (await loadTape(dir, 'resume-token')).exchanges;
+    const gets = tape.filter(resumeGet);
+    expect(gets.map((ex) => ex.request.headers['last-event-id'])).toEqual([expect.any(String), tokens1(tape), 'not-an-id']);
+    expect(gets[1]?.response?.events?.map((e) => (JSON.parse(e.data) as { params?: { progress?: number } }).params?.progress)).toEqual([
+      2,
+      3,
+      undefined,
+    ]);
+    expect(gets[2]?.match).toMatchObject({ kind: 'miss' });
+  });
+});
+
+/** The id of the first progress event the call's stream carried on a replay tape. */
+function tokens1(tape: Exchange[]): string | undefined {
+  return tape.find(countCall)?.response?.events?.[1]?.id;
+}
 
 describe('sampling with tools', () => {
   it('records the tool_use and tool_result turns, and replays them when the client samples the same', async () => {
