@@ -5,6 +5,7 @@
  * AWS event-stream frames (`tape/event-stream.ts`), and errors are `{"message": ...}` with the exception's name in
  * `x-amzn-errortype`.
  */
+import { sigv4Signer } from '../sigv4.js';
 import type { ProviderInfo } from '../types.js';
 
 export const BEDROCK: ProviderInfo = {
@@ -26,7 +27,8 @@ export const BEDROCK: ProviderInfo = {
     'cohere.',
     'ai21.',
   ],
-  // Its session token (`x-amz-security-token`) and signature (`authorization`) are among the secret headers already.
+  // Every request is signed: tapedeck signs a forwarded one again, with its own credentials, for the upstream.
+  signer: sigv4Signer({ service: 'bedrock' }),
 };
 
 /** The Bedrock exception an HTTP status is, as the AWS SDKs name it (`x-amzn-errortype`). */

@@ -6,9 +6,12 @@
  */
 import type { ResponseRecord } from '../schema.js';
 import type { StreamFraming } from './framing.js';
+import { awsEventStreamFraming } from './aws-eventstream.js';
+import { ndjsonFraming } from './ndjson.js';
 import { sseFraming } from './sse.js';
 
-const framings: StreamFraming[] = [sseFraming];
+// AWS's binary event-stream (Bedrock) and NDJSON (Ollama, many self-hosted servers) beside SSE.
+const framings: StreamFraming[] = [awsEventStreamFraming, ndjsonFraming, sseFraming];
 
 /** Add a framing, asked before those already known (a more specific content type wins); returns a function that takes it back. */
 export function registerFraming(framing: StreamFraming): () => void {

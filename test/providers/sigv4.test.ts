@@ -4,7 +4,9 @@
  * AWS SDKs' chain (here the standard variables), and without any the error is one line saying what to set.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSigV4Signer, regionOfHost } from '../../src/upstream/sigv4.js';
+import { signRequest } from '../../src/providers/signing.js';
+import { regionOfHost, sigv4Signer } from '../../src/providers/sigv4.js';
+import { signerContract } from './signer-contract.js';
 import { sigv4Error } from '../helpers/bedrock-upstream.js';
 
 const creds = { accessKeyId: 'AKIDTAPEDECKTEST', secretAccessKey: 'tapedeck-test-secret-key', sessionToken: 'tapedeck-test-session' };
@@ -42,17 +44,23 @@ const clientHeaders = {
   'amz-sdk-invocation-id': 'abc',
 };
 
+signerContract(sigv4Signer({ service: 'bedrock', env: { AWS_REGION: 'us-east-1' }, credentials: async () => creds }), {
+  request: { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
+  signsBody: true,
+  signsStreamedBody: true,
+});
+
 describe('SigV4 re-signing', () => {
   it('signs for the upstream host with credentials from the environment (the AWS SDK chain), as AWS checks them', async () => {
     process.env.AWS_ACCESS_KEY_ID = creds.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = creds.secretAccessKey;
     process.env.AWS_SESSION_TOKEN = creds.sessionToken;
-    const signer = createSigV4Signer({ service: 'bedrock', env: { AWS_REGION: 'us-east-1' } });
-    const headers = await signer.sign({ method: 'POST', url, headers: clientHeaders, body });
+    const signer = sigv4Signer({ service: 'bedrock', env: { AWS_REGION: 'us-east-1' } });
+    const { headers } = await signRequest(signer, { method: 'POST', url, headers: clientHeaders, body });
     expect(headers.authorization).toContain(`Credential=${creds.accessKeyId}/`);
     expect(headers['x-amz-security-token']).toBe(creds.sessionToken);
-    expect(headers.host).toBe('127.0.0.1:4599');
-    const sent = { method: 'POST', path: `${url.pathname}${url.search}`, headers, body };
+    expect(headers.host).toBeUndefined();
+    const sent = { method: 'POST', path: `${url.pathname}${url.search}`, headers: { ...headers, host: url.host }, body };
     expect(await sigv4Error(sent, '127.0.0.1:4599', creds, 'us-east-1')).toBeUndefined();
     // The check is real: another body, host or region fails it.
     expect(await sigv4Error({ ...sent, body: Buffer.from('{}') }, '127.0.0.1:4599', creds, 'us-east-1')).toMatch(
@@ -70,8 +78,8 @@ describe('SigV4 re-signing', () => {
     expect(regionOfHost('bedrock-runtime.us-west-2.amazonaws.com')).toBe('us-west-2');
     expect(regionOfHost('bedrock-runtime-fips.us-gov-west-1.amazonaws.com')).toBe('us-gov-west-1');
     expect(regionOfHost('127.0.0.1')).toBeUndefined();
-    const signer = createSigV4Signer({ service: 'bedrock', env: {}, credentials: async () => creds });
-    const headers = await signer.sign({
+    const signer = sigv4Signer({ service: 'bedrock', env: {}, credentials: async () => creds });
+    const { headers } = await signer.sign({
       method: 'POST',
       url: new URL('https://bedrock-runtime.eu-central-1.amazonaws.com/model/m/converse'),
       headers: {},
@@ -87,8 +95,8 @@ describe('SigV4 re-signing', () => {
     process.env.AWS_EC2_METADATA_DISABLED = 'true';
     process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent/credentials';
     process.env.AWS_CONFIG_FILE = '/nonexistent/config';
-    const signer = createSigV4Signer({ service: 'bedrock', env: { AWS_REGION: 'us-east-1' } });
-    const err = await signer.sign({ method: 'POST', url, headers: clientHeaders, body }).catch((e: unknown) => e as Error);
+    const signer = sigv4Signer({ service: 'bedrock', env: { AWS_REGION: 'us-east-1' } });
+    const err = await signRequest(signer, { method: 'POST', url, headers: clientHeaders, body }).catch((e: unknown) => e as Error);
     expect((err as { code?: string }).code).toBe('MISSING_CREDENTIALS');
     expect((err as Error).message).toMatch(
       /^tapedeck needs AWS credentials to sign requests to 127\.0\.0\.1:4599: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
