@@ -1,7 +1,7 @@
 /**
  * Ollama's own API (`POST /api/chat`, `/api/generate`, `/api/embed` and the older `/api/embeddings`): `model`,
  * `messages` (or `prompt` and `system`), `options` and `tools` in. Answers stream by default, as NDJSON
- * (`application/x-ndjson`, one JSON object a line: `tape/ndjson.ts`), each line a piece of the answer (`message.content`
+ * (`application/x-ndjson`, one JSON object a line: `tape/framing/ndjson.ts`, each line an event), each line a piece of the answer (`message.content`
  * or `response`), the last one `done: true` with the stop reason and the token counts; `stream: false` gives that
  * last object whole. Errors are `{"error": "..."}`. (Ollama's OpenAI-compatible `/v1` endpoints are read by the OpenAI
  * adapters.)

@@ -36,11 +36,15 @@ const adapters: ProviderAdapter[] = [
   geminiLive,
 ];
 
+/** A signer's signature headers but those it names readable (a date, a body hash). */
+const secretSignatureHeaders = (signer: RequestSigner | undefined): string[] =>
+  (signer?.signatureHeaders ?? []).filter((h) => !(signer?.readableHeaders ?? []).includes(h));
+
 /** The header names an adapter's credentials (and its provider's signatures) travel in: redacted on every tape. */
 const credentialHeaders = (a: ProviderAdapter): string[] => [
   ...(a.credentials ?? []).map((c) => c.header),
   ...(a.provider?.secretHeaders ?? []),
-  ...(a.provider?.signer?.signatureHeaders ?? []),
+  ...secretSignatureHeaders(a.provider?.signer),
 ];
 for (const a of adapters) addSecretHeaders(credentialHeaders(a));
 

@@ -9,8 +9,9 @@
  *
  * A signer names the headers that carry a signature (`signatureHeaders`): the client's are dropped before signing,
  * and every provider's are redacted on every tape (`registry.ts` adds them to the secret headers; `signerFor` there
- * finds a call's signer), so neither the client's signature nor tapedeck's ever reaches a tape. The tape records the
- * request as the client sent it; what was signed and sent is the forward's business.
+ * finds a call's signer), so neither the client's signature nor tapedeck's ever reaches a tape, except those it names
+ * readable (`readableHeaders`: a signing date, a body's hash, which are no secret and help read a tape). The tape
+ * records the request as the client sent it; what was signed and sent is the forward's business.
  */
 
 /** A request as a signer sees it: what goes to the upstream, once tapedeck has chosen its headers. */
@@ -38,9 +39,15 @@ export interface RequestSigner {
   readonly name: string;
   /**
    * The headers (lower case) a signature lives in (`authorization`, `x-amz-date`, `x-amz-content-sha256`,
-   * `x-amz-security-token`): the client's are removed before signing, and they are redacted on every tape.
+   * `x-amz-security-token`): the client's are removed before signing, and they are redacted on every tape unless
+   * named in `readableHeaders`.
    */
   readonly signatureHeaders: readonly string[];
+  /**
+   * Those of `signatureHeaders` that hold no secret and stay readable on a tape (SigV4's `x-amz-date`, the signing
+   * time, and `x-amz-content-sha256`, the body's SHA-256: anyone with the body can compute it). Default: none.
+   */
+  readonly readableHeaders?: readonly string[];
   /**
    * The request signed: a new request (the one given is not changed) whose headers are the given ones with the
    * signature's set. Rejects when it cannot sign (no credentials): the client then gets an error that says so.

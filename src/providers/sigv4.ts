@@ -53,6 +53,9 @@ export function sigv4Signer(opts: SigV4Options): RequestSigner {
   return {
     name: 'sigv4',
     signatureHeaders: ['authorization', 'x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256'],
+    // The signing time and the body's SHA-256 are no secret (anyone with the body computes the hash): readable on a
+    // tape. The signature (`authorization`) and the session token are redacted.
+    readableHeaders: ['x-amz-date', 'x-amz-content-sha256'],
     async sign(request, signOpts) {
       const env = opts.env ?? process.env;
       const url = request.url;

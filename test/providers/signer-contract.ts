@@ -34,6 +34,12 @@ export function signerContract(signer: RequestSigner, opts: SignerContractOption
       for (const h of signer.signatureHeaders) expect(h).toBe(h.toLowerCase());
     });
 
+    it('names readable only headers among its signature headers, and keeps at least one secret', () => {
+      const readable = signer.readableHeaders ?? [];
+      for (const h of readable) expect(signer.signatureHeaders, h).toContain(h);
+      expect(signer.signatureHeaders.filter((h) => !readable.includes(h)).length).toBeGreaterThan(0);
+    });
+
     it('signs a new request: the one it was given is unchanged', async () => {
       const given = copy(opts.request);
       const before = copy(given);

@@ -1,8 +1,8 @@
 /**
  * AWS Bedrock Runtime, shared by its two APIs' adapters (Converse in `bedrock-converse.ts`, InvokeModel in
  * `bedrock-invoke.ts`): the model is in the path (`/model/{modelId}/converse`), every request is signed (SigV4,
- * service `bedrock`: tapedeck signs a forwarded request again for the upstream, `upstream/sigv4.ts`), streams are
- * AWS event-stream frames (`tape/event-stream.ts`), and errors are `{"message": ...}` with the exception's name in
+ * service `bedrock`: tapedeck signs a forwarded request again for the upstream, `../sigv4.ts`), streams are
+ * AWS event-stream frames (`tape/framing/aws-eventstream.ts`), and errors are `{"message": ...}` with the exception's name in
  * `x-amzn-errortype`.
  */
 import { sigv4Signer } from '../sigv4.js';
