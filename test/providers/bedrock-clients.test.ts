@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaultPlan } from '../../src/engine/faults/fault-plan.js';
 import { parseFaultRule } from '../../src/engine/faults/fault-rules.js';
 import { startProxy } from '../../src/front/server.js';
+import { REDACTED } from '../../src/tape/redaction/redact.js';
 import { scanTapeFile } from '../../src/tape/redaction/scan.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { startBedrockUpstream, type BedrockUpstream } from '../helpers/bedrock-upstream.js';
@@ -131,6 +132,15 @@ describe('AWS Bedrock Runtime clients', () => {
       expect(text).not.toContain(secret);
     expect((await scanTapeFile(path.join(dir, 'bedrock.jsonl'))).findings).toEqual([]);
     const tape = await readTape(path.join(dir, 'bedrock.jsonl'));
+    // The signature and the session token are redacted; the body's hash and the signing date (no secrets) stay readable.
+    for (const e of tape.exchanges) {
+      const h = Object.fromEntries(Object.entries(e.request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+      expect(h.authorization).toBe(REDACTED);
+      expect(h['x-amz-security-token']).toBe(REDACTED);
+      expect(h['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
+    }
+    // The JS SDK sends the body's hash (boto3 does not, for Bedrock).
+    expect(tape.exchanges[0]?.request.headers?.['x-amz-content-sha256']).toMatch(/^[0-9a-f]{64}$/);
     expect(tape.exchanges.map((e) => [e.llm?.provider, e.llm?.api, e.llm?.model, e.response?.events?.length ?? 0])).toEqual([
       ['bedrock', 'converse', MODEL, 0],
       ['bedrock', 'converse', MODEL, 8],
