@@ -62,13 +62,16 @@ export function stepDetail(args: unknown, result: unknown, n: number): string {
 
 /**
  * Human lines for the timeline, laid out for `width` columns (`Infinity`: nothing is cut). Route and model columns
- * are as wide as their longest value (up to 14 and 28), so the prompt and result get the rest of the line.
+ * are as wide as their longest value (up to 14 and 28 unless `width` is Infinity), so the prompt and result get the rest
+ * of the line.
  */
 export function renderTimeline(steps: readonly Step[], width: number, style: Style): string[] {
   const idxW = String(Math.max(0, steps.length - 1)).length;
   const offW = Math.max(0, ...steps.map((s) => formatMs(s.offsetMs).length + 1));
-  const routeW = Math.min(14, Math.max(0, ...steps.map((s) => s.route.length)));
-  const targetW = Math.min(28, Math.max(0, ...steps.map((s) => s.target.length)));
+  // With no width (`--wide`) nothing is cut: a Bedrock model id (`us.anthropic.claude-3-7-sonnet-20250219-v1:0`) whole.
+  const cap = (most: number, n: number): number => (Number.isFinite(width) ? Math.min(most, n) : n);
+  const routeW = cap(14, Math.max(0, ...steps.map((s) => s.route.length)));
+  const targetW = cap(28, Math.max(0, ...steps.map((s) => s.target.length)));
   const rows = steps.map((s) => {
     const bad = s.error !== undefined;
     const head = [

@@ -17,6 +17,7 @@ import { startProxy } from '../../src/front/server.js';
 import { REDACTED } from '../../src/tape/redaction/redact.js';
 import { scanTapeFile } from '../../src/tape/redaction/scan.js';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 import { startBedrockUpstream, type BedrockUpstream } from '../helpers/bedrock-upstream.js';
 
 const TAPEDECK_CREDS = {
@@ -131,6 +132,16 @@ describe('AWS Bedrock Runtime clients', () => {
     ])
       expect(text).not.toContain(secret);
     expect((await scanTapeFile(path.join(dir, 'bedrock.jsonl'))).findings).toEqual([]);
+    // The commands as a user runs them: `scan` finds nothing, `show` names each call's model.
+    expect(await runCliInProcess(['scan', 'bedrock', '--dir', dir])).toMatchObject({
+      code: 0,
+      stdout: 'no credentials found in 1 tape(s)\n',
+    });
+    const show = await runCliInProcess(['show', 'bedrock', '--dir', dir, '--wide']);
+    const steps = show.stdout.split('\n').filter((l) => /^\s*\d+\s+\+\S+\s+LLM /.test(l));
+    expect(steps.map((l) => l.trim().split(/\s+/).slice(3, 5))).toEqual(
+      Array.from({ length: hasBoto3 ? 4 : 2 }, () => ['/bedrock', MODEL]),
+    );
     const tape = await readTape(path.join(dir, 'bedrock.jsonl'));
     // The signature and the session token are redacted; the body's hash and the signing date (no secrets) stay readable.
     for (const e of tape.exchanges) {

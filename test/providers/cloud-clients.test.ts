@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/front/server.js';
 import { scanTapeFile } from '../../src/tape/redaction/scan.js';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { runCliInProcess } from '../helpers/cli-in-process.js';
 
 const AZURE_KEY = 'azure-key-0123456789abcdef';
 const GOOGLE_TOKEN = 'ya29.test-access-token-0123456789';
@@ -246,6 +247,24 @@ describe('cloud and local clients, recorded and replayed', () => {
       ['gemini', 'gemini-2.5-flash', true],
       ['ollama', 'llama3.2', false],
       ['ollama', 'llama3.2', true],
+    ]);
+    // The commands as a user runs them: `scan` finds nothing, `show` names each call's model.
+    expect(await runCliInProcess(['scan', 'cloud', '--dir', dir])).toMatchObject({
+      code: 0,
+      stdout: 'no credentials found in 1 tape(s)\n',
+    });
+    const show = await runCliInProcess(['show', 'cloud', '--dir', dir, '--wide']);
+    expect(show.code).toBe(0);
+    const steps = show.stdout.split('\n').filter((l) => /^\s*\d+\s+\+\S+\s+LLM /.test(l));
+    expect(steps.map((l) => l.trim().split(/\s+/).slice(3, 5))).toEqual([
+      ['/azure', 'gpt4o-prod'],
+      ['/azure', 'gpt4o-prod'],
+      ['/vertex', 'claude-sonnet-4@20250514'],
+      ['/vertex', 'claude-sonnet-4@20250514'],
+      ['/vertex', 'gemini-2.5-flash'],
+      ['/vertex', 'gemini-2.5-flash'],
+      ['/ollama', 'llama3.2'],
+      ['/ollama', 'llama3.2'],
     ]);
     const before = hits.length;
     const rep = await startProxy({ mode: 'replay', tape: 'cloud', dir, port: 0, routes });
