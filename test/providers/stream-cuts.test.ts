@@ -3,8 +3,8 @@
  * Ollama NDJSON stream (one JSON object a line), read by the `ollama` npm client and by a raw fetch, and Google's SSE
  * framed with CRLF (`\r\n\r\n` between events), on the `/gemini` route and on Vertex, read by `@google/genai` and by a
  * raw fetch. Each is recorded from a scripted upstream that sends one event a write, a few ms apart (their offsets
- * are kept), then replayed with `cut: {afterEvents: 2}`: the client gets exactly 2 events, then the stream breaks off.
- * The same cut in record, on the live stream, gives the same 2.
+ * are kept), replayed instantly and at the recorded pace, then with `cut: {afterEvents: 2}`: the client gets exactly
+ * 2 events, then the stream breaks off. The same cut in record, on the live stream, gives the same 2.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -238,6 +238,8 @@ describe('NDJSON and CRLF-framed SSE streams, cut after N events', () => {
     const hitsBefore = hits;
     const replayed = await run({ mode: 'replay', tape: 'streams', saveAs: 'streams-replay' });
     expect(replayed).toEqual(recorded);
+    // Paced at the recorded gaps (--timing recorded): the same lines and events.
+    expect(await run({ mode: 'replay', tape: 'streams', saveAs: 'streams-paced', timing: { mode: 'recorded' } })).toEqual(recorded);
     expect(hits).toBe(hitsBefore);
 
     expect(await run({ mode: 'replay', tape: 'streams', saveAs: 'streams-cut', faults: cutAfter2() })).toEqual(CUT);
