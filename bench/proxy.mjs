@@ -12,6 +12,9 @@
 // BENCH_PROFILE=zero or BENCH_PROFILE=model runs one upstream only; BENCH_DURATION_MS sets each throughput run.
 // The zero-work servers are warmed up under load, then loaded in BENCH_ROUNDS alternated rounds (default 5) and the
 // medians reported: CPU per request is compared to the bare proxy's, and this machine's speed drifts between runs.
+// Three answers each: non-streamed JSON and SSE chat completions (OpenAI-compatible upstream, upstream-server.mjs), and
+// Bedrock's ConverseStream, AWS's binary event-stream (bedrock-upstream.mjs; tapedeck signs each recorded request
+// again with SigV4, with bench credentials). BENCH_KINDS=json,sse,eventstream runs some of them only.
 // BENCH_BASELINE=DIR adds `record (base)` and `replay (base)` rows from another tapedeck checkout with its dist/ built
 // (e.g. `git worktree add /tmp/base <ref> && cd /tmp/base && npm ci`): before and after, measured side by side in one run.
 import { spawn } from 'node:child_process';
@@ -70,26 +73,52 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ = 100
 }
 
-let STREAM = false;
-const body = (i) =>
-  JSON.stringify({
-    model: 'bench-model',
-    stream: STREAM,
-    messages: [
-      { role: 'system', content: 'You are terse.' },
-      { role: 'user', content: `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?` },
-    ],
-  });
+/** The answers measured: `json` and `sse` from the OpenAI-compatible upstream, `eventstream` from the Bedrock one. */
+const KINDS = {
+  json: { label: 'non-streamed JSON chat completions', goals: { record: 1.6, replay: 1.3 } },
+  sse: { label: 'streamed (SSE, ~17 events per answer) chat completions', goals: { record: 1.8, replay: 1.3 } },
+  eventstream: { label: 'Bedrock ConverseStream (AWS event-stream, 17 frames per answer; record signs again with SigV4)' },
+};
+let KIND = 'json';
+const question = (i) => `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?`;
 
-export async function once(pool, pathPrefix, i) {
-  const t0 = performance.now();
-  const res = await pool.request({
+/** The request of one call: a chat completion, or (eventstream) a ConverseStream as an AWS SDK signs it. */
+function request(pathPrefix, i) {
+  if (KIND === 'eventstream')
+    return {
+      method: 'POST',
+      path: `${pathPrefix}/model/bench-model/converse-stream`,
+      headers: {
+        'content-type': 'application/json',
+        'x-amz-date': '20261129T000000Z',
+        authorization:
+          'AWS4-HMAC-SHA256 Credential=AKIDBENCHCLIENT/20261129/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000',
+      },
+      body: JSON.stringify({
+        system: [{ text: 'You are terse.' }],
+        messages: [{ role: 'user', content: [{ text: question(i) }] }],
+        inferenceConfig: { maxTokens: 64 },
+      }),
+    };
+  return {
     method: 'POST',
     path: `${pathPrefix}/v1/chat/completions`,
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-    body: body(i),
-  });
-  await res.body.text();
+    body: JSON.stringify({
+      model: 'bench-model',
+      stream: KIND === 'sse',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: question(i) },
+      ],
+    }),
+  };
+}
+
+export async function once(pool, pathPrefix, i) {
+  const t0 = performance.now();
+  const res = await pool.request(request(pathPrefix, i));
+  await res.body.arrayBuffer();
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
   return performance.now() - t0;
 }
@@ -128,12 +157,9 @@ export async function throughput(profile, server, prefix, durationMs = DURATION_
 /** The median of some numbers. */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** CPU goals per request against the bare proxy, zero-work upstream: record (JSON, SSE), replay (both). */
-const CPU_GOALS = { record: { json: 1.6, sse: 1.8 }, replay: { json: 1.3, sse: 1.3 } };
-
-async function workload(profile, cli, dir, upstream, stream) {
-  STREAM = stream;
-  const tape = `bench-${profile.floor ? 'zero' : 'model'}-${stream ? 'sse' : 'json'}`;
+async function workload(profile, cli, dir, upstream, kind) {
+  KIND = kind;
+  const tape = `bench-${profile.floor ? 'zero' : 'model'}-${kind}`;
   // The servers measured, all started before any is loaded; each is loaded alone, in turn.
   const servers = [{ name: 'straight', server: upstream, prefix: '' }];
   const started = [];
@@ -181,15 +207,15 @@ async function workload(profile, cli, dir, upstream, stream) {
       r.rps = median(r.runs.map((x) => x.rps));
       r.cpuUs = r.runs.some((x) => x.cpuUs === undefined) ? undefined : median(r.runs.map((x) => x.cpuUs));
     }
-    report(profile, stream, rows);
+    report(profile, kind, rows);
   } finally {
     for (const server of started) await server.stop();
   }
 }
 
-function report(profile, stream, rows) {
+function report(profile, kind, rows) {
   const rounds = profile.rounds > 1 ? `, ${profile.rounds} alternated rounds (medians)` : '';
-  console.log(`\n${profile.name}, ${stream ? 'streamed (SSE, ~17 events per answer)' : 'non-streamed JSON'} chat completions`);
+  console.log(`\n${profile.name}, ${KINDS[kind].label}`);
   console.log(
     `${profile.concurrency} connections for ${DURATION_MS} ms${rounds}; ${profile.latencySamples} sequential requests for latency`,
   );
@@ -225,10 +251,12 @@ function report(profile, stream, rows) {
         `record reaches ${((rec2.rps / bare2.rps) * 100).toFixed(0)}% of its throughput and adds ${(rec2.lat.p50 - bare2.lat.p50).toFixed(3)} ms to its p50`,
     );
     if (bare2.cpuUs !== undefined && rec2.cpuUs !== undefined && rep2.cpuUs !== undefined) {
-      const kind = stream ? 'sse' : 'json';
+      const goals = KINDS[kind].goals;
       const goal = (mode, r) => {
         const ratio = r.cpuUs / bare2.cpuUs;
-        return `${mode} ${ratio.toFixed(2)}x (goal <= ${CPU_GOALS[mode][kind]}x): ${verdict(ratio <= CPU_GOALS[mode][kind])}`;
+        return goals === undefined
+          ? `${mode} ${ratio.toFixed(2)}x (no goal set)`
+          : `${mode} ${ratio.toFixed(2)}x (goal <= ${goals[mode]}x): ${verdict(ratio <= goals[mode])}`;
       };
       console.log(`CPU per request against the bare proxy: ${goal('record', rec2)}; ${goal('replay', rep2)}`);
     }
@@ -241,14 +269,29 @@ export async function run() {
   console.log(
     'proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine',
   );
+  const kinds = (process.env.BENCH_KINDS ?? Object.keys(KINDS).join(',')).split(',');
+  // tapedeck signs recorded Bedrock requests again (SigV4) with the credentials in its environment: bench ones.
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'AKIDBENCHTAPEDECK',
+    AWS_SECRET_ACCESS_KEY: 'bench-secret',
+    AWS_REGION: 'us-east-1',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
   try {
     for (const profile of PROFILES.filter((p) => !process.env.BENCH_PROFILE || p.name.startsWith(process.env.BENCH_PROFILE))) {
-      const upstream = await start([path.join(ROOT, 'bench/upstream-server.mjs'), ...profile.upstreamArgs]);
-      try {
-        await workload(profile, cli, dir, upstream, false);
-        await workload(profile, cli, dir, upstream, true);
-      } finally {
-        await upstream.stop();
+      for (const [server, ks] of [
+        ['bench/upstream-server.mjs', ['json', 'sse']],
+        ['bench/bedrock-upstream.mjs', ['eventstream']],
+      ]) {
+        if (!ks.some((k) => kinds.includes(k))) continue;
+        const upstream = await start([path.join(ROOT, server), ...profile.upstreamArgs]);
+        try {
+          for (const k of ks) if (kinds.includes(k)) await workload(profile, cli, dir, upstream, k);
+        } finally {
+          await upstream.stop();
+        }
       }
     }
   } finally {
