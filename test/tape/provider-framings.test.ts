@@ -57,6 +57,8 @@ framingContract(awsEventStreamFraming, {
   ],
 });
 
+const isExceptionName = (name: string): boolean => name.endsWith('Exception');
+
 describe('event-stream frames on the tape', () => {
   it('are named by their event or exception type, their payload as text, with no bytes kept when AWS headers give them back', () => {
     const { events } = decodeIn(awsEventStreamFraming, converse, [converse.byteLength]);
@@ -71,6 +73,23 @@ describe('event-stream frames on the tape', () => {
     );
     expect(exception).toEqual({ offsetMs: 0, event: 'modelStreamErrorException', data: '{"message":"boom"}' });
     expect(frameEvent(odd).raw).toBe(odd.toString('base64'));
+  });
+
+  it('rebuilds a frame as the AWS codec writes it: events, exceptions, any name, an empty or a large payload', () => {
+    for (const name of ['messageStart', 'throttlingException', 'évent 😀'])
+      for (const data of ['', '{"a":1}', `"${'ç'.repeat(70_000)}"`]) {
+        const headers = frame(
+          isExceptionName(name)
+            ? { ':exception-type': name, ':content-type': 'application/json', ':message-type': 'exception' }
+            : { ':event-type': name, ':content-type': 'application/json', ':message-type': 'event' },
+          data,
+        );
+        expect(
+          Buffer.from(awsEventStreamFraming.encode({ offsetMs: 0, event: name, data })).equals(headers),
+          `${name} ${data.length}`,
+        ).toBe(true);
+        expect(frameEvent(Buffer.from(headers))).toEqual({ offsetMs: 0, event: name, data });
+      }
   });
 
   it('stops at damaged bytes and keeps them as the rest, losing nothing', () => {

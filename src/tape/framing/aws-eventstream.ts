@@ -1,7 +1,8 @@
 /**
  * AWS's binary event-stream (`application/vnd.amazon.eventstream`: Bedrock's ConverseStream and
- * InvokeModelWithResponseStream) as a framing (`framing.ts`), read and written with the AWS SDK's own codec
- * (`@smithy/core/event-streams`). A frame is a prelude (total length, headers length, CRC), typed headers
+ * InvokeModelWithResponseStream) as a framing (`framing.ts`), read with the AWS SDK's own codec
+ * (`@smithy/core/event-streams`); a frame tapedeck rebuilds is written as that codec writes it (the same bytes,
+ * without its per-call cost: about half of recording a frame, in `bench/proxy.mjs`). A frame is a prelude (total length, headers length, CRC), typed headers
  * (`:event-type`, `:content-type`, `:message-type`; an exception's `:exception-type`), a payload and a message CRC.
  *
  * On the tape a frame is an event: `event` its `:event-type` (an exception frame's `:exception-type`, a name that ends
@@ -10,7 +11,8 @@
  * for byte the frame received, its CRCs included. A frame that would not come back so (other headers, another order,
  * a payload that is not UTF-8) keeps its exact bytes in `raw`, base64; so does a stream's unfinished last frame (`rest`).
  */
-import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
+import { crc32 } from 'node:zlib';
+import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import type { StreamEvent, StreamFraming } from './framing.js';
 
@@ -24,15 +26,45 @@ const MAX_FRAME = 16 * 1024 * 1024;
 
 const isException = (name: string): boolean => /Exception$/.test(name);
 
-/** The frame an event is, when it has no `raw`: its name and payload under AWS's headers, in AWS's order. */
-function canonicalFrame(event: string | undefined, data: string, contentType = 'application/json'): Uint8Array {
-  const headers: MessageHeaders = {};
-  const name = event ?? 'event';
-  if (isException(name)) headers[':exception-type'] = { type: 'string', value: name };
-  else headers[':event-type'] = { type: 'string', value: name };
-  headers[':content-type'] = { type: 'string', value: contentType };
-  headers[':message-type'] = { type: 'string', value: isException(name) ? 'exception' : 'event' };
-  return codec.encode({ headers, body: Buffer.from(data, 'utf8') });
+/** A string header as the event-stream codec writes it: name length, name, type 7 (string), value length, value. */
+function stringHeader(name: string, value: string): Buffer {
+  const n = Buffer.from(name, 'utf8');
+  const v = Buffer.from(value, 'utf8');
+  const b = Buffer.allocUnsafe(4 + n.byteLength + v.byteLength);
+  b.writeUInt8(n.byteLength, 0);
+  n.copy(b, 1);
+  b.writeUInt8(7, 1 + n.byteLength);
+  b.writeUInt16BE(v.byteLength, 2 + n.byteLength);
+  v.copy(b, 4 + n.byteLength);
+  return b;
+}
+
+/** The headers of an event (or an exception) of this name as AWS writes them, in its order. */
+function canonicalHeaders(name: string): Buffer {
+  const exception = isException(name);
+  return Buffer.concat([
+    stringHeader(exception ? ':exception-type' : ':event-type', name),
+    stringHeader(':content-type', 'application/json'),
+    stringHeader(':message-type', exception ? 'exception' : 'event'),
+  ]);
+}
+
+/**
+ * The frame an event is, when it has no `raw`: its name and payload under AWS's headers, in AWS's order, between the
+ * prelude and the message CRC (the CRC-32 the codec uses; written here, as the codec does, without its per-call cost).
+ */
+function canonicalFrame(event: string | undefined, data: string): Buffer {
+  const headers = canonicalHeaders(event ?? 'event');
+  const payload = Buffer.from(data, 'utf8');
+  const total = PRELUDE + headers.byteLength + payload.byteLength + 4;
+  const out = Buffer.allocUnsafe(total);
+  out.writeUInt32BE(total, 0);
+  out.writeUInt32BE(headers.byteLength, 4);
+  out.writeUInt32BE(crc32(out.subarray(0, 8)), 8);
+  headers.copy(out, PRELUDE);
+  payload.copy(out, PRELUDE + headers.byteLength);
+  out.writeUInt32BE(crc32(out.subarray(0, total - 4)), total - 4);
+  return out;
 }
 
 /** One whole frame's bytes as the tape keeps it (throws when its CRCs do not hold). */
@@ -44,7 +76,13 @@ export function frameEvent(bytes: Buffer): StreamEvent {
   const payload = Buffer.from(message.body.buffer, message.body.byteOffset, message.body.byteLength);
   const ev: StreamEvent = { offsetMs: 0, data: payload.toString('utf8') };
   if (name !== undefined) ev.event = name;
-  if (!Buffer.from(canonicalFrame(name, ev.data)).equals(bytes)) ev.raw = bytes.toString('base64');
+  // The frame comes back from its name and payload when its headers are AWS's for that name and its payload is
+  // UTF-8 text: lengths and CRCs follow from those bytes (the CRCs were checked by the decode).
+  const canonical =
+    name !== undefined &&
+    bytes.subarray(PRELUDE, PRELUDE + bytes.readUInt32BE(4)).equals(canonicalHeaders(name)) &&
+    Buffer.from(ev.data, 'utf8').equals(payload);
+  if (!canonical) ev.raw = bytes.toString('base64');
   return ev;
 }
 
