@@ -119,7 +119,7 @@ export { buildOverridePlan, type OverridePlan, type OverrideRule, type OverrideI
 // --- proxy and running: record and replay servers, wrapper mode, tapes for test suites
 export { startProxy, type ProxyOptions, type RecordOptions, type ReplayOptions, type RunningProxy } from './front/server.js';
 export type { Timeouts, ForwardProxySettings } from './front/server.js';
-export type { ProxyRequest, ReplayResponder, ReplayContext, OnMiss, Timing } from './http/types.js';
+export type { ProxyRequest, ReplayResponder, ResponderDecision, ResponderAnswer, ReplayContext, OnMiss, Timing } from './http/types.js';
 export type { ExchangeLog } from './engine/exchange-log.js';
 export { createMcpResponder, type McpResponderOptions } from './transports/mcp/responder.js';
 export type { ResponseSink } from './http/sink.js';

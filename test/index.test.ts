@@ -320,6 +320,8 @@ const TYPES: string[] = [
   'RequestTarget',
   'ResolveOptions',
   'ResolvedTape',
+  'ResponderAnswer',
+  'ResponderDecision',
   'ResponseRecord',
   'ResponseSink',
   'Rewritten',

@@ -9,6 +9,8 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { request, type Dispatcher } from 'undici';
 import { describeExchange } from '../providers/describe.js';
 import { forwardAndCapture } from '../upstream/forward.js';
+import { exchangeRecord } from '../engine/record.js';
+import { httpCall } from '../http/http-call.js';
 import type { ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
 import { decodeBody } from '../tape/body.js';
@@ -130,8 +132,14 @@ async function send(o: Outgoing, opts: SendOptions, session?: string): Promise<E
     if (open === undefined) throw new TapedeckError('INTERNAL', 'a request body stored apart reached drift without its store');
     req.large = { body: stored, open: () => open(stored) };
   }
-  const fresh = await forwardAndCapture(req, discardSink(), { dispatcher: opts.dispatcher, ...(opts.spill ? { spill: opts.spill } : {}) });
-  return { ...describeExchange(fresh), type: 'exchange', id: ex.id, seq: ex.seq };
+  // Captured as the live forward captures a recording, and made into a record by the one record builder.
+  const call = httpCall(req);
+  const answer = await forwardAndCapture(req, discardSink(), {
+    dispatcher: opts.dispatcher,
+    call,
+    ...(opts.spill ? { spill: opts.spill } : {}),
+  });
+  return { ...describeExchange(exchangeRecord(call, answer)), type: 'exchange', id: ex.id, seq: ex.seq };
 }
 
 /** What drift keeps of a fresh call: the keys it added are `[REDACTED]` again, as on the tape. */

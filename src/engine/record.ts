@@ -4,7 +4,7 @@
  * so what a tape line carries changes here and nowhere else. What the exchange means (LLM call, MCP message) is added
  * after, by the exchange log (`exchange-log.ts`).
  */
-import type { Body, ExchangeError, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
+import type { Body, ExchangeError, LlmMeaning, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
 import type { NewExchange, WireText } from '../tape/store.js';
 import type { Call } from './call.js';
 
@@ -16,6 +16,10 @@ export interface Answer {
   /** Text the response (or its JSON body) already has, tied to that object: written as it is (`WireText`). */
   responseText?: WireText<ResponseRecord> | undefined;
   responseBodyText?: WireText<Body> | undefined;
+  /** What a stream stored apart meant, described as it streamed (its events are not kept to be read again). */
+  llm?: LlmMeaning | undefined;
+  /** Notes known only once the answer is done (what a fault let through), added to the record's. */
+  notes?: Record<string, unknown> | undefined;
 }
 
 export interface RecordExtras {
@@ -41,7 +45,9 @@ export function exchangeRecord(call: Call, answer: Answer, extras: RecordExtras 
   if (extras.frames !== undefined) ex.websocket = { frames: extras.frames };
   if (answer.error !== undefined) ex.error = answer.error;
   if (extras.match !== undefined) ex.match = extras.match;
-  if (extras.notes !== undefined) ex.notes = extras.notes;
+  if (extras.notes !== undefined || answer.notes !== undefined)
+    ex.notes = answer.notes === undefined ? extras.notes : { ...extras.notes, ...answer.notes };
+  if (answer.llm !== undefined) ex.llm = answer.llm;
   if (call.requestBodyText !== undefined || answer.responseText !== undefined || answer.responseBodyText !== undefined)
     ex.wire = { requestBody: call.requestBodyText, response: answer.responseText, responseBody: answer.responseBodyText };
   return ex;

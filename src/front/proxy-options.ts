@@ -12,8 +12,8 @@ import type { LoadedTape, TapeStore } from '../tape/store.js';
 import type { TapedeckError } from '../errors.js';
 import type { FaultPlan } from '../engine/faults/fault-plan.js';
 import type { CertificateAuthority } from './ca.js';
-import type { TapeFailurePolicy } from '../transports/http/http-engine.js';
-import type { TapeAnswers } from '../transports/http/tape-answers.js';
+import type { TapeFailurePolicy } from '../engine/tape-failure.js';
+import type { TapeAnswers } from '../transports/http/decide.js';
 import type { OnMiss, ReplayResponder, Timing } from '../http/types.js';
 
 export interface CommonOptions {

@@ -134,7 +134,6 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
     replay: {
       tape,
       matcher,
-      out,
       onMiss,
       timing,
       log,

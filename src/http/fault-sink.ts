@@ -5,7 +5,7 @@
  * head it passes on: SSE, or a provider's), and each goes on as its framing writes it. It counts what it let through,
  * for the replay tape.
  */
-import type { FaultThen } from '../engine/faults/fault-rules.js';
+import type { Injected } from '../engine/decision.js';
 import { restBytes, type FrameDecoder, type StreamEvent, type StreamFraming } from '../tape/framing/framing.js';
 import { framingFor } from '../tape/framing/registry.js';
 import type { ResponseSink } from './sink.js';
@@ -23,7 +23,11 @@ type Op =
 const bytesOf = (wire: string | Uint8Array): Buffer =>
   typeof wire === 'string' ? Buffer.from(wire) : Buffer.from(wire.buffer, wire.byteOffset, wire.byteLength);
 
-export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'delay'>): FaultSink {
+/**
+ * `keepReading`: the answer's source keeps going after a cut (a live forward reads the upstream's answer to its end,
+ * for the tape), so the cut is not passed on as the client leaving; only the client really leaving is.
+ */
+export function faultSink(sink: ResponseSink, then: Pick<Injected, 'cut' | 'delay'>, opts: { keepReading?: boolean } = {}): FaultSink {
   const passed = { events: 0, bytes: 0, cut: false };
   const queue: Op[] = [];
   const drains: (() => void)[] = [];
@@ -147,6 +151,6 @@ export function faultSink(sink: ResponseSink, then: Pick<FaultThen, 'cut' | 'del
     },
     end: () => void push({ kind: 'end' }),
     cut: () => void push({ kind: 'cut' }),
-    onClose: (cb) => sink.onClose(cb),
+    onClose: (cb) => sink.onClose(() => (opts.keepReading === true && passed.cut ? undefined : cb())),
   };
 }

@@ -1,12 +1,13 @@
 /**
- * The seams of the proxy. The generic HTTP record/replay path lives in `recorder.ts` / `replayer.ts`;
- * protocol-specific replay (MCP, `--llm live`, overrides) plugs in as `ReplayResponder`s. What an exchange means
- * (LLM call, MCP message) is added when it is written, by the exchange log (`exchange-log.ts`) from the provider adapters.
+ * What an HTTP exchange is at the proxy: the request (`ProxyRequest`, its meaning computed once), and the seams of
+ * replay: protocol-specific answers (MCP, `--llm live`, mocks, a library user's) plug in as `ReplayResponder`s, which
+ * decide (`ResponderDecision`) and never send; the HTTP engine (`transports/http/http-engine.ts`) acts on what they
+ * decide. What an exchange means (LLM call, MCP message) is added when it is written, by the exchange log.
  */
 import type { Matcher } from '../replay/matcher.js';
 import type { OnMiss, Timing } from '../replay/modes.js';
 import type { LoadedTape } from '../tape/tape-reader.js';
-import type { Body, HeaderMap, LlmMeaning, RequestRecord, Route } from '../tape/schema.js';
+import type { Body, HeaderMap, LlmMeaning, MatchInfo, RequestRecord, Route } from '../tape/schema.js';
 import type { WireText } from '../tape/store.js';
 import type { ApiId } from '../providers/types.js';
 import type { Logger } from '../log.js';
@@ -60,29 +61,60 @@ export interface ReplayContext {
   timing: Timing;
   log: Logger;
   /**
-   * Forward the request to the real upstream, its answer streaming to `sink` as it comes, and record the exchange into
-   * the replay tape with `match: {kind: 'live', reason}` (used by `--on-miss live` and `--llm live`). `body` replaces
-   * the request body sent upstream; `headers` are set on the client's answer (not on the tape); `notes` go onto the
-   * replay tape's exchange. Resolves once the answer has ended (or failed, or its client left); never rejects.
+   * Answer `req` with `decision` through the engine (its tee records it, a fault may disturb it), writing to `sink`:
+   * how a protocol that frames its own answers (MCP) sends one message's live answer. Resolves once it is answered.
    */
-  forwardLive(
-    req: ProxyRequest,
-    sink: ResponseSink,
-    opts?: { body?: Buffer; headers?: HeaderMap; notes?: Record<string, unknown>; reason?: string },
-  ): Promise<void>;
+  settle(req: ProxyRequest, sink: ResponseSink, decision: ResponderDecision): Promise<void>;
 }
 
 /**
- * Answers a replayed request itself, or passes it on (finally to the generic HTTP replayer). Asked in order; the
- * first to answer wins.
+ * An answer a responder makes itself (a mock, a health check, a stream of its own), as a value: the engine sends it
+ * (at the client's pace), puts it on the replay tape, and a fault rule may disturb it. `body` (text or bytes) or `json`
+ * (sent as JSON), or `stream`: chunks written one by one at the client's pace (an event stream's events, say, which the
+ * tape then keeps event by event); none: no body.
+ */
+export interface ResponderAnswer {
+  status: number;
+  headers?: HeaderMap | undefined;
+  body?: string | Uint8Array | undefined;
+  json?: unknown;
+  stream?: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array> | undefined;
+}
+
+/** What a responder decided for a request: an answer of its own, or live (as it came, or with another body). */
+export type ResponderDecision =
+  | {
+      answer: ResponderAnswer;
+      /** Why, as the replay tape says it (`match.reason`; the kind is `mock`). */
+      reason?: string | undefined;
+      /** How it matched, when it is not a mock's answer (the OAuth responder serves what the tape recorded). */
+      match?: MatchInfo | undefined;
+      notes?: Record<string, unknown> | undefined;
+    }
+  | {
+      live: {
+        /** Replaces the request body sent upstream (and recorded); `path` its path (a model in the path). */
+        body?: Buffer | undefined;
+        path?: string | undefined;
+        /** Set on the client's answer, not on the tape. */
+        headers?: HeaderMap | undefined;
+        reason?: string | undefined;
+        notes?: Record<string, unknown> | undefined;
+      };
+    }
+  | {
+      /** A protocol that answers the request itself, message by message, each through `ctx.settle` (MCP). */
+      protocol: (sink: ResponseSink) => Promise<void>;
+    };
+
+/**
+ * Decides a replayed request itself, or passes it on (finally to the tape). Asked in order; the first to decide wins.
+ * A responder never sends or writes: it says what the answer is, and the engine answers and records it.
  */
 export interface ReplayResponder {
   readonly name: string;
-  /**
-   * Answer `req` by writing to `sink` (`sink-send.ts` has helpers) and resolve true once it is answered (a long-lived
-   * stream may stay open after); or resolve false, having written nothing, to pass it on.
-   */
-  handle(req: ProxyRequest, ctx: ReplayContext, sink: ResponseSink): Promise<boolean>;
+  /** What `req` gets, or undefined to pass it on. */
+  decide(req: ProxyRequest, ctx: ReplayContext): Promise<ResponderDecision | undefined>;
   /** On shutdown, after connections are closed: resolves once everything the responder started is on the tape (long-lived streams). */
   drain?(): Promise<void>;
 }

@@ -9,6 +9,7 @@
 import type { Transform } from 'node:stream';
 import { brotliDecompressSync, createBrotliDecompress, createGunzip, createInflate, gunzipSync, inflateSync } from 'node:zlib';
 import type { Call } from '../engine/call.js';
+import type { Answer } from '../engine/record.js';
 import { requestMeaning } from '../http/request-meaning.js';
 import { clientHeaderMap, headerMapOf, tapeResponseHeaders } from '../http/headers.js';
 import type { ResponseSink } from '../http/sink.js';
@@ -34,7 +35,7 @@ export interface Forwarded {
   readonly opts: {
     body?: Buffer | undefined;
     headers?: HeaderMap | undefined;
-    commit?: ((ex: NewExchange) => Promise<boolean>) | undefined;
+    commit?: ((answer: Answer) => Promise<boolean>) | undefined;
     spill?: BodySpill | undefined;
   };
   /** The client went away already. */

@@ -1,7 +1,8 @@
 /**
- * The live forward: one request to its upstream, answered to its client as the answer arrives and recorded as one
- * exchange. This file holds the request's side (its cancellation, a failure before any answer, the record and its
- * commit); the answer's body on its way is `answer-stream.ts`.
+ * The live forward: one request to its upstream, answered to its client as the answer arrives, and described as the
+ * tape keeps it (an `Answer`), which its caller commits before the client gets the end (the tee, `engine/tee.ts`).
+ * This file holds the request's side (its signing, its cancellation, a failure before any answer, the commit before
+ * the end); the answer's body on its way is `answer-stream.ts`.
  */
 import { Cancel } from '../engine/cancel.js';
 import type { Call } from '../engine/call.js';
@@ -14,10 +15,9 @@ import { signRequest, type RequestSigner } from '../providers/signing.js';
 import { encodeBody } from '../tape/body.js';
 import { roundMs } from '../tape/timing.js';
 import type { HeaderMap } from '../tape/schema.js';
-import type { NewExchange } from '../tape/stores/tape-writer.js';
 import { upstreamRequestHeaders } from '../http/headers.js';
 import { upstreamUrl } from '../tape/routes.js';
-import { exchangeRecord, type Answer, type RecordExtras } from '../engine/record.js';
+import type { Answer } from '../engine/record.js';
 import { httpCall } from '../http/http-call.js';
 import type { ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
@@ -36,16 +36,16 @@ export interface ForwardOptions {
   /** Extra response headers for the client (e.g. `x-tapedeck-match: live`). */
   headers?: HeaderMap;
   /**
-   * Put the finished exchange on the tape before the client gets the last byte; resolves false when it could not
-   * be written (the client's answer is then cut, never completed).
+   * Put the finished answer on the tape before the client gets the last byte (`Tee.commit`); resolves false when it
+   * could not be written (the client's answer is then cut, never completed).
    */
-  commit?: (ex: NewExchange) => Promise<boolean>;
+  commit?: (answer: Answer) => Promise<boolean>;
+  /** The call as the tape records it (default: the request, with `body` in its place when given). */
+  call?: Call;
   /** Aborted when tapedeck stops: a request still waiting for its upstream ends now, its exchange written with the error. */
   stopping?: Cancel;
   /** Where a response body (or event stream) too large to hold goes as it streams (the tape being written). */
   spill?: BodySpill;
-  /** On a replay tape: how the live answer came to be asked for (`match`), and notes. */
-  record?: RecordExtras;
 }
 
 /** A request its provider's signer could not sign (no credentials): the client is told so, and the tape keeps why. */
@@ -85,12 +85,13 @@ export function shutdownReason(): Error {
 }
 
 /**
- * Forward a request upstream with undici and stream the answer to the sink as it arrives, while capturing it: an
- * SSE answer event by event with each event's offset from the request start, any other body whole. Upstream
- * failures (refused, timeout, reset mid-stream) reach the client as what they were and are captured as `error`.
- * Resolves with the complete exchange once the response has ended, failed or been abandoned; never rejects.
+ * Forward a request upstream with undici and stream the answer to the sink as it arrives, while capturing it: a
+ * stream event by event (its framing's, `tape/framing/`) with each event's offset from the request start, any other
+ * body whole. Upstream failures (refused, timeout, reset mid-stream) reach the client as what they were and are
+ * captured as `error`. Resolves with the answer as the tape keeps it once the response has ended, failed or been
+ * abandoned; never rejects.
  */
-export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, opts: ForwardOptions): Promise<NewExchange> {
+export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, opts: ForwardOptions): Promise<Answer> {
   const sent = opts.body ?? req.body;
   // A body too large to hold is in the store already: it goes upstream from there, as a stream.
   const large = opts.body === undefined ? req.large : undefined;
@@ -99,7 +100,7 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
     req,
     sink,
     opts,
-    httpCall(req, opts.body === undefined ? undefined : encodeBody(opts.body, req.headers['content-type'])),
+    opts.call ?? httpCall(req, opts.body === undefined ? undefined : encodeBody(opts.body, req.headers['content-type'])),
   );
 
   let upstream: UpstreamResponse;
@@ -129,16 +130,16 @@ export async function forwardAndCapture(req: ProxyRequest, sink: ResponseSink, o
   fwd.answer = answer;
   const ended = await answer.relay();
   const response = await answer.tapeResponse();
-  const ex = fwd.record({
+  const got: Answer = {
     response,
     error: answer.failure,
     timing: { ttfbMs: answer.ttfbMs, durationMs: fwd.elapsed() },
     responseBodyText: answer.bodyText,
-  });
-  if (answer.describer !== undefined && response.eventsFile !== undefined) ex.llm = answer.describer.meaning();
-  const committed = opts.commit ? await opts.commit(ex) : true;
+  };
+  if (answer.describer !== undefined && response.eventsFile !== undefined) got.llm = answer.describer.meaning();
+  const committed = opts.commit ? await opts.commit(got) : true;
   if (ended) answer.finish(committed);
-  return ex;
+  return got;
 }
 
 /**
@@ -178,10 +179,6 @@ class Forwarding implements Forwarded {
     return roundMs(performance.now() - this.req.t0);
   }
 
-  record(answer: Answer): NewExchange {
-    return exchangeRecord(this.call, answer, this.opts.record);
-  }
-
   private clientClosed(): void {
     this.clientGone = true;
     if (this.answer !== undefined) this.answer.clientLeft();
@@ -193,7 +190,7 @@ class Forwarding implements Forwarded {
  * No answer from the upstream (refused, timed out, cancelled): the client gets an error in its API's shape that says
  * so, and the exchange records it, with why it ended.
  */
-async function answerUnreachable(fwd: Forwarding, err: unknown): Promise<NewExchange> {
+async function answerUnreachable(fwd: Forwarding, err: unknown): Promise<Answer> {
   const { req, sink, opts } = fwd;
   const error = toExchangeError(err, err instanceof Cancelled ? 'response' : 'connect');
   const upstream = redactUrlCredentials(req.route.upstream);
@@ -208,19 +205,19 @@ async function answerUnreachable(fwd: Forwarding, err: unknown): Promise<NewExch
     headers: { 'x-tapedeck-error': error.code },
   });
   const answer = httpError(unreachable, requestMeaning(req).api);
-  const ex = fwd.record({
+  const got: Answer = {
     response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
     error,
     timing: { durationMs: fwd.elapsed() },
-  });
+  };
   if (fwd.clientGone) {
     // Nobody to answer: the exchange is still written, with why it ended.
-    if (opts.commit) await opts.commit(ex);
-    return ex;
+    if (opts.commit) await opts.commit(got);
+    return got;
   }
   sink.head(answer.status, { ...answer.headers, ...opts.headers });
   sink.write(Buffer.from(JSON.stringify(answer.body)));
-  if (opts.commit && !(await opts.commit(ex))) sink.cut();
+  if (opts.commit && !(await opts.commit(got))) sink.cut();
   else sink.end();
-  return ex;
+  return got;
 }

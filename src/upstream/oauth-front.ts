@@ -35,16 +35,31 @@ export class OAuthFront {
 
   /** The request as the real servers must see it, and the sink that shows the client tapedeck's URLs. */
   front(req: ProxyRequest, sink: ResponseSink): { req: ProxyRequest; sink: ResponseSink } {
+    const routed = this.route(req);
+    return { req: routed.req, sink: routed.sink(sink) };
+  }
+
+  /**
+   * The request as the real servers must see it (what the tape records), and how its answer's sink is wrapped to show
+   * the client tapedeck's URLs.
+   */
+  route(req: ProxyRequest): OAuthRouted {
     // A forward proxy's route is an origin: the client already talks to the real URLs.
-    if (!req.route.prefix.startsWith('/')) return { req, sink };
+    if (!req.route.prefix.startsWith('/')) return { req, sink: (sink) => sink };
     const site = this.site(req.route);
     // The hot path (every request recorded): most are no part of the flow; their answer is looked at for a challenge.
     const flow = req.path.startsWith('/.well-known/') || req.path.startsWith(OAUTH_MOUNT);
     const target = flow ? new OAuthMount(site, clientOrigin(req.headers)).target(req.path) : undefined;
-    if (target === undefined) return { req, sink: new ChallengeSink(sink, site, req.headers) };
+    if (target === undefined) return { req, sink: (sink) => new ChallengeSink(sink, site, req.headers) };
     const mount = new OAuthMount(site, clientOrigin(req.headers));
-    return { req: translated(req, target, mount), sink: documentSink(sink, site, mount.base, target) };
+    return { req: translated(req, target, mount), sink: (sink) => documentSink(sink, site, mount.base, target) };
   }
+}
+
+/** A request going live through a route: as the real servers see it, and its answer's sink for the client. */
+export interface OAuthRouted {
+  req: ProxyRequest;
+  sink(sink: ResponseSink): ResponseSink;
 }
 
 /**

@@ -8,7 +8,6 @@ import { registerProvider, type ProviderAdapter } from '../../src/index.js';
 import { createLlmLiveResponder } from '../../src/transports/http/llm-live.js';
 import { requestMeaning } from '../../src/http/request-meaning.js';
 import { toIncoming } from '../../src/http/http-call.js';
-import { BufferSink } from '../../src/http/sink.js';
 import type { ProxyRequest, ReplayContext } from '../../src/http/types.js';
 import { parrot } from '../providers/parrot-provider.js';
 
@@ -47,7 +46,7 @@ describe('request meaning, once per request', () => {
     detections = 0;
     // The first call is answered from the tape (--live-after 1): the responder passes it on to the replayer.
     const responder = createLlmLiveResponder({ model: 'gpt-4.1' }, { fromTapeFirst: 1 });
-    expect(await responder.handle(req, {} as ReplayContext, new BufferSink())).toBe(false);
+    expect(await responder.decide(req, {} as ReplayContext)).toBeUndefined();
     const incoming = toIncoming(req);
     expect(detections).toBe(1);
     expect(incoming.llm).toMatchObject({ provider: 'openai', api: 'chat.completions', model: 'gpt-4o-mini', params: { temperature: 0 } });

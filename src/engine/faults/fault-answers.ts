@@ -1,12 +1,14 @@
 /**
- * What an injected HTTP status looks like: the provider's own error, status, body and headers, so an official SDK
- * reads it (and retries it, or not) exactly as it would the real API's. OpenAI's 429 is `rate_limit_exceeded` with
- * `retry-after`; Anthropic's overload is 529 `overloaded_error`; Gemini's quota is `RESOURCE_EXHAUSTED`. A call that
- * is no LLM API gets a plain JSON error with the same status.
+ * What an injected answer looks like. An HTTP status is the provider's own error, status, body and headers, so an
+ * official SDK reads it (and retries it, or not) exactly as it would the real API's: OpenAI's 429 is
+ * `rate_limit_exceeded` with `retry-after`; Anthropic's overload is 529 `overloaded_error`; Gemini's quota is
+ * `RESOURCE_EXHAUSTED`; a call that is no LLM API gets a plain JSON error with the same status. An MCP tool error is
+ * the `tools/call` result with `isError`, a JSON-RPC error the error response, whatever transport carries them.
  */
 import type { ErrorAnswer } from '../../providers/errors.js';
 import { providerErrorBody } from '../../providers/errors.js';
 import type { ApiId } from '../../providers/types.js';
+import { rpcError, type Message, type RequestId } from '../../providers/mcp.js';
 import type { FaultThen } from './fault-rules.js';
 
 /** The words each provider uses for a status (type, and OpenAI's code), and its default message. */
@@ -67,4 +69,12 @@ export function faultStatusAnswer(then: FaultThen, api: ApiId | undefined): Erro
     headers,
     body: { error: { type: 'injected_fault', message: then.message ?? `HTTP ${status} (a fault tapedeck injected)` } },
   };
+}
+
+/** The JSON-RPC answer an injected MCP fault gives `request`: the tool error of a `tools/call`, else the JSON-RPC error. */
+export function faultRpcAnswer(then: Pick<FaultThen, 'toolError' | 'rpcError'>, request: Message): Message {
+  const id = request.id as RequestId;
+  if (then.toolError !== undefined && request.method === 'tools/call')
+    return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: then.toolError }], isError: true } };
+  return rpcError(id, then.rpcError?.code ?? -32603, then.rpcError?.message ?? then.toolError ?? 'injected fault');
 }

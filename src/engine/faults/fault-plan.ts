@@ -40,8 +40,13 @@ export function levelOf(then: FaultThen): FaultLevel {
 }
 
 export interface FaultPlan {
-  /** The fault this call gets at this level, if any (counting it against every rule of the level it matches). */
-  pick(facts: FaultFacts, level?: FaultLevel): PickedFault | undefined;
+  /**
+   * The fault this call gets from the rules of these levels, if any (counting it against every rule of those levels it
+   * matches; the first rule that hits, in the rules' order, wins).
+   */
+  pick(facts: FaultFacts, levels?: FaultLevel | readonly FaultLevel[]): PickedFault | undefined;
+  /** Whether any rule acts at this level (so a transport asks for the facts only then). */
+  has(level: FaultLevel): boolean;
   /** Faults injected so far. */
   readonly injected: number;
 }
@@ -78,10 +83,13 @@ export function createFaultPlan(rules: readonly FaultRule[], opts: { seed?: numb
     get injected() {
       return injected;
     },
-    pick(facts, level = 'http') {
+    has(level) {
+      return levels.includes(level);
+    },
+    pick(facts, at = 'http') {
       let picked: PickedFault | undefined;
       rules.forEach((rule, i) => {
-        if (levels[i] !== level || !matches(rule, facts)) return;
+        if (!(typeof at === 'string' ? levels[i] === at : at.includes(levels[i] as FaultLevel)) || !matches(rule, facts)) return;
         const n = ++seen[i]!;
         if (picked !== undefined) return;
         const w = rule.when;

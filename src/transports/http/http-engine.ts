@@ -1,36 +1,34 @@
 /**
- * The HTTP path of the exchange engine, in record and replay alike. Every request is decided, answered and written
- * through here: in record every answer is live; in replay the protocol responders (MCP, `--llm live`, mocks) and the
- * tape answer first, and a request goes live only when a responder or `--on-miss live` says so. A live answer is one
- * function for every case (`live`): forwarded with undici, streamed to the client as it comes, and put on the tape
- * before the client has its last byte, through the one record builder (`engine/record.ts`). Record is replay with
- * every answer live.
+ * The HTTP path of the exchange engine, in record and replay alike: every request is decided as a value
+ * (`decide.ts`: live in record; in replay a responder's decision, else the tape's), then settled
+ * (`engine/settle.ts`): a fault rule may answer in its place or disturb its answer, the answer goes out in HTTP's
+ * framing (`deliver.ts`) and its record is committed by the tee before the client has the answer's end. Record is
+ * replay with every answer live.
  */
 import type { ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../log.js';
 import { TapedeckError } from '../../errors.js';
 import { httpError } from '../../providers/errors.js';
-import type { MatchInfo } from '../../tape/schema.js';
-import type { NewExchange } from '../../tape/store.js';
+import type { Message } from '../../providers/mcp.js';
+import { encodeBody } from '../../tape/body.js';
 import type { Cancel } from '../../engine/cancel.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
-import { forwardAndCapture } from '../../upstream/forward.js';
-import { rewriteLegacyEndpoint } from '../../upstream/legacy-endpoint.js';
+import type { FaultFacts, FaultLevel, FaultPlan } from '../../engine/faults/fault-plan.js';
+import { settle, type Decided, type SettleContext, type SettlePort } from '../../engine/settle.js';
+import type { TapeFailurePolicy } from '../../engine/tape-failure.js';
 import { rewriteUploadUrls } from '../../http/upload-url.js';
-import { OAuthFront } from '../../upstream/oauth-front.js';
+import { OAuthFront, type OAuthRouted } from '../../upstream/oauth-front.js';
 import type { BodySpill } from '../../http/body-spill.js';
+import { httpCall } from '../../http/http-call.js';
 import { requestMeaning } from '../../http/request-meaning.js';
-import { answerFromTape, type TapeAnswers } from './tape-answers.js';
 import { nodeSink, sendError, type ResponseSink } from '../../http/sink.js';
 import { withoutTapedeckHeaders } from '../../http/headers.js';
-import type { ProxyRequest, ReplayContext, ReplayResponder } from '../../http/types.js';
-import type { FaultPlan } from '../../engine/faults/fault-plan.js';
-import { faultSink } from '../../http/fault-sink.js';
-import { faultedLog, httpFaultFacts, injectAnswer } from './http-faults.js';
+import type { ProxyRequest, ReplayContext, ResponderDecision, Timing } from '../../http/types.js';
+import { decideReplay, LIVE, type HttpDecision, type ReplaySide } from './decide.js';
+import { deliverHttp, type DeliverOptions } from './deliver.js';
 
-/** What recording does once its tape can no longer be written (disk full): refuse traffic, or serve it unrecorded. */
-export type TapeFailurePolicy = 'refuse' | 'serve';
+export type { TapeFailurePolicy } from '../../engine/tape-failure.js';
 
 export interface HttpEngineOptions {
   /** The tape being written: the recording, or the replay tape. */
@@ -43,32 +41,19 @@ export interface HttpEngineOptions {
   stopping?: Cancel | undefined;
   /** Where a body too large to hold goes as it streams (the tape being written). */
   spill?: BodySpill | undefined;
-  /** Replay: how requests are answered from the tape. Absent: record, every answer live. */
-  replay?: ReplaySide | undefined;
-  /** Faults injected into the run (`--faults`): picked per call, before anything else answers it. */
+  /** Replay: how requests are answered (responders, then the tape). Absent: record, every answer live. */
+  replay?: ReplayEngineSide | undefined;
+  /** Faults injected into the run (`--faults`): picked per call by the settle, before anything else answers it. */
   faults?: FaultPlan | undefined;
 }
 
-/** Replay's part: the responders asked first, then the tape. */
-export interface ReplaySide extends TapeAnswers {
-  /** Protocol-specific responders (MCP, live LLM, mocks), asked in order before the tape. */
-  responders: readonly ReplayResponder[];
-  /** The context responders get (the tape, its matcher, the replay tape, the live forward). */
-  context: Omit<ReplayContext, 'forwardLive'>;
+/** Replay's part: the responders asked first, then the tape, and how answers are served. */
+export interface ReplayEngineSide extends Omit<ReplaySide, 'context'> {
+  /** The context responders get, less what the engine adds (`settle`). */
+  context: Omit<ReplayContext, 'settle'>;
+  timing: Timing;
   /** Send tapedeck's `x-tapedeck-*` headers (how an answer matched). Default true. */
   matchHeaders?: boolean | undefined;
-}
-
-/** How a live answer is put on a replay tape, and what the client gets with it. */
-export interface LiveOptions {
-  /** Replaces the request body sent upstream (modified replay); the tape keeps what was sent. */
-  body?: Buffer | undefined;
-  /** Set on the client's answer, not on the tape. */
-  headers?: Record<string, string> | undefined;
-  match?: MatchInfo | undefined;
-  notes?: Record<string, unknown> | undefined;
-  /** The tape to write it to, when not the engine's own (a faulted answer's, which notes the fault). */
-  out?: ExchangeLog | undefined;
 }
 
 export interface HttpEngine {
@@ -83,65 +68,59 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
   const { out } = opts;
   // What the OAuth flows through this engine's routes taught it (where each route's metadata and server are).
   const oauth = new OAuthFront();
-  const serveUnrecorded = opts.onTapeFailure === 'serve';
-
-  /**
-   * Forward `req` live: its answer streams to `sink` as it comes and is on the tape before the client has its end.
-   * Resolves once the answer has ended (or failed, or its client left); never rejects.
-   */
-  const live = (req: ProxyRequest, sink: ResponseSink, o: LiveOptions = {}): Promise<NewExchange> => {
-    const tape = o.out ?? out;
-    // OAuth through a route: the flow's requests go to the real servers, the client sees tapedeck's URLs (`oauth-front.ts`).
-    // (MCP legacy HTTP+SSE: the client must POST back through the route prefix; a no-op for anything but a GET event stream.)
-    const routed = oauth.front(req, rewriteLegacyEndpoint(req, sink));
-    req = routed.req;
-    // The request side as computed once for this request: describing reads only the answer (unless the body changed).
-    const known = o.body === undefined ? { llm: requestMeaning(req).llm } : undefined;
-    const commit = (ex: NewExchange): Promise<boolean> => {
-      const written = tape.commit(ex, { known });
-      // Serving unrecorded: the client gets its answer whether or not it reached the tape.
-      return serveUnrecorded ? written.then(() => true) : written;
-    };
-    const captured = forwardAndCapture(req, routed.sink, {
-      dispatcher: opts.dispatcher,
-      commit,
-      stopping: opts.stopping,
-      spill: opts.spill,
-      body: o.body,
-      headers: o.headers,
-      record: { match: o.match, notes: o.notes },
-    });
-    // From its start: shutdown waits for an exchange still streaming, whose commit comes only when it ends.
-    tape.track(captured);
-    return captured;
-  };
-
-  /** The live forward responders get, writing to `tape`. */
-  const forwardLiveTo =
-    (tape: ExchangeLog): ReplayContext['forwardLive'] =>
-    async (req, sink, o = {}) => {
-      await live(req, sink, {
-        body: o.body,
-        headers: { 'x-tapedeck-match': 'live', ...o.headers },
-        match: { kind: 'live', reason: o.reason ?? 'forwarded to the upstream' },
-        notes: o.notes,
-        out: tape,
-      });
-    };
-
   const replay = opts.replay;
-  const context: ReplayContext | undefined = replay && { ...replay.context, forwardLive: forwardLiveTo(out) };
-
-  /** Answer a request: live in record; in replay from a responder, the tape, or live when allowed. */
-  const answer = async (req: ProxyRequest, res: ServerResponse, sink: ResponseSink, tape: ExchangeLog): Promise<void> => {
-    if (replay === undefined || context === undefined) {
-      await live(req, sink, { out: tape });
-      return;
-    }
-    const ctx = tape === out ? context : { ...context, out: tape, forwardLive: forwardLiveTo(tape) };
-    for (const responder of replay.responders) if (await responder.handle(req, ctx, sink)) return;
-    await answerFromTape(req, res, sink, tape === out ? replay : { ...replay, out: tape }, ctx.forwardLive);
+  const ctx: SettleContext = { log: out, faults: opts.faults, onTapeFailure: opts.onTapeFailure };
+  const deliver: DeliverOptions = {
+    dispatcher: opts.dispatcher,
+    stopping: opts.stopping,
+    spill: opts.spill,
+    timing: replay?.timing ?? { mode: 'instant' },
+    blobs: replay?.blobs,
+    answers: replay?.answers,
   };
+  // Record: a JSON-RPC request's MCP rules act on the HTTP call (there is no MCP server to decide its messages);
+  // replay: the MCP replay server picks them per message.
+  const levels: readonly FaultLevel[] = replay === undefined ? ['http', 'mcp'] : ['http'];
+
+  const port = (
+    req: ProxyRequest,
+    sink: ResponseSink,
+    res: ServerResponse,
+    decide: () => HttpDecision | Promise<HttpDecision>,
+  ): SettlePort<HttpDecision> & { deliver(decided: Decided<HttpDecision>): Promise<void> } => {
+    // A live answer's request as the upstream gets it (a responder's path; OAuth's flow translated, `oauth-front.ts`).
+    let routed: OAuthRouted | undefined;
+    return {
+      faultFacts: () => ({ facts: httpFaultFacts(req, opts.faults, levels), levels }),
+      injected: (fault) => ({ from: 'fault', how: 'injected', fault }),
+      decide,
+      recorded: (d) => {
+        if (d.how === 'forward') routed = oauth.route(d.path === undefined ? req : { ...req, path: d.path });
+        const sent = routed?.req ?? req;
+        const replaced = d.how === 'forward' && d.body !== undefined ? d.body : undefined;
+        return {
+          // The tape keeps what was sent: a replaced body (modified replay) is the request's body on the tape.
+          call: replaced !== undefined ? httpCall(sent, encodeBody(replaced, sent.headers['content-type'])) : httpCall(sent),
+          // The request side as computed once for this request: describing reads only the answer (unless it changed).
+          known: replaced !== undefined || sent !== req ? undefined : { llm: requestMeaning(req).llm },
+          // Same request, same answer: the recorded meaning holds, no need to describe it again.
+          meaningOf: d.how === 'recorded' && d.match.kind === 'exact' ? d.source : undefined,
+        };
+      },
+      deliver: (decided) => deliverHttp(req, res, sink, decided, { ...deliver, routed }),
+    };
+  };
+
+  // A responder's live answer inside a protocol (an MCP message forwarded on a miss): its own settle, no fault again.
+  const context: ReplayContext | undefined = replay && {
+    ...replay.context,
+    settle: (req, sink, d) =>
+      settle(
+        port(req, sink, undefined as unknown as ServerResponse, () => fromResponder(d)),
+        { ...ctx, faults: undefined },
+      ),
+  };
+  const side: ReplaySide | undefined = replay && context && { ...replay, context };
 
   // The 503 of a replay whose replay tape failed speaks of the replay tape (made once per failure).
   let refusal: { failed: TapedeckError; answer: TapedeckError } | undefined;
@@ -155,21 +134,20 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
     return refusal.answer;
   };
 
-  /** A request: refused once the tape has failed, answered with a fault a rule picks, or answered. */
+  /** A request: refused once the tape has failed, else decided and settled. */
   const start = (req: ProxyRequest, res: ServerResponse): Promise<void> => {
     const failed = out.writer.failure;
-    if (failed !== undefined && !serveUnrecorded) {
+    if (failed !== undefined && opts.onTapeFailure !== 'serve') {
       sendError(res, httpError(refused(failed), requestMeaning(req).api));
       return DONE;
     }
     if (replay?.matchHeaders === false) withoutTapedeckHeaders(res);
-    const fault = opts.faults?.pick(httpFaultFacts(req));
+    const decide = side === undefined ? () => LIVE : () => decideReplay(req, side);
     // Resumable uploads' absolute URLs come back through the route (recorded or replayed alike).
-    const client = rewriteUploadUrls(req, nodeSink(res));
-    if (fault === undefined) return answer(req, res, client, out);
-    if (injectAnswer(req, res, fault, out)) return DONE;
-    const sink = faultSink(client, fault.then);
-    return answer(req, res, sink, faultedLog(out, fault, sink));
+    const settled = settle(port(req, rewriteUploadUrls(req, nodeSink(res)), res, decide), ctx);
+    // From its start: shutdown waits for an answer still streaming, whose record is committed only when it ends.
+    out.track(settled);
+    return settled;
   };
 
   return {
@@ -187,4 +165,39 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
       await out.drain();
     },
   };
+}
+
+/** A responder's decision inside a protocol, as an HTTP decision (only `live` and an answer of its own are asked for). */
+function fromResponder(d: ResponderDecision): HttpDecision {
+  if ('live' in d)
+    return {
+      from: 'live',
+      how: 'forward',
+      body: d.live.body,
+      path: d.live.path,
+      headers: { 'x-tapedeck-match': 'live', ...d.live.headers },
+      match: { kind: 'live', reason: d.live.reason ?? 'forwarded to the upstream' },
+      notes: d.live.notes,
+    };
+  if ('answer' in d)
+    return { from: 'mock', how: 'made', answer: d.answer, match: { kind: 'mock', reason: d.reason ?? 'answered' }, notes: d.notes };
+  return { from: 'tape', how: 'protocol', protocol: d.protocol };
+}
+
+/**
+ * What a rule can match an HTTP call on: its route and LLM API; with MCP rules, the method and tool of a JSON-RPC
+ * request the body carries (one message: a batch's messages are decided one by one by the MCP replay server).
+ */
+export function httpFaultFacts(req: ProxyRequest, faults: FaultPlan | undefined, levels: readonly FaultLevel[]): FaultFacts {
+  const { api, llm, record } = requestMeaning(req);
+  const facts: FaultFacts = { route: req.route.prefix, provider: api?.provider, api: api?.api, model: llm?.model };
+  if (levels.includes('mcp') && faults?.has('mcp') === true && record.body.kind === 'json') {
+    const m = record.body.json as Message | null;
+    if (m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.method === 'string' && m.id !== undefined) {
+      facts.method = m.method;
+      const tool = m.method === 'tools/call' ? (m.params as { name?: unknown } | undefined)?.name : undefined;
+      if (typeof tool === 'string') facts.tool = tool;
+    }
+  }
+  return facts;
 }

@@ -28,17 +28,14 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, o
         };
   return {
     name: 'llm-live',
-    async handle(req, ctx, sink) {
+    async decide(req) {
       const { api, llm } = requestMeaning(req);
-      if (api === undefined) return false;
-      if (opts.fromTapeFirst !== undefined && ++seen <= opts.fromTapeFirst) return false;
+      if (api === undefined) return undefined;
+      if (opts.fromTapeFirst !== undefined && ++seen <= opts.fromTapeFirst) return undefined;
       const call = { route: req.route.prefix, provider: api.provider, model: llm?.model };
-      if (!isLiveCall(targeted, call)) return false;
+      if (!isLiveCall(targeted, call)) return undefined;
       const overrides = overridesFor(targeted, call);
-      if (Object.keys(overrides).length === 0) {
-        await ctx.forwardLive(req, sink, { reason: 'llm live: the model is asked again', notes: { llm: 'live' } });
-        return true;
-      }
+      if (Object.keys(overrides).length === 0) return { live: { reason: 'llm live: the model is asked again', notes: { llm: 'live' } } };
       // The body to rewrite: a copy of its own (the adapter changes it in place).
       let body: unknown;
       try {
@@ -47,19 +44,18 @@ export function createLlmLiveResponder(plan: OverridePlan | LlmOverrides = {}, o
         body = undefined;
       }
       const json = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-      if (json === undefined) {
-        // Not a JSON body: nothing to rewrite, the upstream will answer as it does.
-        await ctx.forwardLive(req, sink, { reason: 'llm live (body not JSON: sent unchanged)', notes: { llm: 'live' } });
-        return true;
-      }
+      // Not a JSON body: nothing to rewrite, the upstream will answer as it does.
+      if (json === undefined) return { live: { reason: 'llm live (body not JSON: sent unchanged)', notes: { llm: 'live' } } };
       const out = applyOverrides(api, req.path, json, overrides);
       const changed = Object.keys(out.applied);
-      await ctx.forwardLive({ ...req, path: out.path }, sink, {
-        body: Buffer.from(JSON.stringify(out.body)),
-        reason: changed.length > 0 ? `llm live with ${changed.join(', ')} overridden` : 'llm live (overrides already as recorded)',
-        notes: { llm: 'live', overrides: out.applied },
-      });
-      return true;
+      return {
+        live: {
+          path: out.path,
+          body: Buffer.from(JSON.stringify(out.body)),
+          reason: changed.length > 0 ? `llm live with ${changed.join(', ')} overridden` : 'llm live (overrides already as recorded)',
+          notes: { llm: 'live', overrides: out.applied },
+        },
+      };
     },
   };
 }

@@ -62,10 +62,12 @@ export async function forwardLive(
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };
   }
-  await ctx.forwardLive({ ...req, headers }, sink, {
-    notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' },
-    ...(reason !== undefined ? { reason } : {}),
-    ...(session !== undefined ? { headers: { [SESSION_HEADER]: session.id } } : {}),
+  await ctx.settle({ ...req, headers }, sink, {
+    live: {
+      notes: { reason: 'safe request missing from the tape, forwarded live (on-miss live)' },
+      ...(reason !== undefined ? { reason } : {}),
+      ...(session !== undefined ? { headers: { [SESSION_HEADER]: session.id } } : {}),
+    },
   });
 }
 

@@ -153,24 +153,26 @@ export class LegacySseEndpoint {
     private readonly server: McpReplayServer,
   ) {}
 
-  /** Answer a request on the legacy paths (true), or pass it on (false). */
-  async handle(req: ProxyRequest, post: () => McpPost, sink: ResponseSink): Promise<boolean> {
-    if (req.method === 'GET' && req.path === this.legacy.ssePath) {
+  /** Whether a request is on the legacy paths (its GET stream, its POSTs). */
+  handles(req: ProxyRequest): boolean {
+    return (req.method === 'GET' && req.path === this.legacy.ssePath) || (req.method === 'POST' && req.path === this.legacy.postPath);
+  }
+
+  /** Answer a request on the legacy paths. */
+  async handle(req: ProxyRequest, post: () => McpPost, sink: ResponseSink): Promise<void> {
+    if (req.method === 'GET') {
       const transport = new LegacySseTransport(req, sink, this.ctx, this.legacy.postPath);
       this.sessions.set(transport.id, transport);
       transport.onclose = () => void this.sessions.delete(transport.id);
       await this.server.connect(transport);
-      return true;
+      return;
     }
-    if (req.method !== 'POST' || req.path !== this.legacy.postPath) return false;
     const sid = req.query.find(([k]) => k === 'sessionId')?.[1];
     const transport = sid === undefined ? undefined : this.sessions.get(sid);
     if (transport === undefined) {
       const reason = `unknown legacy SSE session ${sid ?? '(none)'}`;
-      refuseLegacy(req, this.ctx, sink, new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), reason);
-      return true;
+      return refuseLegacy(req, this.ctx, sink, new TapedeckError('SESSION_NOT_FOUND', 'Session not found'), reason);
     }
     await transport.handlePost(req, post(), sink);
-    return true;
   }
 }

@@ -58,30 +58,31 @@ export function createMcpResponder(opts: McpResponderOptions = {}): ReplayRespon
 
   return {
     name: 'mcp',
-    async handle(req, ctx, sink) {
+    decide(req, ctx) {
       const replay = replayOf(ctx);
       const route = replay.routes.get(req.route.prefix);
       // The hot path for LLM traffic: a route the tape never saw MCP on, with no JSON-RPC marker, is not ours.
-      if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return false;
+      if (route === undefined && !req.body.includes(JSONRPC_MARKER)) return NOT_OURS;
       let body: McpPost | undefined;
       const post = (): McpPost => (body ??= new McpPost(req));
       const legacy = replay.legacy.get(req.route.prefix);
       if (legacy !== undefined) {
-        if (await legacy.handle(req, post, sink)) return true;
+        if (legacy.handles(req)) return Promise.resolve({ protocol: (sink) => legacy.handle(req, post, sink) });
       } else if (!(route?.paths.has(req.path) ?? false) && !post().looksLikeRpc && !post().tooDeep) {
         // MCP is decided per request: a JSON-RPC body, or any request on a path the tape saw MCP on (GET, DELETE, a
         // malformed message); a route may carry an LLM API on its other paths. A JSON-RPC body too deep to read is
         // refused, never passed on (it could be a tool call no policy has looked at).
-        return false;
+        return NOT_OURS;
       }
-      await replay.http.handle(req, post(), route?.sessionful ?? false, sink);
-      return true;
+      return Promise.resolve({ protocol: (sink) => replay.http.handle(req, post(), route?.sessionful ?? false, sink) });
     },
     async drain() {
       await Promise.all([...servers].map((s) => s.drain()));
     },
   };
 }
+
+const NOT_OURS: Promise<undefined> = Promise.resolve(undefined);
 
 function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
   const routes = indexMcpRoutes(ctx.tape);

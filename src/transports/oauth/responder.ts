@@ -11,17 +11,13 @@
  * - registration, authorization and token requests, as the authorization server would (`authority.ts`).
  * Each answer goes on the replay tape with where it came from.
  */
-import { elapsedSince } from '../../engine/call.js';
-import { exchangeRecord } from '../../engine/record.js';
 import type { OAuthEndpoint } from '../../providers/oauth.js';
 import { parseJson } from '../../tape/json-depth.js';
-import type { Body, HeaderMap, MatchInfo } from '../../tape/schema.js';
+import type { HeaderMap, MatchInfo } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import { matchHeaders } from '../../http/headers.js';
-import { httpCall } from '../../http/http-call.js';
 import { clientOrigin, OAuthMount, type OAuthTarget } from '../../http/oauth-mount.js';
-import { sendBody } from '../../http/sink-send.js';
-import type { ProxyRequest, ReplayContext, ReplayResponder } from '../../http/types.js';
+import type { ProxyRequest, ReplayResponder, ResponderDecision } from '../../http/types.js';
 import { asRecorded, Authority, type AuthorityAnswer, type AuthorityRequest } from './authority.js';
 import { indexFlows, type RouteFlows } from './tape-flows.js';
 
@@ -55,11 +51,11 @@ export function createOAuthResponder(): ReplayResponder {
 
   return {
     name: 'oauth',
-    handle(req, ctx, sink) {
+    decide(req, ctx) {
       // A forward proxy's route is an origin: the client talks to the real URLs, nothing is stood in for.
-      if (!req.route.prefix.startsWith('/')) return Promise.resolve(false);
+      if (!req.route.prefix.startsWith('/')) return Promise.resolve(undefined);
       const r = routesOf(ctx.tape).get(req.route.prefix);
-      if (r === undefined) return Promise.resolve(false);
+      if (r === undefined) return Promise.resolve(undefined);
       r.base = clientOrigin(req.headers);
       const mount = new OAuthMount(r.flows.site, r.base);
       const target = mount.target(req.path);
@@ -67,9 +63,8 @@ export function createOAuthResponder(): ReplayResponder {
       if (target !== undefined) answer = flowAnswer(r, target, req);
       else if (r.flows.challenge !== undefined && !BEARER.test(req.headers.authorization ?? ''))
         answer = asRecorded(r.flows.challenge, 'no bearer token: the protected resource answers with its recorded challenge');
-      else return Promise.resolve(false);
-      serve(req, ctx, sink, shownToClient(answer, mount));
-      return Promise.resolve(true);
+      else return Promise.resolve(undefined);
+      return Promise.resolve(decided(shownToClient(answer, mount)));
     },
   };
 }
@@ -125,20 +120,16 @@ function shownToClient(a: AuthorityAnswer, mount: OAuthMount): AuthorityAnswer {
   return { ...a, headers, ...(a.json !== undefined ? { json: mount.jsonToClient(a.json) } : {}) };
 }
 
-function serve(req: ProxyRequest, ctx: ReplayContext, sink: Parameters<ReplayResponder['handle']>[2], a: AuthorityAnswer): void {
+/** The answer as a decision: served and recorded by the engine, with where it came from. */
+function decided(a: AuthorityAnswer): ResponderDecision {
   const match: MatchInfo = {
     kind: a.source === undefined && a.refused !== true ? 'miss' : 'exact',
     stage: 'oauth',
     reason: a.reason,
     ...(a.source ? { source: a.source.id } : {}),
   };
-  const text = a.json !== undefined ? JSON.stringify(a.json) : (a.text ?? '');
   const headers: HeaderMap = { ...a.headers, ...matchHeaders(match) };
-  if (a.json !== undefined) headers['content-type'] ??= 'application/json';
-  const body: Body = a.json !== undefined ? { kind: 'json', json: a.json } : text === '' ? { kind: 'empty' } : { kind: 'text', text };
-  const call = httpCall(req);
-  ctx.out.write(
-    exchangeRecord(call, { response: { status: a.status, headers, body }, timing: { durationMs: elapsedSince(call) } }, { match }),
-  );
-  sendBody(sink, a.status, headers, text);
+  if (a.json !== undefined) return { answer: { status: a.status, headers, json: a.json }, match, reason: a.reason };
+  const text = a.text ?? '';
+  return { answer: { status: a.status, headers, ...(text !== '' ? { body: text } : {}) }, match, reason: a.reason };
 }

@@ -23,6 +23,8 @@ import { createDirStore } from '../../../src/tape/stores/dir-store.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
 import { serveRecorded } from '../../../src/transports/http/serve-recorded.js';
 import { forwardAndCapture } from '../../../src/upstream/forward.js';
+import { exchangeRecord } from '../../../src/engine/record.js';
+import { httpCall } from '../../../src/http/http-call.js';
 import { LINES_TYPE, linesFraming } from '../../tape/lines-framing.js';
 
 const log = createLogger('silent');
@@ -136,7 +138,11 @@ describe('a framing a provider registers, through the proxy', () => {
       t0: performance.now(),
     };
     const dispatcher = new Agent();
-    const ex = await forwardAndCapture(req, new BufferSink(), { dispatcher, spill: createBodySpill(store, writer, 16) });
+    const call = httpCall(req);
+    const ex = exchangeRecord(
+      call,
+      await forwardAndCapture(req, new BufferSink(), { dispatcher, call, spill: createBodySpill(store, writer, 16) }),
+    );
     await dispatcher.close();
     await writer.close();
     const stored = ex.response?.eventsFile;

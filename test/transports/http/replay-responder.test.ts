@@ -1,13 +1,13 @@
 /**
- * A replay responder of one's own, from the library (docs/library.md, "A responder of your own"): it answers by
- * writing to the sink it is given (whole, or as a stream at the client's pace), forwards live through the context,
- * or passes the request on to the responders behind it and finally the tape.
+ * A replay responder of one's own, from the library (docs/library.md, "A responder of your own"): it decides, and the
+ * engine acts: an answer of its own (whole, or a stream sent at the client's pace), live, or passed on to the
+ * responders behind it and finally the tape. Every answer is on the replay tape.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTape, openSse, sendJson, startProxy, type ReplayResponder } from '../../../src/index.js';
+import { loadTape, startProxy, type ReplayResponder } from '../../../src/index.js';
 import { createLogger } from '../../../src/log.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../helpers/scripted-upstream.js';
 
@@ -29,22 +29,17 @@ afterAll(async () => {
 
 const custom: ReplayResponder = {
   name: 'custom',
-  async handle(req, ctx, sink) {
-    if (req.path === '/health') {
-      sendJson(sink, 200, { ok: true }, { 'x-from': 'custom' });
-      return true;
-    }
+  decide(req) {
+    if (req.path === '/health')
+      return Promise.resolve({ answer: { status: 200, headers: { 'x-from': 'custom' }, json: { ok: true } }, reason: 'health check' });
     if (req.path === '/ticks') {
-      const stream = openSse(sink, 200, {});
-      for (const n of [1, 2, 3]) if (!(await stream.write(`data: ${n}\n\n`))) return true;
-      stream.end();
-      return true;
+      async function* ticks(): AsyncGenerator<string> {
+        for (const n of [1, 2, 3]) yield `data: ${n}\n\n`;
+      }
+      return Promise.resolve({ answer: { status: 200, headers: { 'content-type': 'text/event-stream' }, stream: ticks() } });
     }
-    if (req.path === '/fresh') {
-      await ctx.forwardLive(req, sink, { reason: 'always live', headers: { 'x-from': 'custom' } });
-      return true;
-    }
-    return false;
+    if (req.path === '/fresh') return Promise.resolve({ live: { reason: 'always live', headers: { 'x-from': 'custom' } } });
+    return Promise.resolve(undefined);
   },
 };
 
@@ -79,8 +74,11 @@ describe('a responder of your own', () => {
     }
     const out = await loadTape(dir, 'api-replay');
     expect(out.exchanges.map((ex) => [ex.request.path, ex.match?.kind, ex.match?.reason])).toEqual([
+      ['/health', 'mock', 'health check'],
+      ['/ticks', 'mock', 'answered by the custom responder'],
       ['/fresh', 'live', 'always live'],
       ['/items', 'exact', expect.any(String)],
     ]);
+    expect(out.exchanges[1]?.response?.events?.map((e) => e.data)).toEqual(['1', '2', '3']);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * Replay from the tape, over plain HTTP: the generic answer when no protocol responder took the request. It matches
- * the request against the tape, serves the recorded answer (in the shape asked for), and writes what was served to
- * the replay tape; a miss says why, with the closest recordings, in the API's own error shape.
+ * How an HTTP call is decided, as a value (`engine/decision.ts`): in record, always live; in replay, the first
+ * responder that decides it (MCP, `--llm live`, mocks, a library user's), else the tape: the recorded answer it
+ * matches (in the shape it asked for), live on a miss when `--on-miss live` allows it, blocked when the side-effect
+ * policy forbids the live call, or a miss that says why in the API's own error shape. Nothing here sends or writes:
+ * `deliver.ts` acts on the decision.
  */
-import type { ServerResponse } from 'node:http';
 import type { Logger } from '../../log.js';
 import { httpError } from '../../providers/errors.js';
 import { missCandidates, missError } from '../../replay/miss.js';
@@ -12,31 +13,63 @@ import { bodyJson } from '../../tape/body.js';
 import { convertResponse, streamConvertible, streamUsageAsked } from '../../providers/stream-convert.js';
 import { isStreamed } from '../../tape/framing/framing.js';
 import { roundMs } from '../../tape/timing.js';
-import type { Exchange, MatchInfo, ResponseRecord } from '../../tape/schema.js';
+import type { Exchange, HeaderMap, MatchInfo, ResponseRecord } from '../../tape/schema.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
-import type { NewExchange } from '../../tape/stores/tape-writer.js';
-import type { ExchangeLog } from '../../engine/exchange-log.js';
-import { matchHeaders } from '../../http/headers.js';
-import { copyBlob, type ReplayBlobs } from '../../http/body-spill.js';
+import type { WireText } from '../../tape/store.js';
+import type { Decision, Injected } from '../../engine/decision.js';
+import { toIncoming } from '../../http/http-call.js';
+import type { ResponseSink } from '../../http/sink.js';
+import type { OnMiss, ProxyRequest, ReplayContext, ReplayResponder, ResponderAnswer } from '../../http/types.js';
+import type { ReplayBlobs } from '../../http/body-spill.js';
 import { inlineBody } from '../../tape/exchange-encoder.js';
 import { STREAMED_BODY_BYTES } from '../../tape/large-body.js';
-import { httpCall, toIncoming } from '../../http/http-call.js';
-import { elapsedSince, type Call } from '../../engine/call.js';
-import { exchangeRecord } from '../../engine/record.js';
-import { serveRecorded } from './serve-recorded.js';
 import type { RecordedAnswers } from './recorded-answers.js';
-import type { WireText } from '../../tape/store.js';
-import { sendError, type ResponseSink } from '../../http/sink.js';
-import type { OnMiss, ProxyRequest, ReplayContext, Timing } from '../../http/types.js';
+
+/** What an HTTP call was decided to get. */
+export type HttpDecision = Decision &
+  (
+    | {
+        /** Forwarded to the upstream: the request as it came, or with another body (and path) for a modified replay. */
+        how: 'forward';
+        body?: Buffer | undefined;
+        path?: string | undefined;
+        /** Set on the client's answer, not on the tape. */
+        headers?: HeaderMap | undefined;
+      }
+    | {
+        /** The recorded answer, in the shape the request asked for. */
+        how: 'recorded';
+        served: Exchange;
+        source: Exchange;
+        match: MatchInfo;
+        /** The recorded answer's line text, when it is served as it was (made once per replay). */
+        text?: WireText<ResponseRecord> | undefined;
+      }
+    | {
+        /** An answer tapedeck (or a responder) makes: a mock, a miss, a blocked call, a responder's own. */
+        how: 'made';
+        answer: ResponderAnswer;
+      }
+    | {
+        /** An answer a fault rule put in the call's place: a status in the provider's shape, or a reset. */
+        how: 'injected';
+        fault: Injected;
+      }
+    | {
+        /**
+         * A protocol that answers the request itself, message by message, each through the same settle (MCP: one
+         * replay server, its transports' framing); the request's own settle then has nothing more to record.
+         */
+        how: 'protocol';
+        protocol: (sink: ResponseSink) => Promise<void>;
+      }
+  );
 
 /** What answering from the tape needs: the tape, its matcher, where the replay tape goes, what to do on a miss. */
 export interface TapeAnswers {
   tape: LoadedTape;
   matcher: Matcher;
-  /** The replay tape: what was served and how it matched. */
-  out: ExchangeLog;
   onMiss: OnMiss;
-  timing: Timing;
   log: Logger;
   /**
    * Whether a request may be forwarded live on a miss. Default: any request may. The side-effect policy plugs in
@@ -49,28 +82,54 @@ export interface TapeAnswers {
   answers: RecordedAnswers;
 }
 
+/** Replay's part: the responders asked first, then the tape. */
+export interface ReplaySide extends TapeAnswers {
+  responders: readonly ReplayResponder[];
+  /** The context responders get. */
+  context: ReplayContext;
+}
+
+/** Record: every call live. */
+export const LIVE: HttpDecision = { from: 'live', how: 'forward' };
+
+/** Decide a replayed call: a responder's decision, else the tape's. */
+export async function decideReplay(req: ProxyRequest, side: ReplaySide): Promise<HttpDecision> {
+  for (const responder of side.responders) {
+    const d = await responder.decide(req, side.context);
+    if (d === undefined) continue;
+    if ('protocol' in d) return { from: 'tape', how: 'protocol', protocol: d.protocol };
+    if ('live' in d) {
+      const live = d.live;
+      return {
+        from: 'live',
+        how: 'forward',
+        body: live.body,
+        path: live.path,
+        headers: { 'x-tapedeck-match': 'live', ...live.headers },
+        match: { kind: 'live', reason: live.reason ?? 'forwarded to the upstream' },
+        notes: live.notes,
+      };
+    }
+    const reason = d.reason ?? `answered by the ${responder.name} responder`;
+    const match = d.match ?? { kind: 'mock', reason };
+    return { from: match.kind === 'miss' ? 'miss' : 'mock', how: 'made', answer: d.answer, match, notes: d.notes };
+  }
+  return decideFromTape(req, side);
+}
+
 /**
- * Answer a request from the tape: the recorded answer it matches (in the shape it asked for), written to the replay
- * tape with how it matched; on a miss, live when `--on-miss live` allows it, else the miss answer that says why.
+ * The tape's answer: the recorded answer a request matches (in the shape it asked for), live on a miss when
+ * `--on-miss live` allows it, else the miss (or the blocked call) that says why.
  */
-export async function answerFromTape(
-  req: ProxyRequest,
-  res: ServerResponse,
-  sink: ResponseSink,
-  opts: TapeAnswers,
-  forwardLive: ReplayContext['forwardLive'],
-): Promise<void> {
-  const { out } = opts;
+export async function decideFromTape(req: ProxyRequest, opts: TapeAnswers): Promise<HttpDecision> {
   const incoming = toIncoming(req);
-  // The request side as computed once for this request: describing the replay tape's record reads only the answer.
-  const known = { llm: incoming.llm };
   const verdict = opts.allowLive?.(req) ?? { allowed: true };
   const outcome = await opts.matcher.match(incoming, { allowSemantic: verdict.allowed });
   const found = outcome.kind === 'miss' ? undefined : await readAnswerIn(outcome.exchange, opts.blobs);
-  const answer = found === undefined ? undefined : inRequestedShape(incoming, found);
-  if (outcome.kind !== 'miss' && answer !== undefined) {
+  const served = found === undefined ? undefined : inRequestedShape(incoming, found);
+  if (outcome.kind !== 'miss' && served !== undefined) {
     const reshaped =
-      answer !== found
+      served !== found
         ? ` (recorded ${outcome.exchange.response && isStreamed(outcome.exchange.response) ? 'streamed' : 'not streamed'}, served in the shape asked for)`
         : '';
     const match: MatchInfo = {
@@ -80,48 +139,9 @@ export async function answerFromTape(
       score: roundMs(outcome.score),
       reason: outcome.explanation + reshaped,
     };
-    await serveRecorded(answer, sink, {
-      timing: opts.timing,
-      headers: matchHeaders(match),
-      open: opts.blobs?.open,
-      bytes: (body) => opts.answers.bytesOf(body),
-      stream: (response) => opts.answers.streamOf(response),
-    });
     // The recorded answer, served as it is: every replay-tape line that serves it carries the same text, made once.
-    const text = answer === outcome.exchange && answer.response !== undefined ? opts.answers.textOf(answer.response) : undefined;
-    const served = servedExchange(httpCall(req), answer, match, text);
-    if (outcome.kind === 'exact') {
-      // Same request, same answer: the recorded meaning holds; no need to parse it again.
-      if (outcome.exchange.llm) served.llm = outcome.exchange.llm;
-      if (outcome.exchange.mcp) served.mcp = outcome.exchange.mcp;
-    }
-    const response = served.response;
-    const body = response?.body?.kind === 'file' ? response.body : undefined;
-    const stream = response?.eventsFile;
-    if ((body === undefined && stream === undefined) || opts.blobs === undefined || response === undefined) {
-      out.write(served, { described: outcome.kind === 'exact', known });
-      return;
-    }
-    // A body (or a stream's events) too large to hold: the replay tape gets its own copy, streamed from the tape's store.
-    const { blobs } = opts;
-    out.track(
-      (async () => {
-        const copied = { ...response };
-        if (body !== undefined) copied.body = await copyBlob(blobs.open(body), blobs.spill, body.encoding);
-        if (stream !== undefined)
-          copied.eventsFile = {
-            ...(await copyBlob(blobs.open(stream), blobs.spill, stream.encoding)),
-            encoding: 'text',
-            events: stream.events,
-          };
-        return copied;
-      })().then(
-        (copied) => out.write({ ...served, response: copied }, { described: outcome.kind === 'exact', known }),
-        (err: unknown) =>
-          opts.log.error({ err: (err as Error).message, tape: out.writer.name }, 'could not copy a large body to the replay tape'),
-      ),
-    );
-    return;
+    const text = served === outcome.exchange && served.response !== undefined ? opts.answers.textOf(served.response) : undefined;
+    return { from: 'tape', how: 'recorded', served, source: outcome.exchange, match, text };
   }
   const missed: Extract<MatchOutcome, { kind: 'miss' }> =
     outcome.kind === 'miss'
@@ -131,8 +151,14 @@ export async function answerFromTape(
           candidates: [{ exchange: outcome.exchange, score: outcome.score, differences: [] }],
           explanation: `#${outcome.exchange.id} matched but its recorded answer could not be converted to the requested stream shape`,
         };
-  if (opts.onMiss === 'live' && verdict.allowed) return forwardLive(req, sink, { reason: 'forwarded to the upstream on a miss' });
-  return missResponse(res, req, incoming, missed, opts, verdict.allowed ? undefined : verdict.reason);
+  if (opts.onMiss === 'live' && verdict.allowed)
+    return {
+      from: 'live',
+      how: 'forward',
+      headers: { 'x-tapedeck-match': 'live' },
+      match: { kind: 'live', reason: 'forwarded to the upstream on a miss' },
+    };
+  return missDecision(req, incoming, missed, opts, verdict.allowed ? undefined : verdict.reason);
 }
 
 /**
@@ -160,20 +186,14 @@ async function readAnswerIn(source: Exchange, blobs: ReplayBlobs | undefined): P
   return { ...source, response: { ...response, body: inlineBody(body, bytes) } };
 }
 
-/** The replay tape's record of a served answer: the request as it came, the recorded answer, how it matched. */
-function servedExchange(call: Call, source: Exchange, match: MatchInfo, responseText: WireText<ResponseRecord> | undefined): NewExchange {
-  const timing = { ttfbMs: source.timing.ttfbMs, durationMs: elapsedSince(call) };
-  return exchangeRecord(call, { response: source.response, error: source.error, timing, responseText }, { match });
-}
-
-function missResponse(
-  res: ServerResponse,
+/** A miss (or a blocked call): the API's own error, saying what was asked, why nothing matched, and the closest recordings. */
+function missDecision(
   req: ProxyRequest,
   incoming: IncomingRequest,
   outcome: Extract<MatchOutcome, { kind: 'miss' }>,
   opts: TapeAnswers,
   blockedReason?: string,
-): void {
+): HttpDecision {
   const lenient = opts.onMiss === 'lenient';
   const asked = describeAsked(req, incoming);
   const closest = missCandidates(outcome.candidates, { withPath: true });
@@ -189,18 +209,10 @@ function missResponse(
     // A 4xx the official SDKs do not retry (they retry 408, 409, 429 and 5xx), said twice for custom clients.
     headers: { 'x-tapedeck-match': 'miss', 'x-should-retry': 'false', ...(lenient ? { 'x-tapedeck-lenient': 'true' } : {}) },
   });
-  const answer = httpError(miss, incoming.llm);
-  const call = httpCall(req);
-  const response = { status: answer.status, headers: answer.headers, body: { kind: 'json' as const, json: answer.body } };
-  opts.out.write(
-    exchangeRecord(
-      call,
-      { response, timing: { durationMs: elapsedSince(call) } },
-      { match: { kind: blockedReason ? 'blocked' : 'miss', reason } },
-    ),
-  );
   opts.log.info({ route: req.route.prefix, path: req.path, reason }, 'replay miss');
-  sendError(res, answer);
+  const from = blockedReason ? 'blocked' : 'miss';
+  const error = httpError(miss, incoming.llm);
+  return { from, how: 'made', answer: { status: error.status, headers: error.headers, json: error.body }, match: { kind: from, reason } };
 }
 
 function describeAsked(req: ProxyRequest, incoming: IncomingRequest): string {
