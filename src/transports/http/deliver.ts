@@ -10,10 +10,11 @@ import type { Dispatcher } from 'undici';
 import type { Cancel } from '../../engine/cancel.js';
 import { elapsedSince } from '../../engine/call.js';
 import type { Answer } from '../../engine/record.js';
+import type { Injected } from '../../engine/decision.js';
 import type { Decided } from '../../engine/settle.js';
 import type { Tee } from '../../engine/tee.js';
 import { copyBlob, type BodySpill, type ReplayBlobs } from '../../http/body-spill.js';
-import { faultSink } from '../../http/fault-sink.js';
+import { faultSink, type FaultSink } from '../../http/fault-sink.js';
 import { matchHeaders } from '../../http/headers.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import { paced } from '../../http/sink-send.js';
@@ -55,9 +56,12 @@ export async function deliverHttp(
   decided: Decided<HttpDecision>,
   opts: DeliverOptions,
 ): Promise<void> {
-  const { decision: d, tee, disturb } = decided;
-  // A forwarded answer is read to its end even when a fault cuts its client: the tape keeps the upstream's answer.
-  const sink = disturb === undefined ? to : faultSink(to, disturb, { keepReading: d.how === 'forward' });
+  const { decision: d, disturb } = decided;
+  // A forwarded answer is read to its end even when a fault cuts its client.
+  const faulted = disturb === undefined ? undefined : faultSink(to, disturb, { keepReading: d.how === 'forward' });
+  const sink = faulted ?? to;
+  const tee = faulted === undefined || disturb === undefined ? decided.tee : cutMarked(decided.tee, faulted, disturb);
+  if (tee !== decided.tee) decided = { ...decided, tee };
   switch (d.how) {
     case 'forward': {
       // OAuth through a route: the flow's requests go to the real servers, the client sees tapedeck's URLs
@@ -92,6 +96,29 @@ export async function deliverHttp(
     case 'protocol':
       return d.protocol(sink);
   }
+}
+
+/**
+ * The tee of an answer a fault disturbs: when the rule cut it, the record keeps what the client got (the events that
+ * went through) and an error saying where it was cut (`FAULT_CUT`), so the tape never holds more than the client had.
+ */
+function cutMarked(tee: Tee, sink: FaultSink, fault: Injected): Tee {
+  const mark = (a: Answer): Answer => {
+    const { events, bytes, cut } = sink.passed;
+    if (!cut) return a;
+    const response = a.response?.events ? { ...a.response, events: a.response.events.slice(0, events) } : a.response;
+    const at = fault.cut?.afterEvents !== undefined ? `${events} event(s)` : `${bytes} byte(s)`;
+    const error = { code: 'FAULT_CUT', message: `cut after ${at} by fault rule ${fault.rule}`, phase: 'stream' as const };
+    const { responseText: _text, ...rest } = a;
+    return { ...(response === a.response ? a : rest), response, error };
+  };
+  return {
+    record: (a) => tee.record(mark(a)),
+    commit: (a) => tee.commit(mark(a)),
+    finish: (a, to) => tee.finish(mark(a), to),
+    keep: (a) => tee.keep(Promise.resolve(a).then(mark)),
+    begin: (a) => tee.begin(a),
+  };
 }
 
 /**
