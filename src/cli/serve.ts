@@ -281,7 +281,13 @@ export function formatServeReport(report: readonly TapeReport[]): string[] {
       const earlier =
         t.earlier !== undefined ? `; "${t.earlier}", this test's tape by the earlier naming rule, is still there: delete it` : '';
       const refreshed =
-        t.refreshed === 'rerecord' ? ' (afresh: --rerecord)' : t.refreshed === 'max-age' ? ' (afresh: older than --max-age)' : '';
+        t.refreshed === 'rerecord'
+          ? ' (afresh: --rerecord)'
+          : t.refreshed === 'max-age'
+            ? ' (afresh: older than --max-age)'
+            : t.refreshed === 'tapedeck-error'
+              ? " (afresh: it held tapedeck's own error, made when the upstream gave no answer)"
+              : '';
       const unmet = (t.expect?.missing.length ?? 0) > 0 ? `; ${t.expect?.missing.length} expected call(s) never made` : '';
       return `${name}${what}${refreshed}${faulted}${firstMiss}${unmet}${earlier}${t.failed !== undefined ? `; INCOMPLETE: ${t.failed}` : ''}`;
     }),

@@ -7,6 +7,7 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../log.js';
 import { createMatcher } from '../replay/matcher.js';
+import { servableExchanges, unservedReasons } from '../replay/servable.js';
 import type { Route } from '../tape/schema.js';
 import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import type { Cancel } from '../engine/cancel.js';
@@ -116,7 +117,14 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const tape = session.source as LoadedTape;
   const writer = session.writer;
   for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
-  const matcher = opts.matcher?.(tape) ?? createMatcher(tape.exchanges);
+  // Only the upstream's answers are served: an injected fault or tapedeck's own error on the tape is not (`servable.ts`).
+  const { served, unserved } = servableExchanges(tape.exchanges);
+  const matcher = opts.matcher?.(served === tape.exchanges ? tape : { ...tape, exchanges: [...served] }) ?? createMatcher(served);
+  if (unserved.length > 0)
+    log.warn(
+      { tape: opts.tape, count: unserved.length, first: unserved[0]?.why },
+      "answers on the tape that are not the upstream's are not served",
+    );
   const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
   const spill = createBodySpill(store, writer);
@@ -144,6 +152,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       // The name it was loaded by (a tape file copied under another name keeps its header's name).
       blobs: { open: (body) => store.openBlob(opts.tape, body), spill },
       answers: new RecordedAnswers(),
+      unserved: unservedReasons(matcher, unserved),
     },
   });
   const sessions = lazySessions(

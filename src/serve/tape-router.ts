@@ -16,6 +16,7 @@ import type { LoadedTape, TapeStore, TapeWriter } from '../tape/store.js';
 import { openProxySession, type ProxySession, type SessionContext, type SessionSpec } from '../front/proxy-session.js';
 import { calledNames, type ExpectJudge, type ExpectVerdict } from './tape-expect.js';
 import { planOpening, type Freshness, type ServeMode } from './tape-freshness.js';
+import { tapedecksOwnError } from '../replay/servable.js';
 import { emptyTally, tallyingStore, type TapeTally } from './tape-tally.js';
 import type { ReplayResponder } from '../http/types.js';
 
@@ -85,8 +86,11 @@ export interface TapeReport {
   failed?: string;
   /** A test's tape that did not exist, while the tape the earlier naming rule gave the test does (`test-tapes.ts`). */
   earlier?: string;
-  /** Recorded afresh, replacing what it held: its test matched `--rerecord`, or it was older than `--max-age`. */
-  refreshed?: 'rerecord' | 'max-age';
+  /**
+   * Recorded afresh, replacing what it held: its test matched `--rerecord`, it was older than `--max-age`, or (auto)
+   * it held an error tapedeck made because the upstream gave no answer when it was recorded.
+   */
+  refreshed?: 'rerecord' | 'max-age' | 'tapedeck-error';
   /** `--expect`, for a replayed tape: the recorded calls its test (its last opening) never made. */
   expect?: ExpectVerdict;
 }
@@ -150,7 +154,7 @@ interface Entry {
   savedAs?: string;
   /** Closed early at least once: recorded again, it is appended to. */
   released: boolean;
-  refreshed?: 'rerecord' | 'max-age';
+  refreshed?: 'rerecord' | 'max-age' | 'tapedeck-error';
   /** `--expect`: the verdict on its last replayed opening. */
   expect?: ExpectVerdict;
 }
@@ -224,9 +228,18 @@ async function start(state: RouterState, slot: Slot, entry: Entry): Promise<Tape
   const onStored =
     used === undefined ? undefined : (ex: Exchange): void => void (ex.match?.source !== undefined && used.add(ex.match.source));
   const store = tallyingStore(opts.store, opts.replayStore, entry.tally, onStored);
-  const spec = sessionSpec(opts, slot, entry, plan.refreshed, faults);
-  const session = await openProxySession(spec, { ...opts.context, store });
-  if (plan.refreshed !== undefined && !entry.released) entry.refreshed = plan.refreshed;
+  let refreshed: Entry['refreshed'] = plan.refreshed;
+  let session = await openProxySession(sessionSpec(opts, slot, entry, refreshed, faults), { ...opts.context, store });
+  // Auto: a tape holding an error tapedeck made (the upstream gave no answer when it was recorded) is not a recording
+  // to replay: it is recorded again (`replay/servable.ts`).
+  if (opts.mode === 'auto' && slot.mode === 'replay' && !entry.released && session.source?.exchanges.some((ex) => tapedecksOwnError(ex))) {
+    await session.writer.close();
+    slot.mode = 'record';
+    entry.tried = 'record';
+    refreshed = 'tapedeck-error';
+    session = await openProxySession(sessionSpec(opts, slot, entry, refreshed, faults), { ...opts.context, store });
+  }
+  if (refreshed !== undefined && !entry.released) entry.refreshed = refreshed;
   slot.writer = session.writer;
   if (state.closed) {
     // The server stopped while the tape was opening: give it back at once.

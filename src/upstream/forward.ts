@@ -209,6 +209,8 @@ async function answerUnreachable(fwd: Forwarding, err: unknown): Promise<Answer>
     response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
     error,
     timing: { durationMs: fwd.elapsed() },
+    // Not the upstream's answer: a replay never serves it as a recording (`replay/servable.ts`).
+    notes: { answeredBy: 'tapedeck' },
   };
   if (fwd.clientGone) {
     // Nobody to answer: the exchange is still written, with why it ended.

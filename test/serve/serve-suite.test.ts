@@ -128,6 +128,39 @@ describe('serve --faults: a plan per test tape', () => {
     ]);
   });
 
+  it('a retried test sees the same answers on every run: the injected 429 is never replayed as the upstream\'s', async () => {
+    // One test, three calls, one retry on a 429 (issue 39: the recording run saw 200 429 200 200, every later run
+    // 200 429 429: the injected 429 was served from the tape and the rule fired again on top).
+    const run = async (): Promise<{ got: string[]; report: TapeReport[] }> => {
+      const server = await startServe(serveOptions('auto', { faults: () => createFaultPlan([rule]) }));
+      const got: string[] = [];
+      let report: TapeReport[] = [];
+      try {
+        const url = `${server.url}/@retried/openai/v1`;
+        for (const q of ['one', 'two', 'three']) {
+          const once = (): Promise<string> => ask(url, q).catch((err: Error) => err.message.slice(0, 3));
+          const first = await once();
+          got.push(first);
+          if (first === '429') got.push(await once());
+        }
+      } finally {
+        report = await server.close();
+      }
+      return { got, report };
+    };
+    const recording = await run();
+    expect(recording.got).toEqual(['echo: one', '429', 'echo: two', 'echo: three']);
+    expect(upstream.requests).toHaveLength(3);
+    // The close report says what happened: three answers recorded from the upstream, one injected by the rule.
+    expect(recording.report).toEqual([expect.objectContaining({ tape: 'retried', mode: 'record', recorded: 4, replayed: 0, faults: 1 })]);
+    for (let i = 0; i < 2; i++) {
+      const again = await run();
+      expect(again.got).toEqual(recording.got);
+      expect(again.report).toEqual([expect.objectContaining({ tape: 'retried', mode: 'replay', replayed: 3, missed: 0, faults: 1 })]);
+    }
+    expect(upstream.requests).toHaveLength(3);
+  });
+
   it('an MCP tool error and a WebSocket close, each from the plan of the tape it is on', async () => {
     const everything: EverythingServer = await startEverything('streamableHttp');
     const ws = await startWsUpstream(realtimeScript());

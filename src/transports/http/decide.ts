@@ -80,6 +80,8 @@ export interface TapeAnswers {
   blobs?: ReplayBlobs | undefined;
   /** The recorded answers served so far, as bytes and line text made once each. */
   answers: RecordedAnswers;
+  /** Why a missed request's recording on the tape is not served (an injected fault, tapedeck's own error), if it has one. */
+  unserved?: ((req: IncomingRequest) => string | undefined) | undefined;
 }
 
 /** Replay's part: the responders asked first, then the tape. */
@@ -197,7 +199,8 @@ function missDecision(
   const lenient = opts.onMiss === 'lenient';
   const asked = describeAsked(req, incoming);
   const closest = missCandidates(outcome.candidates, { withPath: true });
-  const reason = blockedReason ?? outcome.explanation;
+  const unserved = opts.unserved?.(incoming);
+  const reason = blockedReason ?? (unserved === undefined ? outcome.explanation : `${unserved} (${outcome.explanation})`);
   const miss = missError({
     tape: opts.tape.name,
     asked,
