@@ -5,6 +5,7 @@
  * expected kinds that no answer of the replay came from (`match.source`) are the missing ones: the same count `diff`
  * calls "unused recordings", listed with their step, kind, tool or model, and a short summary of their arguments.
  */
+import { notTheUpstreams } from '../replay/servable.js';
 import { closestNames } from '../edit-distance.js';
 import { TapedeckError } from '../errors.js';
 import { STREAM_METHOD, type Exchange } from '../tape/schema.js';
@@ -52,7 +53,8 @@ function isCall(ex: Exchange): boolean {
 }
 
 function expected(ex: Exchange, spec: ExpectSpec): boolean {
-  if (!isCall(ex)) return false;
+  // An answer a fault rule injected, or tapedeck's own error, is no recording of the upstream's: replay never serves it.
+  if (!isCall(ex) || notTheUpstreams(ex) !== undefined) return false;
   if (ex.llm !== undefined) return spec.llm || (ex.llm.model !== undefined && spec.names.has(ex.llm.model));
   // A session (Realtime, Live) is the call its responses came from: the model's, for `llm`.
   if (ex.websocket !== undefined) return spec.llm;

@@ -50,15 +50,21 @@ describe('tapedeck serve: suite flags', () => {
     // alpha makes 1 of its recorded calls; beta all; gone is never asked for.
     const second = await serveWhile(['--mode', 'replay', '--expect', 'llm', '--orphans', '--json'], async (url) => {
       await ask(`${url}/@alpha/openai/v1`, 'alpha 1');
-      // The recording has its injected 429 (match.kind fault): replayed as recorded.
+      // The recording has its injected 429 (match.kind fault): never served as the upstream's answer. Without the rule
+      // that injected it, the call misses, saying why.
       for (const q of ['beta 1', 'beta 2', 'beta 3'])
-        await ask(`${url}/@beta/openai/v1`, q).catch((err: Error) => expect(err.message).toMatch(/^429/));
+        await ask(`${url}/@beta/openai/v1`, q).catch((err: Error) =>
+          expect(err.message).toMatch(
+            /^404 .*is not served: its answer was injected by a fault rule \(#1 openai call 2 -> 429\); record it again/,
+          ),
+        );
     });
     expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/alpha\s+replayed 1, missed 0; 2 expected call\(s\) never made/);
+    expect(second.stderr).toMatch(/alpha\s+replayed 1, missed 0; 1 expected call\(s\) never made/);
     expect(second.stderr).toContain('tapedeck: expected calls (--expect llm): 1 of 2 replayed tape(s) missed some');
-    expect(second.stderr).toContain('tapedeck: alpha: unused recordings  2 of 3 expected recorded call(s) never made');
-    expect(second.stderr).toMatch(/tapedeck: {3}step 1 {2}LLM gpt-4o-mini {2}.*alpha 2/);
+    // The injected 429 is no recorded call of the upstream's: alpha's recording has two.
+    expect(second.stderr).toContain('tapedeck: alpha: unused recordings  1 of 2 expected recorded call(s) never made');
+    expect(second.stderr).toMatch(/tapedeck: {3}step 2 {2}LLM gpt-4o-mini {2}.*alpha 3/);
     expect(second.stderr).toContain('tapedeck: 1 orphan tape(s): no test of this run opened them');
     expect(second.stderr).toMatch(/tapedeck: {3}gone\n/);
     const json = JSON.parse(second.stdout.trim().split('\n').at(-1)!) as {
@@ -66,7 +72,7 @@ describe('tapedeck serve: suite flags', () => {
       orphans: string[];
     };
     expect(json.tapes.map((t) => [t.tape, t.expect?.missing.length])).toEqual([
-      ['alpha', 2],
+      ['alpha', 1],
       ['beta', 0],
     ]);
     expect(json.orphans).toEqual(['gone']);

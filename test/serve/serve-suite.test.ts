@@ -128,7 +128,7 @@ describe('serve --faults: a plan per test tape', () => {
     ]);
   });
 
-  it('a retried test sees the same answers on every run: the injected 429 is never replayed as the upstream\'s', async () => {
+  it("a retried test sees the same answers on every run: the injected 429 is never replayed as the upstream's", async () => {
     // One test, three calls, one retry on a 429 (issue 39: the recording run saw 200 429 200 200, every later run
     // 200 429 429: the injected 429 was served from the tape and the rule fired again on top).
     const run = async (): Promise<{ got: string[]; report: TapeReport[] }> => {
@@ -159,6 +159,39 @@ describe('serve --faults: a plan per test tape', () => {
       expect(again.report).toEqual([expect.objectContaining({ tape: 'retried', mode: 'replay', replayed: 3, missed: 0, faults: 1 })]);
     }
     expect(upstream.requests).toHaveLength(3);
+  });
+
+  it('an error tapedeck made when the upstream gave none is never replayed: auto records again, replay misses saying why', async () => {
+    // Issue 39 (a newcomer's 7): in auto mode with the upstream unreachable, the test got tapedeck's own 502, the tape
+    // kept it as a recording, and every later run replayed the error.
+    const unreachable = await startServe(serveOptions('auto', {}, 'http://127.0.0.1:9'));
+    try {
+      await expect(ask(`${unreachable.url}/@offline/openai/v1`, 'hello')).rejects.toThrow(/^502 .*could not reach/);
+    } finally {
+      await unreachable.close();
+    }
+    const [recorded] = (await createDirStore(dir).load('offline')).exchanges;
+    expect(recorded?.notes?.answeredBy).toBe('tapedeck');
+
+    const replay = await startServe(serveOptions('replay'));
+    try {
+      await expect(ask(`${replay.url}/@offline/openai/v1`, 'hello')).rejects.toThrow(
+        /^404 .*is not served: its answer is tapedeck's own error, made when the upstream gave none .*record it again/,
+      );
+    } finally {
+      await replay.close();
+    }
+
+    const auto = await startServe(serveOptions('auto'));
+    let report: TapeReport[] = [];
+    try {
+      expect(await ask(`${auto.url}/@offline/openai/v1`, 'hello')).toBe('echo: hello');
+    } finally {
+      report = await auto.close();
+    }
+    expect(report).toEqual([expect.objectContaining({ tape: 'offline', mode: 'record', recorded: 1, refreshed: 'tapedeck-error' })]);
+    const again = (await createDirStore(dir).load('offline')).exchanges;
+    expect(again.map((ex) => [ex.response?.status, ex.notes?.answeredBy])).toEqual([[200, undefined]]);
   });
 
   it('an MCP tool error and a WebSocket close, each from the plan of the tape it is on', async () => {
