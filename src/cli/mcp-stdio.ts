@@ -69,6 +69,12 @@ export const mcpStdioCommand: Command = {
     if (mode !== 'record' && mode !== 'replay')
       throw new TapedeckError('BAD_ARGS', `--mode must be record or replay (got ${mode === undefined ? 'nothing' : `"${mode}"`})`);
     const [command, ...args] = ctx.rest;
+    // A stdio recording relays the server's lines as they are: no rule could act there, so none is announced and ignored.
+    if (faults !== undefined && mode === 'record')
+      throw new TapedeckError(
+        'BAD_ARGS',
+        '--fault and --faults act in replay only for a stdio MCP server (record it, then replay it with the rule); over HTTP, record applies them',
+      );
     if (command === undefined && mode === 'record')
       throw new TapedeckError(
         'BAD_ARGS',

@@ -118,14 +118,16 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
   const writer = session.writer;
   for (const p of tape.problems) log.warn({ tape: opts.tape, line: p.line }, p.message);
   // Only the upstream's answers are served: an injected fault or tapedeck's own error on the tape is not (`servable.ts`).
+  // The matcher and the responders (MCP, OAuth) see those only; a rule of this run injects its fault again.
   const { served, unserved } = servableExchanges(tape.exchanges);
-  const matcher = opts.matcher?.(served === tape.exchanges ? tape : { ...tape, exchanges: [...served] }) ?? createMatcher(served);
+  const servable: LoadedTape = served === tape.exchanges ? tape : { ...tape, exchanges: [...served] };
+  const matcher = opts.matcher?.(servable) ?? createMatcher(served);
   if (unserved.length > 0)
     log.warn(
       { tape: opts.tape, count: unserved.length, first: unserved[0]?.why },
       "answers on the tape that are not the upstream's are not served",
     );
-  const responders = typeof opts.responders === 'function' ? opts.responders(tape) : (opts.responders ?? []);
+  const responders = typeof opts.responders === 'function' ? opts.responders(servable) : (opts.responders ?? []);
   const out = createExchangeLog(writer, log);
   const spill = createBodySpill(store, writer);
   const onMiss = opts.onMiss ?? 'strict';
@@ -146,7 +148,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
       timing,
       log,
       responders,
-      context: { tape, matcher, out, onMiss, timing, log },
+      context: { tape: servable, matcher, out, onMiss, timing, log },
       allowLive: opts.allowLive,
       matchHeaders: opts.matchHeaders,
       // The name it was loaded by (a tape file copied under another name keeps its header's name).

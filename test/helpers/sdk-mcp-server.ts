@@ -37,6 +37,8 @@ export const express = createRequire(import.meta.url)('express') as Express;
 export interface SdkMcpServer {
   /** The MCP endpoint, `http://127.0.0.1:PORT/mcp`. */
   url: string;
+  /** The texts `write` was called with, in order (the side effect a test checks the real tool for). */
+  written: string[];
   stop(): Promise<void>;
 }
 
@@ -57,14 +59,15 @@ interface Res {
   headersSent: boolean;
 }
 
-function mcpServer(): McpServer {
+function mcpServer(written: string[]): McpServer {
   const server = new McpServer({ name: 'deployed-test-server', version: '1.0.0' });
   server.registerTool('echo', { description: 'Echo the text', inputSchema: { text: z.string() } }, ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
-  server.registerTool('write', { description: 'Write the text', inputSchema: { text: z.string() } }, ({ text }) => ({
-    content: [{ type: 'text', text: `wrote ${text}` }],
-  }));
+  server.registerTool('write', { description: 'Write the text', inputSchema: { text: z.string() } }, ({ text }) => {
+    written.push(text);
+    return { content: [{ type: 'text', text: `wrote ${text}` }] };
+  });
   server.registerTool(
     'book',
     { description: 'Book a place, once the user confirms', inputSchema: { place: z.string() } },
@@ -89,6 +92,7 @@ export async function startSdkMcpServer(opts: SdkMcpServerOptions = {}): Promise
   const prm = url.replace(/\/mcp$/, '/.well-known/oauth-protected-resource/mcp');
   app.use(express.json());
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const written: string[] = [];
   const handle = async (req: Req, res: Res): Promise<void> => {
     const sid = req.headers['mcp-session-id'];
     let transport = sid === undefined ? undefined : sessions.get(sid);
@@ -100,7 +104,7 @@ export async function startSdkMcpServer(opts: SdkMcpServerOptions = {}): Promise
         onsessioninitialized: (id) => void sessions.set(id, made),
       });
       transport = made;
-      await mcpServer().connect(made);
+      await mcpServer(written).connect(made);
     }
     await transport.handleRequest(req as never, res as never, req.body);
   };
@@ -120,6 +124,7 @@ export async function startSdkMcpServer(opts: SdkMcpServerOptions = {}): Promise
   app.all('/mcp', ...guards, (req: Req, res: Res) => void handle(req, res));
   return {
     url,
+    written,
     async stop() {
       for (const t of sessions.values()) await t.close().catch(() => undefined);
       http.closeAllConnections();

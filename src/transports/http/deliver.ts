@@ -19,6 +19,7 @@ import { matchHeaders } from '../../http/headers.js';
 import { requestMeaning } from '../../http/request-meaning.js';
 import { paced } from '../../http/sink-send.js';
 import type { ResponseSink } from '../../http/sink.js';
+import type { Message } from '../../providers/mcp.js';
 import type { ProxyRequest, ResponderAnswer, Timing } from '../../http/types.js';
 import { encodeWireBody } from '../../tape/body.js';
 import { framingFor } from '../../tape/framing/registry.js';
@@ -85,7 +86,7 @@ export async function deliverHttp(
     case 'made':
       return deliverMade(d.answer, sink, decided);
     case 'injected': {
-      const injected = injectedAnswer(d.fault, requestMeaning(req).api, decided.call);
+      const injected = injectedAnswer(d.fault, requestMeaning(req).api, decided.call, rpcRequestOf(req));
       if (injected.reset) {
         await tee.commit(injected.answer);
         res.socket?.destroy();
@@ -96,6 +97,14 @@ export async function deliverHttp(
     case 'protocol':
       return d.protocol(sink);
   }
+}
+
+/** The one JSON-RPC request a POST's body carries, if it carries one (an MCP rule picked it: `httpFaultFacts`). */
+function rpcRequestOf(req: ProxyRequest): Message | undefined {
+  const body = requestMeaning(req).record.body;
+  if (body.kind !== 'json') return undefined;
+  const m = body.json as Message | null;
+  return m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.method === 'string' && m.id !== undefined ? m : undefined;
 }
 
 /**

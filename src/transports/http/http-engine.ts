@@ -191,7 +191,10 @@ function fromResponder(d: ResponderDecision): HttpDecision {
 export function httpFaultFacts(req: ProxyRequest, faults: FaultPlan | undefined, levels: readonly FaultLevel[]): FaultFacts {
   const { api, llm, record } = requestMeaning(req);
   const facts: FaultFacts = { route: req.route.prefix, provider: api?.provider, api: api?.api, model: llm?.model };
-  if (levels.includes('mcp') && faults?.has('mcp') === true && record.body.kind === 'json') {
+  // A Streamable HTTP POST (its client takes an event stream or JSON back): its answer is the message's, so an MCP rule
+  // can answer in its place; a legacy HTTP+SSE POST's answer goes down the GET stream, which no rule reaches here.
+  const streamable = req.method === 'POST' && (req.headers.accept ?? '').includes('text/event-stream');
+  if (streamable && levels.includes('mcp') && faults?.has('mcp') === true && record.body.kind === 'json') {
     const m = record.body.json as Message | null;
     if (m !== null && typeof m === 'object' && !Array.isArray(m) && typeof m.method === 'string' && m.id !== undefined) {
       facts.method = m.method;
