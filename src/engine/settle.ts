@@ -5,10 +5,10 @@
  * client gets the answer's end), and hands all three to the transport, which sends the answer in its framing with
  * the fault's disturbance on top (a slow or cut stream, a session closed after N messages).
  *
- * The tee records the answer as its source gave it, and the fault's mark beside it: an answer a rule made up is
- * `match.kind: "fault"` (never served as the upstream's), a disturbed one keeps the upstream's answer whole with
- * `notes.fault` and what the client got, so a run replayed with the same rules gets the same answers, and one replayed
- * without them gets the upstream's.
+ * The tee records the answer with the fault's mark beside it: an answer a rule made up is `match.kind: "fault"`
+ * (never served as the upstream's: `replay/servable.ts`), a disturbed one keeps how it was found with `notes.fault`
+ * (a cut one what the client got: the events that went through and `FAULT_CUT`), so a run replayed with the same rules
+ * gets the same answers.
  *
  * Record is a settle whose decision is always `live`; a transport that decides several calls before it answers any
  * (a JSON-RPC batch) takes `decideCall` for each, then delivers.
