@@ -156,10 +156,7 @@ export const mcpStdioCommand: Command = {
         return await replayStdio({
           tape: loaded,
           name,
-          matcher: createReplayMatcher(loaded.exchanges, {
-            ...matchingOptions(config),
-            semantic: config.match.semantic,
-          }),
+          matcher: (served) => createReplayMatcher(served, { ...matchingOptions(config), semantic: config.match.semantic }),
           policy: policyForTape(loaded.exchanges, file),
           onMiss,
           ...(faults ? { faults: faults.plan } : {}),

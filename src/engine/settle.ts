@@ -20,6 +20,11 @@ import type { FaultFacts, FaultLevel, FaultPlan } from './faults/fault-plan.js';
 import { createTee, type Tee, type TeeOptions } from './tee.js';
 import type { TapeFailurePolicy } from './tape-failure.js';
 
+// What a transport needs of the fault stage, from here rather than from `faults/` (the settle picks; a transport passes
+// a `SettleContext` on and frames what was picked): the plan's type, what a rule matches a call on, an MCP rule's answer.
+export type { FaultFacts, FaultLevel, FaultPlan, PickedFault } from './faults/fault-plan.js';
+export { faultRpcAnswer } from './faults/fault-answers.js';
+
 /** What every settle of a session shares: the tape, the faults of the run, and what a failed tape does. */
 export interface SettleContext {
   log: ExchangeLog;

@@ -13,6 +13,7 @@ import type { ApiId } from '../providers/types.js';
 import type { Logger } from '../log.js';
 export type { OnMiss, Timing } from '../replay/modes.js';
 import type { ExchangeLog } from '../engine/exchange-log.js';
+import type { TapeFailurePolicy } from '../engine/tape-failure.js';
 import type { LargeBody } from './body-spill.js';
 import type { ResponseSink } from './sink.js';
 
@@ -60,6 +61,8 @@ export interface ReplayContext {
   onMiss: OnMiss;
   timing: Timing;
   log: Logger;
+  /** Once the replay tape cannot be written: refuse what could not be recorded (the default) or serve it unrecorded. */
+  onTapeFailure?: TapeFailurePolicy | undefined;
   /**
    * Answer `req` with `decision` through the engine (its tee records it, a fault may disturb it), writing to `sink`:
    * how a protocol that frames its own answers (MCP) sends one message's live answer. Resolves once it is answered.

@@ -14,8 +14,15 @@ import type { Message } from '../../providers/mcp.js';
 import { encodeBody } from '../../tape/body.js';
 import type { Cancel } from '../../engine/cancel.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
-import type { FaultFacts, FaultLevel, FaultPlan } from '../../engine/faults/fault-plan.js';
-import { settle, type Decided, type SettleContext, type SettlePort } from '../../engine/settle.js';
+import {
+  settle,
+  type Decided,
+  type FaultFacts,
+  type FaultLevel,
+  type FaultPlan,
+  type SettleContext,
+  type SettlePort,
+} from '../../engine/settle.js';
 import type { TapeFailurePolicy } from '../../engine/tape-failure.js';
 import { rewriteUploadUrls } from '../../http/upload-url.js';
 import { OAuthFront, type OAuthRouted } from '../../upstream/oauth-front.js';
@@ -114,6 +121,7 @@ export function createHttpEngine(opts: HttpEngineOptions): HttpEngine {
   // A responder's live answer inside a protocol (an MCP message forwarded on a miss): its own settle, no fault again.
   const context: ReplayContext | undefined = replay && {
     ...replay.context,
+    onTapeFailure: opts.onTapeFailure,
     settle: (req, sink, d) =>
       settle(
         port(req, sink, undefined as unknown as ServerResponse, () => fromResponder(d)),

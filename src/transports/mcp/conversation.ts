@@ -93,6 +93,7 @@ export function missedTurn(d: Decision, sent: readonly TimedMessage[], reason: s
   const last = sent.at(-1)?.offsetMs ?? 0;
   return {
     kind: 'answered',
+    from: 'miss',
     message: d.message,
     messages: [...sent, { offsetMs: last, message: rpcErrorMessage(miss, id, { toolResult }) }],
     // No `source`: the recording was not served (so --expect and diff count its call as not made); its id is in the reason.

@@ -5,7 +5,8 @@
  * request the tape cannot answer, when misses go live). A live forward that cannot happen becomes a JSON-RPC error
  * and a miss.
  *
- * The replay server (`server.ts`) runs this for every transport and writes what it decided to the replay tape.
+ * A decision is a value (`engine/decision.ts`): nothing is sent or written here. The replay server (`server.ts`) settles
+ * each message through the engine (`engine/settle.ts`: a fault rule may answer in its place; the tee records it).
  */
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
@@ -13,6 +14,7 @@ import { requestId, type Message, type TimedMessage } from '../../providers/mcp.
 import { answerMessage, type AnswerOptions } from '../../replay/mcp-answer.js';
 import type { IncomingRequest } from '../../replay/matcher.js';
 import type { Exchange, MatchInfo } from '../../tape/schema.js';
+import type { AnswerFrom, Decision as EngineDecision } from '../../engine/decision.js';
 
 /** What a live forward brought back. */
 export interface Forwarded {
@@ -39,7 +41,7 @@ export interface McpContext {
 }
 
 /** What one client message got. */
-export interface Decision {
+export interface Decision extends EngineDecision {
   kind: 'accepted' | 'answered' | 'forwarded';
   message: Message;
   /** What to send back: notifications first, the answer last (none when accepted; none when `forwarded.sent`). */
@@ -52,31 +54,46 @@ export interface Decision {
   at: number;
 }
 
+/** Where an answer of this kind, found so, comes from (the engine's terms). */
+export function answerFrom(kind: Decision['kind'], match: MatchInfo): AnswerFrom {
+  if (kind === 'accepted') return 'accepted';
+  if (kind === 'forwarded') return 'live';
+  if (match.kind === 'mock' || match.kind === 'blocked' || match.kind === 'miss' || match.kind === 'fault') return match.kind;
+  return 'tape';
+}
+
+/** A decided message: how it was found, with `notes.blocked` for a side effect blocked. */
+function decided(
+  kind: Decision['kind'],
+  message: Message,
+  messages: TimedMessage[],
+  match: MatchInfo,
+  more: Partial<Decision> = {},
+): Decision {
+  const notes = match.kind === 'blocked' ? { blocked: match.reason } : undefined;
+  return { kind, from: answerFrom(kind, match), message, messages, match, ...(notes ? { notes } : {}), ...more, at: performance.now() };
+}
+
 /** Decide one client message: answered from the tape (or a mock), blocked, a miss, accepted, or forwarded live. */
 export async function decide(message: Message, ctx: McpContext): Promise<Decision> {
   const outcome = await answerMessage(message, () => ctx.incoming(message), ctx.answer);
-  if (outcome.kind === 'accepted') return { kind: 'accepted', message, messages: [], match: outcome.match, at: performance.now() };
+  if (outcome.kind === 'accepted') return decided('accepted', message, [], outcome.match);
   if (outcome.kind === 'answer') {
     const { messages, match, source } = outcome;
-    return { kind: 'answered', message, messages, match, ...(source ? { source } : {}), at: performance.now() };
+    return decided('answered', message, messages, match, source ? { source } : {});
   }
   let reason = ctx.noLive ?? 'live forwarding is not available here';
   if (ctx.live !== undefined) {
     try {
       const forwarded = await ctx.live(message);
-      return { kind: 'forwarded', message, messages: forwarded.messages, match: outcome.match, forwarded, at: performance.now() };
+      return decided('forwarded', message, forwarded.messages, outcome.match, { forwarded });
     } catch (err) {
       reason = `live forwarding could not reach the server: ${(err as Error).message}`;
     }
   }
   const unavailable = new TapedeckError('LIVE_UNAVAILABLE', `tapedeck: ${reason}`);
-  return {
-    kind: 'answered',
-    message,
-    messages: [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(message) ?? null) }],
-    match: { kind: 'miss', reason },
-    at: performance.now(),
-  };
+  const messages = [{ offsetMs: 0, message: rpcErrorMessage(unavailable, requestId(message) ?? null) }];
+  return decided('answered', message, messages, { kind: 'miss', reason });
 }
 
 /** Decide every message of what a client sent (one message, or a JSON-RPC batch), in order, each as if sent alone. */

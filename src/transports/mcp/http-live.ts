@@ -13,7 +13,7 @@ import { matchHeaders } from '../../http/headers.js';
 import { httpCall } from '../../http/http-call.js';
 import type { ResponseSink } from '../../http/sink.js';
 import type { ProxyRequest, ReplayContext } from '../../http/types.js';
-import { sendReply, servedExchange, type Reply } from './http-reply.js';
+import { sendReply, servedFirst, type Reply } from './http-reply.js';
 
 export const SESSION_HEADER = 'mcp-session-id';
 
@@ -57,8 +57,8 @@ export async function forwardLive(
         messages: [{ offsetMs: 0, message: rpcErrorMessage(err, requestId(msg) ?? null) }],
         sse: false,
       };
-      ctx.out.write(servedExchange(httpCall(req), reply, match));
-      return sendReply(sink, reply, ctx.timing);
+      const how = { match, onTapeFailure: ctx.onTapeFailure };
+      return servedFirst(ctx.out, httpCall(req), reply, how, sink, () => sendReply(sink, reply, ctx.timing));
     }
     headers = { ...req.headers, [SESSION_HEADER]: live };
   }

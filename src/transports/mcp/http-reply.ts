@@ -1,16 +1,18 @@
 /**
  * Turn MCP messages into an HTTP answer (one JSON object, or an SSE stream with notifications before the answer)
- * and into the replay tape's record of what was served.
+ * and into the `Answer` the replay tape keeps of what was served; an answer the transport gives itself goes on the
+ * tape through its tee before the client gets it (`servedFirst`).
  */
 import { scaledDelay } from '../../replay/modes.js';
 import type { Timing } from '../../http/types.js';
 import { roundMs } from '../../tape/timing.js';
 import { elapsedSince, type Call } from '../../engine/call.js';
-import { exchangeRecord, type Answer } from '../../engine/record.js';
+import type { Answer } from '../../engine/record.js';
+import type { ExchangeLog } from '../../engine/exchange-log.js';
+import { createTee, type TeeOptions } from '../../engine/tee.js';
 import type { ResponseSink } from '../../http/sink.js';
 import { openSse, sendBody, sendJson, SSE_HEADERS, sseEvent } from '../../http/sink-send.js';
-import type { HeaderMap, MatchInfo, SseEvent } from '../../tape/schema.js';
-import type { NewExchange } from '../../tape/stores/tape-writer.js';
+import type { HeaderMap, SseEvent } from '../../tape/schema.js';
 import type { Message } from '../../providers/mcp.js';
 
 export interface Reply {
@@ -61,12 +63,23 @@ export function servedAnswer(reply: Reply | { status: number; headers: HeaderMap
   return { response, timing: { durationMs: roundMs(durationMs) } };
 }
 
-/** The replay tape's record of an answer tapedeck gave itself, lasting until now. */
-export function servedExchange(
+/** What a transport answers itself (its own errors, a session's end, a resumed stream): the reply, or its `Answer`. */
+export type OwnAnswer = Reply | { status: number; headers: HeaderMap; body?: unknown } | Answer;
+
+/**
+ * An answer the transport gives itself, lasting until now: committed to the replay tape through its tee, then sent
+ * (`send`); cut when the tape could not take it (and the run does not serve unrecorded answers). Resolves once sent.
+ */
+export async function servedFirst(
+  out: ExchangeLog,
   call: Call,
-  reply: Reply | { status: number; headers: HeaderMap; body?: unknown },
-  match: MatchInfo,
-  extra: { notes?: Record<string, unknown> } = {},
-): NewExchange {
-  return exchangeRecord(call, servedAnswer(reply, elapsedSince(call)), { match, notes: extra.notes });
+  answer: OwnAnswer,
+  how: Pick<TeeOptions, 'match' | 'notes' | 'meaningOf' | 'onTapeFailure'>,
+  sink: Pick<ResponseSink, 'cut'>,
+  send: () => void | Promise<void>,
+): Promise<void> {
+  const committed = createTee(out, call, how).commit('timing' in answer ? answer : servedAnswer(answer, elapsedSince(call)));
+  out.track(committed);
+  if (await committed) await send();
+  else sink.cut();
 }

@@ -3,12 +3,14 @@
  * opens a stream whose first event is `endpoint` (the URL to POST to, with a fresh session id and the route prefix,
  * so the client's POSTs come back through tapedeck); each POST's messages go to the server and the POST is answered
  * 202 once they are decided; what the server sends travels on the stream, as the real server did, a macrotask apart
- * at least and at the recorded gaps (`pace.ts`), at the client's pace. The stream's record goes on the replay tape
- * when the client leaves (or tapedeck stops), with every event it carried.
+ * at least and at the recorded gaps (`pace.ts`), at the client's pace. Each POST's messages are on the replay tape
+ * before their answers go on the stream (`server.ts`); the stream's own record goes on it through its tee when the
+ * client leaves (or tapedeck stops), with every event it carried (its end is the client's, not tapedeck's, to give).
  */
 import { randomUUID } from 'node:crypto';
 import { elapsedSince, type Call } from '../../engine/call.js';
-import { exchangeRecord, type Answer } from '../../engine/record.js';
+import type { Answer } from '../../engine/record.js';
+import { createTee } from '../../engine/tee.js';
 import { TapedeckError } from '../../errors.js';
 import { rpcErrorMessage, rpcHttpError } from '../../providers/errors.js';
 import { requestSideMcp, type Message } from '../../providers/mcp.js';
@@ -21,7 +23,7 @@ import type { ResponseSink } from '../../http/sink.js';
 import { openSse, sendBody, sendErrorAnswer, sseEvent, type PacedStream } from '../../http/sink-send.js';
 import type { ProxyRequest, ReplayContext } from '../../http/types.js';
 import type { Decision } from './engine.js';
-import { servedAnswer, servedExchange } from './http-reply.js';
+import { servedAnswer, servedFirst } from './http-reply.js';
 import type { McpPost } from './mcp-post.js';
 import { Pacer } from './pace.js';
 import type { LegacyRoute } from './route-index.js';
@@ -61,15 +63,14 @@ export class LegacySseTransport implements ReplayTransport<LegacyPost> {
 
   /** Open the stream; it stays open until the client leaves (or tapedeck stops): then the session ends and the tape gets it. */
   start(): Promise<void> {
-    let ended!: () => void;
-    this.ctx.out.track(new Promise<void>((r) => (ended = r)));
+    let ended!: (answer: Answer) => void;
+    const call = httpCall(this.get);
+    const match = { kind: 'exact' as const, reason: 'legacy SSE stream served by tapedeck' };
+    void createTee(this.ctx.out, call, { match }).keep(new Promise<Answer>((r) => (ended = r)));
     this.stream = openSse(this.sink, 200, { 'x-tapedeck-match': 'exact' }, () => {
       this.onclose?.();
-      const call = httpCall(this.get);
       const response = { status: 200, headers: { 'content-type': 'text/event-stream' }, events: this.events };
-      const match = { kind: 'exact' as const, reason: 'legacy SSE stream served by tapedeck' };
-      this.ctx.out.write(exchangeRecord(call, { response, timing: { durationMs: elapsedSince(call) } }, { match }));
-      ended();
+      ended({ response, timing: { durationMs: elapsedSince(call) } });
     });
     void this.push('endpoint', `${this.get.route.prefix}${this.postPath}?sessionId=${this.id}`);
     return Promise.resolve();
@@ -86,7 +87,7 @@ export class LegacySseTransport implements ReplayTransport<LegacyPost> {
     if (!parsed.ok) {
       // The legacy transport answers on the stream too.
       void this.push('message', JSON.stringify(rpcErrorMessage(parsed.error, null)));
-      return refuseLegacy(req, this.ctx, sink, parsed.error);
+      return await refuseLegacy(req, this.ctx, sink, parsed.error);
     }
     const messages = parsed.messages as Message[];
     const from: LegacyPost = { req, batch: parsed.batch, requests: new Set(messages), decided: new Set() };
@@ -137,10 +138,16 @@ export class LegacySseTransport implements ReplayTransport<LegacyPost> {
 }
 
 /** A POST the legacy transport refuses (no such session, not JSON-RPC): a JSON-RPC error with its status, recorded as a miss. */
-export function refuseLegacy(req: ProxyRequest, ctx: ReplayContext, sink: ResponseSink, err: TapedeckError, reason = err.message): void {
+export function refuseLegacy(
+  req: ProxyRequest,
+  ctx: ReplayContext,
+  sink: ResponseSink,
+  err: TapedeckError,
+  reason = err.message,
+): Promise<void> {
   const answer = rpcHttpError(err);
-  ctx.out.write(servedExchange(httpCall(req), answer, { kind: 'miss', reason }));
-  sendErrorAnswer(sink, answer);
+  const how = { match: { kind: 'miss' as const, reason }, onTapeFailure: ctx.onTapeFailure };
+  return servedFirst(ctx.out, httpCall(req), answer, how, sink, () => sendErrorAnswer(sink, answer));
 }
 
 /** The legacy endpoint of one route: its GET stream opens a session, its POSTs go to their session. */

@@ -15,7 +15,7 @@ import { LegacySseEndpoint } from './legacy-sse.js';
 import { McpPost } from './mcp-post.js';
 import { indexMcpRoutes, type McpRoute } from './route-index.js';
 import { McpReplayServer } from './server.js';
-import type { FaultPlan } from '../../engine/faults/fault-plan.js';
+import type { FaultPlan } from '../../engine/settle.js';
 import { indexClientReplies } from '../../replay/mcp-replies.js';
 import { recordedMessages } from '../../providers/mcp.js';
 import { indexResumptions } from './resumable.js';
@@ -98,7 +98,8 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
   // An answer recorded over a resumable stream is the POST's messages and those of the GETs that resumed it.
   const resumptions = indexResumptions(ctx.tape.exchanges);
   answer.messagesOf = (ex) => resumptions.of(ex)?.messages ?? recordedMessages(ex);
-  const main = new McpReplayServer({ answer, out: ctx.out, log: ctx.log, faults: opts.faults, replies });
+  const tape = { out: ctx.out, log: ctx.log, faults: opts.faults, onTapeFailure: ctx.onTapeFailure, replies };
+  const main = new McpReplayServer({ answer, ...tape });
   const servers = [main];
   const http = new StreamableHttpEndpoint(ctx, main, resumptions);
   const legacy = new Map<string, LegacySseEndpoint>();
@@ -108,10 +109,7 @@ function setUp(ctx: ReplayContext, opts: McpResponderOptions): McpReplay {
     // Legacy POSTs are matched without the per-run session id, and answered with what came back on their stream.
     const server = new McpReplayServer({
       answer: { ...answer, matcher: l.matcher, messagesOf: (ex) => l.answers.get(ex.id) ?? [], mocks: undefined },
-      out: ctx.out,
-      log: ctx.log,
-      faults: opts.faults,
-      replies,
+      ...tape,
     });
     servers.push(server);
     legacy.set(prefix, new LegacySseEndpoint(ctx, l, server));

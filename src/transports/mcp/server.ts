@@ -1,19 +1,23 @@
 /**
  * The MCP replay server: tapedeck's side of an MCP connection in replay, whatever transport carries it (Streamable
- * HTTP, the legacy HTTP+SSE transport, stdio). For each message or JSON-RPC batch a transport hands it, it decides
- * every message (`engine.ts`: from the tape, a mock, blocked, a miss, or live), sends what each got (notifications
- * first, the answer last, each with the request it belongs to), and writes each decision to the replay tape through
- * `exchangeRecord`, from the call and the answer its transport describes. A blocked side effect carries
- * `notes.blocked`; a blocked call or a miss is logged. What a transport does itself: framing, its own errors
- * (HTTP statuses, sessions, a line it cannot read), and how a miss goes live there.
+ * HTTP, the legacy HTTP+SSE transport, stdio). For each message or JSON-RPC batch a transport hands it, it settles
+ * every message through the engine (`engine/settle.ts`'s `decideCall`: a fault rule picked there answers in the
+ * message's place, else `engine.ts` decides it from the tape, a mock, blocked, a miss, or live), commits each record
+ * through its tee (from the call and the answer its transport describes) and, once every record is on the tape, sends
+ * what each got (notifications first, the answer last, each with the request it belongs to): what a client has, the
+ * tape has first. A blocked side effect carries `notes.blocked`; a blocked call or a miss is logged. What a transport
+ * does itself: framing, its own errors (HTTP statuses, sessions, a line it cannot read), and how a miss goes live there.
  */
-import { exchangeRecord } from '../../engine/record.js';
 import type { Logger } from '../../log.js';
-import { rpcError, type Message, type RequestId, type TimedMessage } from '../../providers/mcp.js';
+import { TapedeckError } from '../../errors.js';
+import { rpcErrorMessage } from '../../providers/errors.js';
+import type { Message, RequestId, TimedMessage } from '../../providers/mcp.js';
 import type { AnswerOptions } from '../../replay/mcp-answer.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
+import { injectedMatch } from '../../engine/decision.js';
+import { decideCall, faultRpcAnswer, type Decided, type FaultFacts, type SettleContext, type SettlePort } from '../../engine/settle.js';
+import { createTee } from '../../engine/tee.js';
 import { decide, type Decision, type McpContext } from './engine.js';
-import type { FaultPlan } from '../../engine/faults/fault-plan.js';
 import { isRequestMessage } from '../../providers/mcp-batch.js';
 import type { ReplayTransport } from './transport.js';
 import type { ClientReplies } from '../../replay/mcp-replies.js';
@@ -29,7 +33,9 @@ export interface McpServerOptions {
   out: ExchangeLog;
   log: Logger;
   /** Faults injected into the run (`--faults`): a request a rule picks gets a tool error or a JSON-RPC error instead. */
-  faults?: FaultPlan | undefined;
+  faults?: SettleContext['faults'];
+  /** Once the replay tape cannot be written: refuse what could not be recorded (default) or serve it. */
+  onTapeFailure?: SettleContext['onTapeFailure'];
   /**
    * The client's recorded replies to the server's requests (`replay/mcp-replies.ts`): an answer that asks the client
    * something waits for the client's reply and serves the recording only when it is the same (`conversation.ts`).
@@ -60,7 +66,7 @@ export class McpReplayServer {
     return transport.start();
   }
 
-  /** One message or a batch: each message decided as if sent alone, written to the tape, then what it got sent. */
+  /** One message or a batch: each message settled as if sent alone, its record committed, then what it got sent. */
   private async receive<Extra>(transport: ReplayTransport<Extra>, value: Message | Message[], extra: Extra): Promise<void> {
     const live = transport.live;
     const ctx: McpContext = {
@@ -69,20 +75,56 @@ export class McpReplayServer {
       live: live && ((message) => live(message, extra)),
       noLive: transport.noLive,
     };
-    const decisions: Decision[] = [];
+    const settled: Decided<Decision>[] = [];
     for (const message of Array.isArray(value) ? value : [value])
-      decisions.push(this.injected(transport, message, extra) ?? (await decide(message, ctx)));
-    const only = Array.isArray(value) ? undefined : decisions[0];
-    const talk = only === undefined ? undefined : conversationOf(only, this.opts.replies);
-    if (talk !== undefined && talk.turns.length > 0) return this.converse(transport, talk.decision, extra, talk.turns);
+      settled.push(await decideCall(this.port(transport, message, extra, ctx), this.settleContext));
+    const only = Array.isArray(value) ? undefined : settled[0];
+    const talk = only === undefined ? undefined : conversationOf(only.decision, this.opts.replies);
+    if (only !== undefined && talk !== undefined && talk.turns.length > 0)
+      return this.converse(transport, { ...only, decision: talk.decision }, extra, talk.turns);
     // On the tape first, in order (a client may answer before this call returns), then sent.
-    for (const d of decisions) this.record(transport, d, extra, decisions);
-    // A client's reply to a server request (on the tape now, as accepted) goes to the conversation waiting for it.
+    const decisions = settled.map((s) => s.decision);
+    const committed = settled.map((s) => this.commit(transport, s, extra, decisions));
+    // A client's reply to a server request (on its way to the tape, as accepted) goes to the conversation waiting for it.
     for (const d of decisions) if (d.kind === 'accepted') this.answers.take(transport, d.message);
-    for (const d of decisions) {
-      const relatedRequestId = d.kind === 'accepted' ? undefined : (d.message.id as RequestId);
-      for (const m of d.messages) await transport.send(m.message, { relatedRequestId, offsetMs: m.offsetMs, decision: d });
-    }
+    const kept = await Promise.all(committed);
+    for (const [i, d] of decisions.entries()) await this.send(transport, kept[i] === true ? d : this.unrecorded(d));
+  }
+
+  /** Send what a message got: each message with the request it belongs to. */
+  private async send<Extra>(transport: ReplayTransport<Extra>, d: Decision): Promise<void> {
+    const relatedRequestId = d.kind === 'accepted' ? undefined : (d.message.id as RequestId);
+    for (const m of d.messages) await transport.send(m.message, { relatedRequestId, offsetMs: m.offsetMs, decision: d });
+  }
+
+  /**
+   * A message's part in the settle: what a fault rule matches it on (a request: its method and tool), the rule's
+   * answer in MCP's terms (a tool error, or a JSON-RPC error: never from the tape, so a client that retries gets the
+   * recorded answer), the decision, and its call as the replay tape records it.
+   */
+  private port<Extra>(transport: ReplayTransport<Extra>, message: Message, extra: Extra, ctx: McpContext): SettlePort<Decision> {
+    let call: ReturnType<typeof transport.callOf> | undefined;
+    const callOf = (): ReturnType<typeof transport.callOf> => (call ??= transport.callOf(message, extra));
+    return {
+      faultFacts: () =>
+        this.opts.faults === undefined || !isRequestMessage(message)
+          ? undefined
+          : { facts: mcpFaultFacts(callOf().route, message), levels: ['mcp'] },
+      injected: (fault) => ({
+        kind: 'answered',
+        from: 'fault',
+        message,
+        messages: [{ offsetMs: 0, message: faultRpcAnswer(fault, message) }],
+        match: injectedMatch(fault),
+        at: performance.now(),
+      }),
+      decide: () => decide(message, ctx),
+      recorded: () => ({ call: callOf() }),
+    };
+  }
+
+  private get settleContext(): SettleContext {
+    return { log: this.opts.out, faults: this.opts.faults, onTapeFailure: this.opts.onTapeFailure };
   }
 
   /**
@@ -91,7 +133,7 @@ export class McpReplayServer {
    * message at a time, as stdio does, can take the client's reply); the conversation goes on from there, and its
    * call goes on the tape when it ends, before its last message is sent.
    */
-  private converse<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, turns: Turn[]): Promise<void> {
+  private converse<Extra>(transport: ReplayTransport<Extra>, d: Decided<Decision>, extra: Extra, turns: Turn[]): Promise<void> {
     let asked!: () => void;
     const first = new Promise<void>((resolve) => (asked = resolve));
     const talk = this.talk(transport, d, extra, turns, asked)
@@ -104,7 +146,14 @@ export class McpReplayServer {
     return first;
   }
 
-  private async talk<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, turns: Turn[], asked: () => void): Promise<void> {
+  private async talk<Extra>(
+    transport: ReplayTransport<Extra>,
+    settled: Decided<Decision>,
+    extra: Extra,
+    turns: Turn[],
+    asked: () => void,
+  ): Promise<void> {
+    const d = settled.decision;
     const relatedRequestId = d.message.id as RequestId;
     const wait = this.opts.replyWaitMs ?? REPLY_WAIT_MS;
     const sent: TimedMessage[] = [];
@@ -120,10 +169,11 @@ export class McpReplayServer {
       await send(request, true);
       asked();
       const outcome = judgeReply(turn, await reply, this.opts.answer.matcher, wait);
-      if (!outcome.same) return this.differed(transport, d, extra, sent, outcome.reason);
+      if (!outcome.same) return this.differed(transport, settled, extra, sent, outcome.reason);
     }
     const done: Decision = { ...d, at: performance.now() };
-    this.record(transport, done, extra, [done]);
+    if (!(await this.commit(transport, { ...settled, decision: done }, extra, [done])))
+      return send(this.unrecorded(done).messages[0] as TimedMessage, false);
     for (; next < d.messages.length; next++) await send(d.messages[next] as TimedMessage, next < d.messages.length - 1);
   }
 
@@ -134,11 +184,12 @@ export class McpReplayServer {
    */
   private async differed<Extra>(
     transport: ReplayTransport<Extra>,
-    d: Decision,
+    settled: Decided<Decision>,
     extra: Extra,
     sent: TimedMessage[],
     reason: string,
   ): Promise<void> {
+    const d = settled.decision;
     const { onMiss, policy, tapeName } = this.opts.answer;
     let why = reason;
     if (onMiss === 'live') {
@@ -152,44 +203,46 @@ export class McpReplayServer {
       }
       why = `${reason}; not forwarded live: ${cannot ?? ''}`;
     }
-    const missed = missedTurn(d, sent, why, { onMiss, tape: tapeName });
-    this.record(transport, missed, extra, [missed]);
+    const found = missedTurn(d, sent, why, { onMiss, tape: tapeName });
+    // A miss now, not what was decided: its own tee, as the miss it is.
+    const tee = createTee(this.opts.out, settled.call, { match: found.match, onTapeFailure: this.opts.onTapeFailure });
+    const missed = (await this.commit(transport, { ...settled, tee, decision: found }, extra, [found])) ? found : this.unrecorded(found);
     await transport.send(missed.messages.at(-1)?.message as Message, { relatedRequestId: d.message.id as RequestId, decision: missed });
   }
 
   /**
-   * A request a fault rule picks: answered with the rule's tool error (a `tools/call` result with `isError`) or
-   * JSON-RPC error, never from the tape (so a client that retries it gets the recorded answer).
+   * Commit what a message got to the replay tape, unless its live forward already did (through a settle of its own);
+   * log a blocked call or a miss. Resolves true once the client may have it (false: the tape could not take it).
    */
-  private injected<Extra>(transport: ReplayTransport<Extra>, message: Message, extra: Extra): Decision | undefined {
-    if (this.opts.faults === undefined || !isRequestMessage(message)) return undefined;
-    const tool = message.method === 'tools/call' ? (message.params as { name?: unknown } | undefined)?.name : undefined;
-    const facts = {
-      route: transport.callOf(message, extra).route,
-      method: String(message.method),
-      tool: typeof tool === 'string' ? tool : undefined,
-    };
-    const fault = this.opts.faults.pick(facts, 'mcp');
-    if (fault === undefined) return undefined;
-    const id = message.id as RequestId;
-    const { then } = fault;
-    const answer: Message =
-      then.toolError !== undefined && tool !== undefined
-        ? { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: then.toolError }], isError: true } }
-        : rpcError(id, then.rpcError?.code ?? -32603, then.rpcError?.message ?? then.toolError ?? 'injected fault');
-    const match = { kind: 'fault' as const, reason: `injected by fault rule ${fault.description}` };
-    return { kind: 'answered', message, messages: [{ offsetMs: 0, message: answer }], match, at: performance.now() };
-  }
-
-  /** Put what a message got on the replay tape, unless its live forward already did; log a blocked call or a miss. */
-  private record<Extra>(transport: ReplayTransport<Extra>, d: Decision, extra: Extra, all: readonly Decision[]): void {
-    if (d.forwarded?.recorded !== true) {
-      const call = transport.callOf(d.message, extra);
-      const notes =
-        d.match.kind === 'blocked' ? { blocked: d.match.reason } : d.match.kind === 'fault' ? { fault: d.match.reason } : undefined;
-      this.opts.out.write(exchangeRecord(call, transport.answerOf(d, call, extra, all), { match: d.match, notes }));
-    }
+  private commit<Extra>(transport: ReplayTransport<Extra>, s: Decided<Decision>, extra: Extra, all: readonly Decision[]): Promise<boolean> {
+    const d = s.decision;
     if (d.match.kind === 'blocked' || d.match.kind === 'miss')
       this.opts.log.info({ method: d.message.method, match: d.match.kind, reason: d.match.reason }, 'mcp replay');
+    if (d.forwarded?.recorded === true) return Promise.resolve(true);
+    const committed = s.tee.commit(transport.answerOf(d, s.call, extra, all));
+    // Shutdown waits for it (the tee's commit is the caller's to track).
+    this.opts.out.track(committed);
+    return committed;
   }
+
+  /**
+   * What a message gets when its record could not go on the replay tape (and the run does not serve unrecorded
+   * answers): not the answer, which the tape does not have, but a JSON-RPC error saying why; nothing for a
+   * notification.
+   */
+  private unrecorded(d: Decision): Decision {
+    if (d.kind === 'accepted') return { ...d, messages: [] };
+    const failed = this.opts.out.writer.failure;
+    const err = new TapedeckError(
+      'TAPE_WRITE_FAILED',
+      `tapedeck: the replay tape cannot be written, so this answer is not served${failed ? ` (${failed.message})` : ''}`,
+    );
+    return { ...d, messages: [{ offsetMs: 0, message: rpcErrorMessage(err, d.message.id as RequestId) }] };
+  }
+}
+
+/** What a fault rule can match an MCP request on: its route, its method, and the tool a `tools/call` names. */
+export function mcpFaultFacts(route: string, message: Message): FaultFacts {
+  const tool = message.method === 'tools/call' ? (message.params as { name?: unknown } | undefined)?.name : undefined;
+  return { route, method: String(message.method), tool: typeof tool === 'string' ? tool : undefined };
 }

@@ -6,13 +6,15 @@
  *   the one before it is written (the line transport waits for `drain`);
  * - a JSON-RPC batch is answered with one line holding the array of its answers, after the notifications its
  *   requests caused (one per line, as they come);
- * - a line that cannot be read is answered here with a JSON-RPC error (id null) and recorded as a miss with the text
- *   it was; a line over the limit is also reported on stderr (one line).
+ * - a line that cannot be read is answered here with a JSON-RPC error (id null), recorded first (through its tee) as a
+ *   miss with the text it was; a line over the limit is also reported on stderr (one line).
  * A miss that goes live starts the real server once (`live.ts`), with the client's own initialize.
  */
 import type { Writable } from 'node:stream';
 import type { Arrival, Call } from '../../engine/call.js';
-import { exchangeRecord, type Answer } from '../../engine/record.js';
+import type { Answer } from '../../engine/record.js';
+import { createTee } from '../../engine/tee.js';
+import type { TapeFailurePolicy } from '../../engine/tape-failure.js';
 import type { TapedeckError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { rpcErrorMessage } from '../../providers/errors.js';
@@ -44,6 +46,8 @@ export interface StdioReplayTransportOptions {
   stderr?: Writable | undefined;
   /** Builds the real server for misses that go live; given the client's initialize request when it is first needed. */
   live?: ((initialize: () => Message | undefined) => LiveStdioServer) | undefined;
+  /** Once the replay tape cannot be written: refuse what could not be recorded (default) or serve it. */
+  onTapeFailure?: TapeFailurePolicy | undefined;
 }
 
 export class StdioReplayTransport implements ReplayTransport<StdioArrival> {
@@ -146,9 +150,12 @@ export class StdioReplayTransport implements ReplayTransport<StdioArrival> {
       body: text === undefined ? { kind: 'empty' } : { kind: 'text', text },
     });
     const answer = rpcErrorMessage(err, null);
-    await this.send(answer);
     const served = stdioAnswer([], { offsetMs: 0, message: answer }, { durationMs: 0 });
-    this.opts.out.write(exchangeRecord(call, served, { match: { kind: 'miss', reason: err.message } }));
+    const tee = createTee(this.opts.out, call, { match: { kind: 'miss', reason: err.message }, onTapeFailure: this.opts.onTapeFailure });
+    const committed = tee.commit(served);
+    this.opts.out.track(committed);
+    // On the tape first; a line the tape could not take is not answered.
+    if (await committed) await this.send(answer);
   }
 
   private arrival(): Arrival {

@@ -49,7 +49,12 @@ async function setUp(
 ): Promise<{ server: McpReplayServer; transport: ScriptedTransport; written: NewExchange[] }> {
   const { tape } = await recordedTape();
   const written: NewExchange[] = [];
-  const out = { write: (ex: NewExchange) => void written.push(ex) } as unknown as ExchangeLog;
+  // The replay server commits each record through its tee (`log.commit`) before it sends.
+  const out = {
+    writer: {},
+    commit: (ex: NewExchange) => (written.push(ex), Promise.resolve(true)),
+    track: () => undefined,
+  } as unknown as ExchangeLog;
   const server = new McpReplayServer({
     answer: {
       matcher: createReplayMatcher(tape.exchanges),

@@ -86,7 +86,7 @@ async function replayWith(sampled: unknown, saveAs: string) {
   const served = replayStdio({
     tape,
     name: ROUTE,
-    matcher: createReplayMatcher(tape.exchanges),
+    matcher: (served) => createReplayMatcher(served),
     policy: policyForTape(tape.exchanges, undefined),
     onMiss: 'strict',
     out,

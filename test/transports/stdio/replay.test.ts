@@ -13,6 +13,7 @@ import { createReplayMatcher } from '../../../src/replay/pipeline.js';
 import { policyForTape } from '../../../src/replay/side-effects.js';
 import type { TapeStore } from '../../../src/tape/store.js';
 import type { LoadedTape } from '../../../src/tape/tape-reader.js';
+import type { Exchange } from '../../../src/tape/schema.js';
 import { log, NOTE, recordedTape, ROUTE, TOOLS } from './stdio-tape.js';
 
 type Msg = { id?: unknown; method?: string; result?: unknown; error?: { code: number; message: string } };
@@ -24,7 +25,7 @@ async function replayOptions(store: TapeStore, tape: LoadedTape, saveAs: string)
     opts: {
       tape,
       name: ROUTE,
-      matcher: createReplayMatcher(tape.exchanges),
+      matcher: (served: readonly Exchange[]) => createReplayMatcher(served),
       policy: policyForTape(tape.exchanges, undefined),
       onMiss: 'strict' as const,
       out,
