@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +65,42 @@ describe('faults on MCP tool calls', () => {
     ]);
     expect(calls[0]?.notes?.fault).toMatch(/#1 tool echo call 1 -> tool error/);
     expect(calls[0]?.mcp?.isError).toBe(true);
+  });
+
+  it('legacy HTTP+SSE: the rule picked by the settle answers on the stream, the POST is on the tape as injected first', async () => {
+    const rules = [parseFaultRule('{when: {tool: echo, call: 1}, then: {toolError: "the echo service is down"}}')];
+    const faults = createFaultPlan(rules);
+    const proxy = await startProxy({
+      mode: 'replay',
+      tape: 'mcp-sse',
+      dir,
+      port: 0,
+      routes: [],
+      saveAs: 'mcp-sse-faults',
+      responders: [createMcpResponder({ faults })],
+      faults,
+      log: createLogger('silent'),
+    });
+    const client = new Client({ name: 'fixture-client', version: '1.0.0' });
+    await client.connect(new SSEClientTransport(new URL(`${proxy.url}/legacy/mcp/sse`)));
+    const first = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    const again = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+    await client.close();
+    await proxy.close();
+    expect(first.isError).toBe(true);
+    expect(textOf(first)).toBe('the echo service is down');
+    expect(textOf(again)).toBe('Echo: hello tape');
+    const out = await createDirStore(dir).load('mcp-sse-faults');
+    const calls = out.exchanges.filter((ex) => ex.mcp?.method === 'tools/call');
+    expect(calls.map((ex) => [ex.mcp?.toolName, ex.match?.kind, ex.response?.status])).toEqual([
+      ['echo', 'fault', 202],
+      ['echo', 'exact', 202],
+    ]);
+    expect(calls[0]?.notes?.fault).toBe('#1 tool echo call 1 -> tool error');
+    expect(calls[0]?.match?.reason).toBe('injected by fault rule #1 tool echo call 1 -> tool error');
+    // The injected answer went down the stream, which is on the tape with it.
+    const stream = out.exchanges.find((ex) => ex.request.method === 'GET' && ex.response?.events !== undefined);
+    expect(stream?.response?.events?.some((e) => e.data.includes('the echo service is down'))).toBe(true);
   });
 
   it('stdio (tapedeck mcp-stdio --fault): a JSON-RPC error the SDK client throws', async () => {

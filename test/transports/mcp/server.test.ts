@@ -46,13 +46,14 @@ class ScriptedTransport implements ReplayTransport<{ n: number }> {
 
 async function setUp(
   onMiss: 'strict' | 'live',
+  committed: () => Promise<boolean> = () => Promise.resolve(true),
 ): Promise<{ server: McpReplayServer; transport: ScriptedTransport; written: NewExchange[] }> {
   const { tape } = await recordedTape();
   const written: NewExchange[] = [];
   // The replay server commits each record through its tee (`log.commit`) before it sends.
   const out = {
     writer: {},
-    commit: (ex: NewExchange) => (written.push(ex), Promise.resolve(true)),
+    commit: (ex: NewExchange) => (written.push(ex), committed()),
     track: () => undefined,
   } as unknown as ExchangeLog;
   const server = new McpReplayServer({
@@ -110,5 +111,20 @@ describe('McpReplayServer', () => {
     await transport.onmessage?.(call(6, 'read_note', { id: 'zzz' }), { n: 0 });
     expect(written).toEqual([]);
     expect(transport.sent.map((s) => [s.message, s.options?.relatedRequestId, s.options?.offsetMs])).toEqual([[answer.message, 6, 3]]);
+  });
+
+  it('what a client has, the tape has first: nothing goes out before the records are committed; an unrecorded answer is not served', async () => {
+    let commit!: (ok: boolean) => void;
+    const { transport, written } = await setUp('strict', () => new Promise<boolean>((r) => (commit = r)));
+    const handled = transport.onmessage?.(call(1, 'read_note', { id: 'a' }), { n: 0 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(written).toHaveLength(1);
+    expect(transport.sent).toEqual([]);
+    commit(false);
+    await handled;
+    // The tape could not take it: the client gets a JSON-RPC error saying so, not the recorded answer.
+    expect(transport.sent.map((s) => s.message)).toEqual([
+      { jsonrpc: '2.0', id: 1, error: expect.objectContaining({ message: expect.stringMatching(/replay tape cannot be written/) }) },
+    ]);
   });
 });

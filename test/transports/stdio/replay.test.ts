@@ -109,6 +109,38 @@ describe('stdio replay with the SDK client over InMemoryTransport', () => {
   });
 });
 
+describe("stdio replay serves the upstream's answers only", () => {
+  it('an answer a fault rule injected while recording is on the tape, never served as the recording: the call is a miss saying why', async () => {
+    const { store, tape } = await recordedTape();
+    // The read_note call's answer was a tool error a rule injected (as a run with --fault records it), not the server's.
+    const injected: LoadedTape = {
+      ...tape,
+      exchanges: tape.exchanges.map((ex): Exchange => {
+        const m = ex.request.body.kind === 'json' ? (ex.request.body.json as { method?: string }) : undefined;
+        if (m?.method !== 'tools/call') return ex;
+        return {
+          ...ex,
+          match: { kind: 'fault', reason: 'injected by fault rule #1 tool read_note -> tool error' },
+          notes: { fault: '#1' },
+        };
+      }),
+    };
+    const { opts } = await replayOptions(store, injected, 'injected-replay');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const served = replayStdio({ ...opts, transport: serverSide });
+    const client = new Client({ name: 'engine-test', version: '1' });
+    await client.connect(clientSide);
+    const err = await client.callTool({ name: 'read_note', arguments: { id: 'a' } }).catch((e: unknown) => e);
+    await client.close();
+    expect(await served).toBe(0);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/no recording|miss|not/i);
+    const out = await store.load('injected-replay');
+    const call = out.exchanges.find((ex) => ex.mcp?.method === 'tools/call');
+    expect(call?.match?.kind).toBe('miss');
+  });
+});
+
 describe('stdio replay over stdin and stdout', () => {
   it("a call's progress reaches the SDK client whole: its answer never comes in the same read as its notifications", async () => {
     const { store, tape } = await recordedTape();
