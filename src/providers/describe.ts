@@ -7,51 +7,20 @@ import type { Logger } from '../log.js';
 import { bodyJson } from '../tape/body.js';
 import type { Exchange, LlmMeaning, RequestRecord, SseEvent } from '../tape/schema.js';
 import type { NewExchange } from '../tape/stores/tape-writer.js';
-import { finishTool, newAnswer, answerError } from './answer.js';
+import { newAnswer, answerError } from './answer.js';
+import { foldEvent, requestSideOf, withAnswer } from './llm-meaning.js';
 import { detectAdapter } from './detect.js';
-import { isObj, str } from './json.js';
+import { isObj } from './json.js';
 import { describeMcp } from './mcp.js';
 import { adapterFor } from './registry.js';
-import type { Answer, ConversationMessage, ExchangeView, PendingTool, ProviderAdapter } from './types.js';
-import { parseJson } from '../tape/json-depth.js';
+import type { ConversationMessage, ExchangeView } from './types.js';
 
 /** Request-side meaning (provider, api, model, params, streamed) of an LLM request, for matching and miss reports. */
 export function requestSideLlm(route: string, request: RequestRecord, upstream?: string): LlmMeaning | undefined {
   const found = detectAdapter(route, request.path, request.method, upstream);
   if (found === undefined) return undefined;
   const body = bodyJson(request.body);
-  const b = isObj(body) ? body : {};
-  const side = found.adapter.describeRequest(b, request.path);
-  const params: Record<string, unknown> = {};
-  // The parameters that change the answer, other than the conversation, where this API keeps them at the top.
-  for (const k of found.adapter.paramKeys ?? []) if (b[k] !== undefined) params[k] = b[k];
-  Object.assign(params, side.params);
-  const tools = toolNames(b.tools);
-  if (tools.length > 0) params.tools = tools;
-  // Built in the schema's key order, so the tape line needs no reordering copy.
-  return {
-    provider: found.provider,
-    api: found.adapter.api,
-    ...(side.model !== undefined ? { model: side.model } : {}),
-    params,
-    streamed: side.streamed,
-    toolCalls: [],
-  };
-}
-
-/** The names of the tools a request offers the model, sorted (OpenAI, Anthropic and Gemini shapes). */
-function toolNames(tools: unknown): string[] {
-  if (!Array.isArray(tools)) return [];
-  const names: string[] = [];
-  for (const t of tools) {
-    if (!isObj(t)) continue;
-    const fn = isObj(t.function) ? t.function : undefined;
-    const name = str(fn?.name) ?? str(t.name);
-    if (name) names.push(name);
-    if (Array.isArray(t.functionDeclarations))
-      for (const d of t.functionDeclarations) if (isObj(d) && str(d.name)) names.push(d.name as string);
-  }
-  return names.sort();
+  return requestSideOf(found.provider, found.adapter, isObj(body) ? body : {}, request.path);
 }
 
 /**
@@ -116,36 +85,6 @@ export function describeStream(
 
 /** How much a described stream's text may grow before it is made one string again (see `describeStream`). */
 const FLATTEN_CHARS = 1024 * 1024;
-
-function foldEvent(adapter: ProviderAdapter, answer: Answer, ev: SseEvent): void {
-  if (ev.data === '' || ev.data === '[DONE]') return;
-  let data: unknown;
-  try {
-    data = parseJson(ev.data);
-  } catch {
-    return;
-  }
-  if (isObj(data)) adapter.describeEvent(answer, data, ev);
-}
-
-/** The request side with what the answer said. */
-function withAnswer(meaning: LlmMeaning, answer: Answer): LlmMeaning {
-  // In the schema's key order (see requestSideLlm).
-  const model = meaning.model ?? (answer.model || undefined);
-  return {
-    provider: meaning.provider,
-    api: meaning.api,
-    ...(model !== undefined ? { model } : {}),
-    params: meaning.params,
-    streamed: meaning.streamed,
-    ...(answer.usage ? { usage: answer.usage } : {}),
-    toolCalls: answer.tools.filter((t): t is PendingTool => t !== undefined).map(finishTool),
-    ...(answer.text !== '' ? { outputText: answer.text } : {}),
-    ...(answer.thinking !== '' ? { thinking: answer.thinking } : {}),
-    ...(answer.stop ? { stopReason: answer.stop } : {}),
-    ...(answer.error ? { errorType: answer.error } : {}),
-  };
-}
 
 /**
  * Add what an exchange means (LLM call, MCP message) before it is written. A describer that fails never costs the

@@ -10,9 +10,9 @@ import { ollama } from './ollama.js';
 import { openaiChat } from './openai/openai-chat.js';
 import { openaiCompletions } from './openai/openai-completions.js';
 import { openaiEmbeddings } from './openai/openai-embeddings.js';
-import { openaiResponses } from './openai/openai-responses.js';
 import { geminiLive } from './sessions/gemini-live.js';
 import { openaiRealtime } from './sessions/openai-realtime.js';
+import { openaiResponsesWithSessions } from './sessions/openai-responses-ws.js';
 import { vertexAnthropic } from './vertex-anthropic.js';
 import { addSecretHeaders } from '../tape/redaction/secret-headers.js';
 import type { RequestSigner } from './signing.js';
@@ -27,7 +27,8 @@ const adapters: ProviderAdapter[] = [
   bedrockInvoke,
   ollama,
   openaiChat,
-  openaiResponses,
+  // Responses over HTTP (POST) and its WebSocket sessions (GET upgrades, `session`).
+  openaiResponsesWithSessions,
   openaiEmbeddings,
   // `/completions` also ends `/chat/completions`: after chat.
   openaiCompletions,

@@ -232,6 +232,11 @@ export interface SessionResponse {
   llm: LlmMeaning;
   /** False when the session ended before the response did. */
   complete: boolean;
+  /**
+   * Where it is in the session's frames: the index of the client message that asked for it and of its last message
+   * (replay serves the server messages between them), for APIs whose responses are matched one by one.
+   */
+  frames?: [number, number];
 }
 
 export interface SessionReader {

@@ -212,3 +212,91 @@ export function geminiLiveScript(): WsScript {
     },
   };
 }
+
+/**
+ * The OpenAI Responses API over WebSocket (`/v1/responses`): each `response.create` is answered with the events an
+ * HTTP streamed Responses call carries, `response.created` ... `response.completed` (with usage), each with its
+ * `sequence_number`. A user message about the weather, with `get_weather` offered, gets a function call; a
+ * `function_call_output` gets "It is sunny in Paris."; any other question gets `Answer to "QUESTION".` A
+ * `previous_response_id` the server never gave gets the API's `previous_response_not_found` error event.
+ */
+export function responsesWsScript(): WsScript {
+  let responses = 0;
+  const given = new Set<string>();
+  return {
+    message(conn, msg) {
+      const ev = msg as Json;
+      if (ev.type !== 'response.create') return;
+      if (typeof ev.previous_response_id === 'string' && !given.has(ev.previous_response_id)) {
+        conn.send({
+          type: 'error',
+          status: 400,
+          error: {
+            type: 'invalid_request_error',
+            code: 'previous_response_not_found',
+            message: `Previous response with id '${ev.previous_response_id}' not found.`,
+            param: 'previous_response_id',
+          },
+        });
+        return;
+      }
+      const id = `resp_${++responses}`;
+      given.add(id);
+      const model = String(ev.model);
+      let seq = 0;
+      const send = (json: Json): void => conn.send({ ...json, sequence_number: seq++ });
+      const input = (Array.isArray(ev.input) ? ev.input : [{ role: 'user', content: ev.input }]) as Json[];
+      const last = input.at(-1) ?? {};
+      const offered = Array.isArray(ev.tools) && (ev.tools as Json[]).some((t) => t.name === 'get_weather');
+      send({ type: 'response.created', response: { id, object: 'response', model, status: 'in_progress', output: [] } });
+      if (last.type !== 'function_call_output' && offered && /weather/i.test(JSON.stringify(last))) {
+        const call = {
+          id: `fc_${responses}`,
+          type: 'function_call',
+          status: 'completed',
+          call_id: `call_${responses}`,
+          name: 'get_weather',
+          arguments: '{"city":"Paris"}',
+        };
+        send({ type: 'response.output_item.added', output_index: 0, item: { ...call, arguments: '', status: 'in_progress' } });
+        send({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: 0, delta: '{"city":' });
+        send({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: 0, delta: '"Paris"}' });
+        send({ type: 'response.function_call_arguments.done', item_id: call.id, output_index: 0, arguments: call.arguments });
+        send({ type: 'response.output_item.done', output_index: 0, item: call });
+        send({
+          type: 'response.completed',
+          response: { id, object: 'response', model, status: 'completed', output: [call], usage: responsesUsage(40, 12) },
+        });
+        return;
+      }
+      const question = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
+      const text = last.type === 'function_call_output' ? 'It is sunny in Paris.' : `Answer to ${JSON.stringify(question)}.`;
+      const item = {
+        id: `msg_${responses}`,
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      };
+      send({ type: 'response.output_item.added', output_index: 0, item: { ...item, content: [], status: 'in_progress' } });
+      for (const delta of text.match(/.{1,8}/g) ?? [])
+        send({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta });
+      send({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text });
+      send({ type: 'response.output_item.done', output_index: 0, item });
+      send({
+        type: 'response.completed',
+        response: { id, object: 'response', model, status: 'completed', output: [item], usage: responsesUsage(30, 7) },
+      });
+    },
+  };
+}
+
+function responsesUsage(input: number, output: number): Json {
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The OpenAI Responses API over WebSocket with the official Node SDK's `ResponsesWS` under tapedeck (wrapper mode):
+ * recorded against a scripted upstream that speaks the protocol, then replayed with the upstream gone. Each
+ * `response.create` is one Responses call: `show` lists it with its model and tools, `cost` counts its usage, `diff`
+ * sees its tool calls; replay matches each one like an HTTP Responses call, so questions asked in another order get
+ * their own answers and a changed question misses (the API's error event), never the next recorded events.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTape } from '../../../src/tape/tape-reader.js';
+import { runCli } from '../../helpers/cli.js';
+import { responsesWsScript, startWsUpstream, type WsUpstream } from '../../helpers/ws-upstream.js';
+
+const AGENT = path.join(import.meta.dirname, 'fixtures', 'responses-ws-agent.mjs');
+const KEY = 'sk-test-responses-ws-key';
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let upstream: WsUpstream;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-responses-ws-'));
+  env = { TAPEDECK_CA_DIR: path.join(dir, 'ca'), OPENAI_API_KEY: KEY };
+  upstream = await startWsUpstream(responsesWsScript());
+});
+afterAll(async () => {
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Json = Record<string, unknown>;
+const lines = (stdout: string): Json[] =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Json);
+const agent = (...questions: string[]): string[] => ['--', process.execPath, AGENT, ...questions];
+const texts = (events: Json[]): unknown[] => events.filter((e) => e.type === 'response.output_text.done').map((e) => e.text);
+
+describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with the upstream gone', () => {
+  const WEATHER = 'What is the weather in Paris?';
+  const HELLO = 'Say hello.';
+  let recorded: Json[];
+
+  beforeAll(async () => {
+    const rec = await runCli(
+      ['record', '--tape', 'rws', '--dir', dir, '--route', `/openai=${upstream.url}`, ...agent(WEATHER, HELLO)],
+      env,
+    );
+    expect(rec.code, rec.stderr).toBe(0);
+    recorded = lines(rec.stdout);
+  });
+
+  it('records the session: three responses, the key upstream and not on the tape, the close finished', async () => {
+    expect(texts(recorded)).toEqual(['It is sunny in Paris.', `Answer to "${HELLO}".`]);
+    expect(recorded.at(-1)).toEqual({ closed: 1000, reason: 'done' });
+    expect(upstream.connections).toBe(1);
+    expect(upstream.upgrades[0]?.authorization).toBe(`Bearer ${KEY}`);
+    const tape = await readTape(path.join(dir, 'rws.jsonl'));
+    expect(JSON.stringify(tape.exchanges)).not.toContain(KEY);
+    const session = tape.exchanges[0]!;
+    expect(session.request.path).toBe('/v1/responses');
+    expect(session.error).toBeUndefined();
+    const scan = await runCli(['scan', 'rws', '--dir', dir]);
+    expect(scan.code, scan.stdout + scan.stderr).toBe(0);
+  });
+
+  it('show lists each response as a step with its model and tools; cost counts their usage', async () => {
+    const show = await runCli(['show', 'rws', '--dir', dir, '--json']);
+    expect(show.code, show.stderr).toBe(0);
+    const steps = (JSON.parse(show.stdout) as { steps: Json[] }).steps.filter((s) => s.kind === 'LLM');
+    expect(steps.map((s) => [s.target, s.args, s.result])).toEqual([
+      ['gpt-4.1-mini', WEATHER, 'get_weather({"city":"Paris"})'],
+      ['gpt-4.1-mini', '', 'It is sunny in Paris.'],
+      ['gpt-4.1-mini', HELLO, `Answer to "${HELLO}".`],
+    ]);
+    const text = await runCli(['show', 'rws', '--dir', dir]);
+    expect(text.stdout).toMatch(/LLM +\/openai gpt-4\.1-mini +What is the weather in Paris\? → get_weather/);
+    const cost = await runCli(['cost', 'rws', '--dir', dir, '--json']);
+    expect(cost.code, cost.stderr).toBe(0);
+    const calls = (JSON.parse(cost.stdout) as { calls: { model: string; tokens: { input: number; output: number } }[] }).calls;
+    expect(calls.map((c) => [c.model, c.tokens.input, c.tokens.output])).toEqual([
+      ['gpt-4.1-mini', 40, 12],
+      ['gpt-4.1-mini', 30, 7],
+      ['gpt-4.1-mini', 30, 7],
+    ]);
+  });
+
+  it('replays with 0 upstream hits: the same events; diff against the recording sees the same tool calls', async () => {
+    const before = upstream.connections;
+    const rep = await runCli(['replay', '--tape', 'rws', '--dir', dir, '--save-as', 'rws-replay', ...agent(WEATHER, HELLO)], env);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(lines(rep.stdout)).toEqual(recorded);
+    expect(upstream.connections).toBe(before);
+    const diff = await runCli(['diff', 'rws', 'rws-replay', '--dir', dir]);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toMatch(/get_weather\(\{"city":"Paris"\}\) +get_weather\(\{"city":"Paris"\}\)/);
+    expect(diff.stdout).toContain('same calls, same order, same arguments');
+  });
+
+  it('a changed question misses with the API error event, reported as a miss, never the next recorded answer', async () => {
+    const before = upstream.connections;
+    const rep = await runCli(
+      [
+        'replay',
+        '--tape',
+        'rws',
+        '--dir',
+        dir,
+        '--save-as',
+        'rws-miss',
+        '--on-miss',
+        'lenient',
+        ...agent(WEATHER, 'Write a poem about the sea.'),
+      ],
+      env,
+    );
+    const out = lines(rep.stdout);
+    expect(texts(out)).toEqual(['It is sunny in Paris.']);
+    expect(out).toContainEqual({ error: expect.stringMatching(/tapedeck_miss|no recording/) });
+    expect(upstream.connections).toBe(before);
+    const tape = await readTape(path.join(dir, 'rws-miss.jsonl'));
+    expect(tape.exchanges[0]?.match?.kind).toBe('miss');
+  });
+});
