@@ -5,11 +5,11 @@
  * (the ones tapedeck has in its environment, never the client's), and answers 403 `InvalidSignatureException` otherwise.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventStreamCodec, type MessageHeaders } from '@smithy/core/event-streams';
 import { fromUtf8, Hash, toUtf8 } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { readBody, startLocalServer } from './local-server.js';
 
 export interface AwsTestCredentials {
   accessKeyId: string;
@@ -167,62 +167,48 @@ function anthropicStream(s: Said): Uint8Array[] {
 export async function startBedrockUpstream(creds: AwsTestCredentials, region = 'us-east-1'): Promise<BedrockUpstream> {
   const requests: BedrockRequest[] = [];
   let host = '';
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const raw = Buffer.concat(chunks);
-        const path = req.url ?? '/';
-        let body: unknown;
-        try {
-          body = raw.byteLength === 0 ? undefined : JSON.parse(raw.toString('utf8'));
-        } catch {
-          body = raw.toString('utf8');
-        }
-        const seen: BedrockRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
-        requests.push(seen);
-        const bad = await sigv4Error({ method: seen.method, path, headers: req.headers, body: raw }, host, creds, region);
-        if (bad !== undefined) {
-          seen.signatureError = bad;
-          res.writeHead(403, {
-            'content-type': 'application/json',
-            'x-amzn-errortype': 'InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/',
-          });
-          res.end(JSON.stringify({ message: bad }));
-          return;
-        }
-        const s = said(path.split('?')[0]!, body);
-        const op = /\/model\/[^/]+\/([a-z-]+)$/.exec(path.split('?')[0]!)?.[1];
-        const json = (b: unknown): void => {
-          res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': `req-${requests.length}` });
-          res.end(JSON.stringify(b));
-        };
-        const stream = async (frames: Uint8Array[]): Promise<void> => {
-          res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': `req-${requests.length}` });
-          for (const f of frames) await new Promise<void>((resolve) => res.write(f, () => resolve()));
-          res.end();
-        };
-        if (op === 'converse') json(converse(s));
-        else if (op === 'converse-stream') await stream(converseStream(s));
-        else if (op === 'invoke') json(anthropicMessage(s));
-        else if (op === 'invoke-with-response-stream') await stream(anthropicStream(s));
-        else {
-          res.writeHead(404, { 'content-type': 'application/json', 'x-amzn-errortype': 'UnknownOperationException' });
-          res.end(JSON.stringify({ message: `unknown operation ${path}` }));
-        }
-      })();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: `http://${host}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = await readBody(req);
+    const path = req.url ?? '/';
+    let body: unknown;
+    try {
+      body = raw.byteLength === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = raw.toString('utf8');
+    }
+    const seen: BedrockRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
+    requests.push(seen);
+    const bad = await sigv4Error({ method: seen.method, path, headers: req.headers, body: raw }, host, creds, region);
+    if (bad !== undefined) {
+      seen.signatureError = bad;
+      res.writeHead(403, {
+        'content-type': 'application/json',
+        'x-amzn-errortype': 'InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/',
+      });
+      res.end(JSON.stringify({ message: bad }));
+      return;
+    }
+    const s = said(path.split('?')[0]!, body);
+    const op = /\/model\/[^/]+\/([a-z-]+)$/.exec(path.split('?')[0]!)?.[1];
+    const json = (b: unknown): void => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': `req-${requests.length}` });
+      res.end(JSON.stringify(b));
+    };
+    const stream = async (frames: Uint8Array[]): Promise<void> => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': `req-${requests.length}` });
+      for (const f of frames) await new Promise<void>((resolve) => res.write(f, () => resolve()));
+      res.end();
+    };
+    if (op === 'converse') json(converse(s));
+    else if (op === 'converse-stream') await stream(converseStream(s));
+    else if (op === 'invoke') json(anthropicMessage(s));
+    else if (op === 'invoke-with-response-stream') await stream(anthropicStream(s));
+    else {
+      res.writeHead(404, { 'content-type': 'application/json', 'x-amzn-errortype': 'UnknownOperationException' });
+      res.end(JSON.stringify({ message: `unknown operation ${path}` }));
+    }
   };
+  const server = await startLocalServer((req, res) => void answer(req, res));
+  host = `127.0.0.1:${server.port}`;
+  return { url: server.url, requests, close: server.close };
 }

@@ -3,8 +3,8 @@
  * Anthropic APIs (JSON and SSE) from a script, counts what it receives, and can misbehave on purpose
  * (reset mid-stream, hold a stream open until the test releases it).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, startLocalServer } from './local-server.js';
 
 export interface SeenRequest {
   method: string;
@@ -30,13 +30,8 @@ export interface ScriptedUpstream {
 
 export async function startScriptedUpstream(script: Script): Promise<ScriptedUpstream> {
   const requests: SeenRequest[] = [];
-  const server: Server = createServer((req, res) => {
-    void handle(req, res);
-  });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
+    const text = (await readBody(req)).toString('utf8');
     let body: unknown = text;
     try {
       body = text === '' ? undefined : JSON.parse(text);
@@ -79,18 +74,8 @@ export async function startScriptedUpstream(script: Script): Promise<ScriptedUps
     }
     res.end();
   };
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, port, close } = await startLocalServer((req, res) => void handle(req, res));
+  return { url, port, requests, close };
 }
 
 // ---- reply builders, shaped like the real APIs

@@ -3,22 +3,21 @@
  * so the upload's next request is recorded too, and replayed with the upstream gone.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProxy } from '../../src/front/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { startLocalServer, type LocalServer } from '../helpers/local-server.js';
 
 let dir: string;
-let upstream: Server;
+let upstream: LocalServer;
 let upstreamUrl: string;
 const hits: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-upload-'));
-  upstream = createServer((req, res) => {
+  upstream = await startLocalServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
     req.resume();
     req.on('end', () => {
@@ -33,11 +32,10 @@ beforeAll(async () => {
       res.end(JSON.stringify({ file: { name: 'files/abc', uri: 'https://files.example/abc' } }));
     });
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstreamUrl = upstream.url;
 });
 afterAll(async () => {
-  await new Promise((r) => upstream.close(r));
+  await upstream.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,8 +4,7 @@
  * calls replay from the tape with the same output and no upstream hit. No key or token reaches a tape.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
@@ -18,12 +17,13 @@ import { startProxy } from '../../src/front/server.js';
 import { scanTapeFile } from '../../src/tape/redaction/scan.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { runCliInProcess } from '../helpers/cli-in-process.js';
+import { readBody, startLocalServer, type LocalServer } from '../helpers/local-server.js';
 
 const AZURE_KEY = 'azure-key-0123456789abcdef';
 const GOOGLE_TOKEN = 'ya29.test-access-token-0123456789';
 
 let dir: string;
-let upstream: Server;
+let upstream: LocalServer;
 let upstreamUrl: string;
 const hits: string[] = [];
 
@@ -129,19 +129,13 @@ function answer(req: IncomingMessage, res: ServerResponse, body: Record<string, 
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-cloud-'));
-  upstream = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () =>
-      answer(req, res, chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>) : {}),
-    );
+  upstream = await startLocalServer((req, res) => {
+    void readBody(req).then((raw) => answer(req, res, raw.length ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : {}));
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstreamUrl = upstream.url;
 });
 afterAll(async () => {
-  upstream.closeAllConnections();
-  await new Promise((r) => upstream.close(r));
+  await upstream.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

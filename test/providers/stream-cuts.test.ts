@@ -7,8 +7,7 @@
  * 2 events, then the stream breaks off. The same cut in record, on the live stream, gives the same 2.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GoogleGenAI } from '@google/genai';
@@ -21,6 +20,7 @@ import type { ProxyOptions } from '../../src/front/proxy-options.js';
 import { startProxy } from '../../src/front/server.js';
 import { createLogger } from '../../src/log.js';
 import { readTape } from '../../src/tape/tape-reader.js';
+import { startLocalServer, type LocalServer } from '../helpers/local-server.js';
 
 const log = createLogger('silent');
 const GAP_MS = 30;
@@ -41,7 +41,7 @@ const GEMINI_EVENTS = WORDS.map((w) =>
 );
 
 let dir: string;
-let upstream: Server;
+let upstream: LocalServer;
 let upstreamUrl: string;
 let hits = 0;
 
@@ -78,16 +78,14 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-stream-cuts-'));
-  upstream = createServer((req, res) => {
+  upstream = await startLocalServer((req, res) => {
     req.resume();
     req.on('end', () => answer(req, res));
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstreamUrl = upstream.url;
 });
 afterAll(async () => {
-  upstream.closeAllConnections();
-  await new Promise((r) => upstream.close(r));
+  await upstream.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -6,10 +6,8 @@
  * tape's calls again. Neither signature ever reaches a tape.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDrift } from '../../src/drift/run-drift.js';
 import { startProxy } from '../../src/front/server.js';
@@ -19,12 +17,13 @@ import type { ProviderAdapter } from '../../src/providers/types.js';
 import { createDirStore } from '../../src/tape/stores/dir-store.js';
 import { createLlmLiveResponder } from '../../src/transports/http/llm-live.js';
 import { hmacSigner, verifyHmac } from '../providers/hmac-signer.js';
+import { readBody, startLocalServer, type LocalServer } from '../helpers/local-server.js';
 
 const log = createLogger('silent');
 const SECRET = 'tapedecks-own-secret-for-signing';
 const CLIENT_SIGNATURE = 'TEST-HMAC key=client, signature=client-signature-for-tapedecks-address';
 let dir: string;
-let server: Server;
+let server: LocalServer;
 let upstream: string;
 let unregister: () => void;
 /** Every request the upstream got: whether its signature held, the model it asked for, its authorization. */
@@ -54,11 +53,8 @@ const signed: ProviderAdapter = {
 beforeAll(async () => {
   unregister = registerProvider(signed);
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-signing-'));
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
+  server = await startLocalServer((req, res) => {
+    void readBody(req).then((body) => {
       const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
       const valid = verifyHmac(SECRET, { method: req.method ?? 'GET', url, headers: req.headers, body });
       const model = (JSON.parse(body.toString() || '{}') as { model?: unknown }).model;
@@ -70,14 +66,11 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ said: `hello from ${String(model)}` }));
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  upstream = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  upstream = server.url;
 });
 afterAll(async () => {
   unregister();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

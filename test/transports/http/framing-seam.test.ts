@@ -5,10 +5,8 @@
  * served from it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaultPlan } from '../../../src/engine/faults/fault-plan.js';
@@ -26,12 +24,13 @@ import { forwardAndCapture } from '../../../src/upstream/forward.js';
 import { exchangeRecord } from '../../../src/engine/record.js';
 import { httpCall } from '../../../src/http/http-call.js';
 import { LINES_TYPE, linesFraming } from '../../tape/lines-framing.js';
+import { startLocalServer, type LocalServer } from '../../helpers/local-server.js';
 
 const log = createLogger('silent');
 const LINES = ['{"n":1,"text":"one"}', '{"n":2,"text":"ça"}', '{"n":3,"text":"😀"}', '{"done":true}'];
 const WIRE = LINES.map((l) => `${l}\n`).join('');
 let dir: string;
-let server: Server;
+let server: LocalServer;
 let upstream: string;
 let unregister: () => void;
 
@@ -39,7 +38,7 @@ beforeAll(async () => {
   unregister = registerFraming(linesFraming);
   dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-framing-'));
   // Each line in a write of its own, a few ms apart; a line split across two writes in the middle.
-  server = createServer((req, res) => {
+  server = await startLocalServer((req, res) => {
     res.writeHead(200, { 'content-type': LINES_TYPE });
     const pieces = [LINES[0] + '\n', LINES[1]!.slice(0, 5), LINES[1]!.slice(5) + '\n', LINES[2] + '\n', LINES[3] + '\n'];
     let i = 0;
@@ -50,14 +49,11 @@ beforeAll(async () => {
     };
     next();
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  upstream = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  upstream = server.url;
 });
 afterAll(async () => {
   unregister();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
