@@ -2,7 +2,7 @@
  * HTTP/2 at the front, beside HTTP/1.1 on the same port: cleartext with prior knowledge (what the AWS SDK for
  * JavaScript sends to an `http://` endpoint), and chosen by ALPN inside an intercepted forward-proxy tunnel.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as h2connect, type ClientHttp2Session } from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { loadOrCreateCa, CA_CERT_FILE } from '../../src/front/ca.js';
 import { startProxy } from '../../src/front/server.js';
 import { readTape } from '../../src/tape/tape-reader.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
+import { handExchange, handHeader, writeHandTape } from '../helpers/hand-tape.js';
 
 let dir: string;
 let upstream: ScriptedUpstream;
@@ -133,29 +134,16 @@ describe('HTTP/2 by ALPN inside a forward-proxy tunnel', () => {
     const origin = 'https://api.search.example';
     const caDir = path.join(dir, 'ca');
     const ca = loadOrCreateCa(caDir);
-    const header = {
-      type: 'header',
-      format: 1,
-      tapedeck: '0.1.0',
-      name: 'fwd',
-      createdAt: '2026-11-28T00:00:00.000Z',
-      mode: 'record',
-      routes: [{ prefix: origin, upstream: origin }],
-    };
-    const exchange = {
-      type: 'exchange',
-      id: '000000',
-      seq: 0,
-      startedAt: '2026-11-28T00:00:00.000Z',
+    const header = handHeader('fwd', { routes: [{ prefix: origin, upstream: origin }] });
+    const exchange = handExchange(0, {
       offsetMs: 1,
-      transport: 'http',
       route: origin,
       upstream: origin,
       request: { method: 'GET', path: '/search', query: [['q', 'cats']], headers: {}, body: { kind: 'empty' } },
       response: { status: 200, headers: { 'content-type': 'application/json' }, body: { kind: 'json', json: { results: ['cats 1'] } } },
       timing: { ttfbMs: 1, durationMs: 1 },
-    };
-    writeFileSync(path.join(dir, 'fwd.jsonl'), `${JSON.stringify(header)}\n${JSON.stringify(exchange)}\n`);
+    });
+    writeHandTape(path.join(dir, 'fwd.jsonl'), [header, exchange]);
     const proxy = await startProxy({ mode: 'replay', tape: 'fwd', dir, port: 0, routes: [], forwardProxy: { ca: () => ca } });
     let session: ClientHttp2Session | undefined;
     try {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { isSecretHeaderName } from '../../../src/tape/redaction/secret-headers.j
 import { readTape } from '../../../src/tape/tape-reader.js';
 import { runCliInProcess } from '../../helpers/cli-in-process.js';
 import { openaiChat, startScriptedUpstream, type Reply, type ScriptedUpstream } from '../../helpers/scripted-upstream.js';
+import { handExchange, handHeader, writeHandTape } from '../../helpers/hand-tape.js';
 
 /** Real header names from providers, gateways and platforms that carry a credential. */
 const SECRETS = [
@@ -168,32 +169,20 @@ describe('recorded and scanned', () => {
   });
 
   it('tapedeck scan reports such headers on a tape written without the rule', async () => {
-    const line = (headers: Record<string, string>, response: Record<string, string>): string =>
-      JSON.stringify({
-        type: 'exchange',
-        id: '000001',
-        seq: 1,
-        startedAt: '2026-01-01T00:00:00.000Z',
-        offsetMs: 0,
-        transport: 'http',
+    writeHandTape(path.join(dir, 'old.jsonl'), [
+      handHeader('old'),
+      handExchange(1, {
         route: '/portkey',
-        request: { method: 'POST', path: '/v1/chat/completions', query: [], headers, body: { kind: 'empty' } },
-        response: { status: 200, headers: response, body: { kind: 'empty' } },
-        timing: { durationMs: 1 },
-      });
-    const header = JSON.stringify({
-      type: 'header',
-      format: 1,
-      tapedeck: '0.1.0',
-      name: 'old',
-      createdAt: '2026-01-01T00:00:00.000Z',
-      mode: 'record',
-      routes: [],
-    });
-    writeFileSync(
-      path.join(dir, 'old.jsonl'),
-      `${header}\n${line({ 'x-portkey-api-key': 'pk-plain-gateway-key-0001' }, { 'x-ratelimit-remaining-tokens': '9000', 'x-csrf-token': 'abcdef' })}\n`,
-    );
+        request: {
+          method: 'POST',
+          path: '/v1/chat/completions',
+          query: [],
+          headers: { 'x-portkey-api-key': 'pk-plain-gateway-key-0001' },
+          body: { kind: 'empty' },
+        },
+        response: { status: 200, headers: { 'x-ratelimit-remaining-tokens': '9000', 'x-csrf-token': 'abcdef' }, body: { kind: 'empty' } },
+      }),
+    ]);
     const r = await runCliInProcess(['scan', 'old', '--dir', dir, '--json']);
     expect(r.code, r.stderr).toBe(1);
     const findings = JSON.parse(r.stdout) as { path: string; rule: string }[];

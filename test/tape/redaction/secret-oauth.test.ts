@@ -1,5 +1,5 @@
 /** OAuth's authorization codes are secrets by their place: found where they travel, redacted everywhere, reported by scan. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { oauthSecrets } from '../../../src/tape/redaction/secret-oauth.js';
 import { scanTapeFile } from '../../../src/tape/redaction/scan.js';
 import { createExchangeEncoder } from '../../../src/tape/exchange-encoder.js';
 import type { Exchange } from '../../../src/tape/schema.js';
+import { handExchange, handHeader, writeHandTape } from '../../helpers/hand-tape.js';
 
 const CODE = 'SplxlOBeZQQYbYS6WxSbIA';
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
@@ -72,28 +73,7 @@ describe('OAuth secrets by their place', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tapedeck-scan-oauth-'));
     try {
       const file = path.join(dir, 'old.jsonl');
-      const ex = (id: string, part: Pick<Exchange, 'request' | 'response'>) =>
-        JSON.stringify({
-          type: 'exchange',
-          id,
-          seq: 0,
-          startedAt: '2026-01-01T00:00:00.000Z',
-          offsetMs: 0,
-          transport: 'http',
-          route: '/r',
-          timing: { durationMs: 1 },
-          ...part,
-        });
-      const header = JSON.stringify({
-        type: 'header',
-        format: 1,
-        tapedeck: '0.1.0',
-        name: 'old',
-        createdAt: '2026-01-01T00:00:00.000Z',
-        mode: 'record',
-        routes: [],
-      });
-      writeFileSync(file, [header, ex('000000', authorize()), ex('000001', token())].join('\n') + '\n');
+      writeHandTape(file, [handHeader('old'), handExchange(0, authorize()), handExchange(1, token())]);
       const { findings } = await scanTapeFile(file);
       const seen = findings.map((f) => [f.exchange, f.rule, f.path]);
       expect(seen).toContainEqual(['000000', 'secret-oauth', 'response.headers.location(query code)']);

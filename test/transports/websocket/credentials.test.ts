@@ -5,7 +5,7 @@
  * its place, not its shape), the replay with another key matches, and `tapedeck scan` finds them on a tape written
  * before they were redacted.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { readTape } from '../../../src/tape/tape-reader.js';
 import { runCli } from '../../helpers/cli.js';
 import { runCliInProcess } from '../../helpers/cli-in-process.js';
 import { realtimeScript, startWsUpstream, type WsUpstream } from '../../helpers/ws-upstream.js';
+import { handExchange, handHeader, writeHandTape } from '../../helpers/hand-tape.js';
 
 const AGENT = path.join(import.meta.dirname, 'fixtures', 'browser-realtime-agent.mjs');
 const EPHEMERAL = 'ek_68a1b2c3d4e5f60718293a4b5c6d7e8f';
@@ -118,21 +119,11 @@ describe('the browser client of the openai SDK under tapedeck', () => {
 
 describe('tapedeck scan on a tape written before these were redacted', () => {
   it('finds the subprotocol key, the query credentials and the upstream URL key, without printing them', async () => {
-    const header = {
-      type: 'header',
+    const header = handHeader('old-ws', {
       format: 2,
-      tapedeck: '0.1.0',
-      name: 'old-ws',
-      createdAt: '2026-01-01T00:00:00.000Z',
-      mode: 'record',
       routes: [{ prefix: '/azure', upstream: 'https://x.openai.azure.com/?subscription-key=apim-sub-key-0001' }],
-    };
-    const session = {
-      type: 'exchange',
-      id: '000000',
-      seq: 0,
-      startedAt: '2026-01-01T00:00:00.000Z',
-      offsetMs: 0,
+    });
+    const session = handExchange(0, {
       transport: 'websocket',
       route: '/openai',
       upstream: 'https://api.openai.com?api_key=upstream-query-key-0002',
@@ -148,10 +139,9 @@ describe('tapedeck scan on a tape written before these were redacted', () => {
         body: { kind: 'empty' },
       },
       response: { status: 101, headers: { 'sec-websocket-protocol': 'realtime' } },
-      timing: { durationMs: 1 },
       websocket: { frames: [] },
-    };
-    writeFileSync(path.join(dir, 'old-ws.jsonl'), `${JSON.stringify(header)}\n${JSON.stringify(session)}\n`);
+    });
+    writeHandTape(path.join(dir, 'old-ws.jsonl'), [header, session]);
     const r = await runCliInProcess(['scan', 'old-ws', '--dir', dir, '--json']);
     expect(r.code, r.stderr).toBe(1);
     for (const secret of [EPHEMERAL, 'apim-sub-key', 'upstream-query-key', 'azure-plain-key']) expect(r.stdout).not.toContain(secret);
