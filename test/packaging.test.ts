@@ -27,7 +27,9 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, run, seedStorage, startLocalRegistry, type LocalRegistry } from './helpers/local-registry.js';
+import { run } from './helpers/child-run.js';
+import { cleanEnv, seedStorage, startLocalRegistry, type LocalRegistry } from './helpers/local-registry.js';
+import { HAS_PYTHON, pluginVenv, writeCelsiusProject } from './helpers/python-project.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from './helpers/scripted-upstream.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -47,25 +49,6 @@ const res = await fetch(process.env.OPENAI_BASE_URL + '/chat/completions', {
 });
 console.log((await res.json()).choices[0].message.content);
 `;
-
-/** A Python project's test: the same call with the standard library, through the plugin's tapedeck fixture. */
-const PY_TEST = `
-import json
-import urllib.request
-
-def test_celsius(tapedeck):
-    body = json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "celsius"}]}).encode()
-    req = urllib.request.Request(
-        tapedeck.env["OPENAI_BASE_URL"] + "/chat/completions",
-        data=body,
-        headers={"content-type": "application/json", "authorization": "Bearer sk-registry-SECRET-0123"},
-    )
-    with urllib.request.urlopen(req) as res:
-        assert json.load(res)["choices"][0]["message"]["content"] == "echo: celsius"
-`;
-
-/** python3 with pytest, pip and venv (.ci/run installs pytest); without them the Python project's case skips. */
-const python = spawnSync('python3', ['-c', 'import pytest, pip, venv'], { stdio: 'ignore' });
 
 /** The PATH without any folder holding a `tapedeck` (a global install): the projects here have none. */
 function pathWithoutTapedeck(): string {
@@ -265,23 +248,17 @@ describe(`${MANIFEST.name} from a registry on loopback`, () => {
     },
   );
 
-  it.skipIf(python.status !== 0)(
+  it.skipIf(!HAS_PYTHON)(
     'pytest runs the plugin in a Python-only project: pip-installed offline, tapedeck through npx --yes tapedeck-proxy@VERSION',
     { timeout: 300_000 },
     async () => {
       const project = path.join(work, 'python-project');
-      mkdirSync(path.join(project, 'tests'), { recursive: true });
-      writeFileSync(path.join(project, 'tests/test_agent.py'), PY_TEST);
+      writeCelsiusProject(project, 'sk-registry-SECRET-0123');
       // A venv that sees the system's pytest and pip; the plugin built and installed with no index at all.
-      const venv = path.join(work, 'venv');
-      const made = await run('python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv], { cwd: work, env: cleanEnv() });
-      expect(made.code, made.stderr).toBe(0);
-      const py = path.join(venv, 'bin/python');
-      const pip = await run(py, ['-m', 'pip', 'install', '--no-index', path.join(ROOT, 'python/pytest-tapedeck')], {
-        cwd: work,
-        env: cleanEnv(),
-      });
-      expect(pip.code, pip.stdout + pip.stderr).toBe(0);
+      const venv = await pluginVenv(path.join(work, 'venv'), [path.join(ROOT, 'python/pytest-tapedeck')], { cwd: work, env: cleanEnv() });
+      expect(venv.made.code, venv.made.stderr).toBe(0);
+      expect(venv.pip?.code, `${venv.pip?.stdout}${venv.pip?.stderr}`).toBe(0);
+      const py = venv.python;
 
       const pytest = (mode: string): Promise<Awaited<ReturnType<typeof run>>> =>
         run(py, ['-m', 'pytest', '-p', 'no:cacheprovider', '--tapedeck-mode', mode], {
@@ -309,5 +286,5 @@ describe(`${MANIFEST.name} from a registry on loopback`, () => {
       expect(existsSync(path.join(project, 'node_modules')) || existsSync(path.join(project, 'package.json'))).toBe(false);
     },
   );
-  if (python.status !== 0) it.skip('python3 with pytest and pip is not installed: the Python project case is skipped', () => undefined);
+  if (!HAS_PYTHON) it.skip('python3 with pytest and pip is not installed: the Python project case is skipped', () => undefined);
 });

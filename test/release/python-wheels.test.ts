@@ -6,59 +6,25 @@
  * records a chat completion through the plugin in auto mode and replays it in replay mode with the upstream gone;
  * the environment's `tapedeck --version` prints the release's version.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtExecutable, cannotBuild } from '../helpers/built-executable.js';
 import { lastUserText, openaiChat, startScriptedUpstream, type ScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { buildPythonWheels } from '../../scripts/build-python.js';
+import { run, type RunResult } from '../helpers/child-run.js';
+import { HAS_PYTHON, pluginVenv, writeCelsiusProject } from '../helpers/python-project.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-/** A Python project's test: one chat completion with the standard library, through the plugin's tapedeck fixture. */
-const PY_TEST = `
-import json
-import urllib.request
-
-def test_celsius(tapedeck):
-    body = json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "celsius"}]}).encode()
-    req = urllib.request.Request(
-        tapedeck.env["OPENAI_BASE_URL"] + "/chat/completions",
-        data=body,
-        headers={"content-type": "application/json", "authorization": "Bearer sk-wheel-SECRET-0123"},
-    )
-    with urllib.request.urlopen(req) as res:
-        assert json.load(res)["choices"][0]["message"]["content"] == "echo: celsius"
-`;
-
-/** python3 with pytest, pip and venv (.ci/run installs pytest). */
-const python = spawnSync('python3', ['-c', 'import pytest, pip, venv'], { stdio: 'ignore' }).status === 0;
 const why = cannotBuild();
 if (why !== null && process.env.CI === 'true') throw new Error(`CI=true and the single executable cannot be built: ${why}`);
 const twine = spawnSync('twine', ['--version'], { stdio: 'ignore' }).status === 0;
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-describe.skipIf(!python || why !== null)('pytest-tapedeck from its wheels, with no Node.js', () => {
+describe.skipIf(!HAS_PYTHON || why !== null)('pytest-tapedeck from its wheels, with no Node.js', () => {
   let work: string;
   let wheels: string;
   let upstream: ScriptedUpstream;
@@ -93,14 +59,11 @@ describe.skipIf(!python || why !== null)('pytest-tapedeck from its wheels, with 
       } else console.log('twine is not installed: the wheels are not checked with twine check (.ci/run installs it)');
 
       // A fresh environment that sees the system's pytest and pip; the plugin from the wheel folder alone.
-      const venv = path.join(work, 'venv');
-      const made = spawnSync('python3', ['-m', 'venv', '--without-pip', '--system-site-packages', venv], { encoding: 'utf8' });
-      expect(made.status, made.stderr).toBe(0);
-      const bin = path.join(venv, 'bin');
-      const py = path.join(bin, 'python');
-      const pip = spawnSync(py, ['-m', 'pip', 'install', '--no-index', '--find-links', wheels, 'pytest-tapedeck'], { encoding: 'utf8' });
-      expect(pip.status, pip.stdout + pip.stderr).toBe(0);
-      expect(pip.stdout).toContain(`Successfully installed pytest-tapedeck-${VERSION}`);
+      const venv = await pluginVenv(path.join(work, 'venv'), ['--find-links', wheels, 'pytest-tapedeck'], { cwd: work, env: process.env });
+      expect(venv.made.code, venv.made.stderr).toBe(0);
+      expect(venv.pip?.code, `${venv.pip?.stdout}${venv.pip?.stderr}`).toBe(0);
+      expect(venv.pip?.stdout).toContain(`Successfully installed pytest-tapedeck-${VERSION}`);
+      const { bin, python: py } = venv;
       const where = spawnSync(py, ['-c', 'import pytest_tapedeck, os; print(os.path.dirname(pytest_tapedeck.__file__))'], {
         encoding: 'utf8',
       });
@@ -110,18 +73,16 @@ describe.skipIf(!python || why !== null)('pytest-tapedeck from its wheels, with 
       // No Node on the PATH: the environment's bin alone (the interpreter is run by its full path).
       for (const node of ['node', 'npm', 'npx']) expect(existsSync(path.join(bin, node)), node).toBe(false);
       const env: NodeJS.ProcessEnv = { PATH: bin, HOME: path.join(work, 'home'), PYTHONDONTWRITEBYTECODE: '1' };
-      const version = await run(path.join(bin, 'tapedeck'), ['--version'], work, env);
+      const version = await run(path.join(bin, 'tapedeck'), ['--version'], { cwd: work, env });
       expect(version.code, version.stderr).toBe(0);
       expect(version.stdout.trim()).toBe(VERSION);
 
       const project = path.join(work, 'project');
-      mkdirSync(path.join(project, 'tests'), { recursive: true });
-      writeFileSync(path.join(project, 'pyproject.toml'), "[project]\nname = 'agent'\nversion = '0'\n");
-      writeFileSync(path.join(project, 'tests/test_agent.py'), PY_TEST);
-      const pytest = (mode: string, route: string): Promise<Ran> =>
-        run(py, ['-m', 'pytest', '-v', '-p', 'no:cacheprovider', '--tapedeck-mode', mode], project, {
-          ...env,
-          TAPEDECK_SERVE_ARGS: `--route /openai=${route}`,
+      writeCelsiusProject(project, 'sk-wheel-SECRET-0123', "[project]\nname = 'agent'\nversion = '0'\n");
+      const pytest = (mode: string, route: string): Promise<RunResult> =>
+        run(py, ['-m', 'pytest', '-v', '-p', 'no:cacheprovider', '--tapedeck-mode', mode], {
+          cwd: project,
+          env: { ...env, TAPEDECK_SERVE_ARGS: `--route /openai=${route}` },
         });
       const first = await pytest('auto', upstream.url);
       expect(first.code, first.stdout + first.stderr).toBe(0);
@@ -141,5 +102,5 @@ describe.skipIf(!python || why !== null)('pytest-tapedeck from its wheels, with 
     },
   );
 });
-if (!python) it.skip('python3 with pytest, pip and venv is not installed: the wheel test is skipped', () => undefined);
+if (!HAS_PYTHON) it.skip('python3 with pytest, pip and venv is not installed: the wheel test is skipped', () => undefined);
 if (why !== null) it.skip(`the single executable cannot be built here (${why}): the wheel test is skipped`, () => undefined);

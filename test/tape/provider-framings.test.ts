@@ -5,6 +5,7 @@
  */
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { awsEventStreamFraming, frameEvent } from '../../src/tape/framing/aws-eventstream.js';
 import { ndjsonFraming } from '../../src/tape/framing/ndjson.js';
@@ -57,6 +58,9 @@ framingContract(awsEventStreamFraming, {
   ],
 });
 
+/** The prelude (12 bytes) and the first header's name-length byte. */
+const PRELUDE_AND_NAME_LENGTH = 13;
+
 const isExceptionName = (name: string): boolean => name.endsWith('Exception');
 
 describe('event-stream frames on the tape', () => {
@@ -90,6 +94,44 @@ describe('event-stream frames on the tape', () => {
         ).toBe(true);
         expect(frameEvent(Buffer.from(headers))).toEqual({ offsetMs: 0, event: name, data });
       }
+  });
+
+  it('keeps the exact bytes of a frame its name and payload would not give back: another order, a payload or a name not UTF-8', () => {
+    const reordered = Buffer.from(frame({ ':content-type': 'application/json', ':event-type': 'a', ':message-type': 'event' }, {}));
+    const binary = Buffer.from(
+      codec.encode({
+        headers: {
+          ':event-type': { type: 'string', value: 'chunk' },
+          ':content-type': { type: 'string', value: 'application/json' },
+          ':message-type': { type: 'string', value: 'event' },
+        },
+        body: Buffer.from([0xff, 0xfe, 0x00, 0x80]),
+      }),
+    );
+    // A name whose bytes are not UTF-8: decoded, it would be written back as U+FFFD's bytes.
+    const badName = Buffer.from(frame({ ':event-type': 'ab', ':content-type': 'application/json', ':message-type': 'event' }, {}));
+    const at = badName.indexOf(Buffer.from('ab'));
+    badName.writeUInt8(0xc3, at);
+    badName.writeUInt32BE(crc32(badName.subarray(0, badName.byteLength - 4)), badName.byteLength - 4);
+    for (const bytes of [reordered, binary, badName]) {
+      const event = frameEvent(bytes);
+      expect(event.raw).toBe(bytes.toString('base64'));
+      expect(Buffer.from(awsEventStreamFraming.encode(event)).equals(bytes)).toBe(true);
+    }
+    expect(frameEvent(reordered)).toMatchObject({ event: 'a', data: '{}' });
+  });
+
+  it('stops at a damaged prelude or a header past its end, as at a damaged message', () => {
+    const prelude = Buffer.from(ev('b', {}));
+    prelude.writeUInt32BE((prelude.readUInt32BE(8) ^ 1) >>> 0, 8);
+    const header = Buffer.from(ev('b', {}));
+    header.writeUInt16BE(0xfff0, PRELUDE_AND_NAME_LENGTH + ':event-type'.length + 1);
+    header.writeUInt32BE(crc32(header.subarray(0, header.byteLength - 4)), header.byteLength - 4);
+    for (const bad of [prelude, header]) {
+      const { events, rest } = decodeIn(awsEventStreamFraming, Buffer.concat([ev('a', {}), bad]), [7]);
+      expect(events.map((e) => e.event)).toEqual(['a']);
+      expect(Buffer.from(rest, 'base64').equals(bad)).toBe(true);
+    }
   });
 
   it('stops at damaged bytes and keeps them as the rest, losing nothing', () => {
