@@ -24,6 +24,7 @@ import type { TapeFailurePolicy } from './tape-failure.js';
 // a `SettleContext` on and frames what was picked): the plan's type, what a rule matches a call on, an MCP rule's answer.
 export type { FaultFacts, FaultLevel, FaultPlan, PickedFault } from './faults/fault-plan.js';
 export { faultRpcAnswer } from './faults/fault-answers.js';
+export type { Injected } from './decision.js';
 
 /** What every settle of a session shares: the tape, the faults of the run, and what a failed tape does. */
 export interface SettleContext {
@@ -34,8 +35,16 @@ export interface SettleContext {
 
 /** How a transport takes part in a settle. */
 export interface SettlePort<D extends Decision> {
-  /** What fault rules can match this call on, and the levels of rules that act on it here; undefined: none. */
-  faultFacts?(): { facts: FaultFacts; levels: readonly FaultLevel[] } | undefined;
+  /**
+   * What fault rules can match this call on, and the levels of rules that act on it here; undefined: none. Asked
+   * before the decision, or after it (given the decision) when the port's faults only disturb an answer (`faultAfter`).
+   */
+  faultFacts?(decision?: D): { facts: FaultFacts; levels: readonly FaultLevel[] } | undefined;
+  /**
+   * The fault is picked once the call is decided: for a transport whose rules only disturb an answer (a WebSocket
+   * session closed after N messages), so a call with no answer to disturb (a refused session) is not counted.
+   */
+  faultAfter?: boolean;
   /** The decision a fault that answers in the call's place is, in this transport's terms (`from: "fault"`). */
   injected(fault: Injected): D;
   /** Decide the call: asked only when no fault answers in its place. */
@@ -54,9 +63,10 @@ export interface Decided<D extends Decision> {
 
 /** Pick the call's fault, decide it, and open its tee. */
 export async function decideCall<D extends Decision>(port: SettlePort<D>, ctx: SettleContext): Promise<Decided<D>> {
-  const fault = pickFault(port, ctx.faults);
+  const decided: D | undefined = port.faultAfter === true ? await port.decide() : undefined;
+  const fault = pickFault(port, ctx.faults, decided);
   const replaced = fault !== undefined && replacesAnswer(fault);
-  const decision = replaced ? port.injected(fault) : await port.decide();
+  const decision = replaced ? port.injected(fault) : (decided ?? (await port.decide()));
   const { call, known, meaningOf } = port.recorded(decision);
   const notes = fault === undefined ? decision.notes : { ...decision.notes, fault: fault.rule };
   const match = replaced ? injectedMatch(fault) : decision.match;
@@ -73,9 +83,9 @@ export async function settle<D extends Decision>(
 }
 
 /** The fault a rule picks for this call, as the transport is handed it. */
-function pickFault(port: SettlePort<Decision>, faults: FaultPlan | undefined): Injected | undefined {
+function pickFault<D extends Decision>(port: SettlePort<D>, faults: FaultPlan | undefined, decided: D | undefined): Injected | undefined {
   if (faults === undefined) return undefined;
-  const asked = port.faultFacts?.();
+  const asked = port.faultFacts?.(decided);
   if (asked === undefined) return undefined;
   const picked = faults.pick(asked.facts, asked.levels);
   return picked === undefined ? undefined : { rule: picked.description, ...picked.then };

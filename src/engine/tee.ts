@@ -82,7 +82,9 @@ export function createTee(log: ExchangeLog, call: Call, opts: TeeOptions = {}): 
       return done;
     },
     begin(answer) {
-      return log.writer.begin(record(answer));
+      const ex = record(answer);
+      ex.websocket ??= { frames: [] };
+      return log.writer.begin(ex);
     },
   };
 }

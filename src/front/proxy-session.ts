@@ -85,6 +85,7 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
           log,
           handshakeMs: timeouts.responseMs,
           onTapeFailure: opts.whenTapeFails ?? 'refuse',
+          faults: opts.faults,
           spill,
         }),
       log,

@@ -11,35 +11,35 @@ import type { SessionPlay } from '../../replay/session-pool.js';
 import { encodeFrameData, frameBytes } from '../../tape/frame.js';
 import type { MatchInfo, WsFrame } from '../../tape/schema.js';
 import { roundMs } from '../../tape/timing.js';
-import type { PickedFault } from '../../engine/faults/fault-plan.js';
-import { exchangeRecord } from '../../engine/record.js';
+import type { Decided, Injected } from '../../engine/settle.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { acceptClient } from './accept-client.js';
 import { messageFrame, spillsWhole } from './message-body.js';
 import type { SessionPlayerOptions } from './player-options.js';
 import { closeWith, sessionTape, type SessionTape } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
-import { wsCall } from './ws-call.js';
+import type { MissEvent, PlayDecision } from './ws-settle.js';
+
+export type { MissEvent } from './ws-settle.js';
 
 /** Close code of a strict miss: policy violation, with the reason (at most 123 bytes) saying why. */
 export const MISS_CLOSE_CODE = 1008;
 
-/** The API's own error event for a miss, given the client message it answers (`SessionReader.missEvent`). */
-export type MissEvent = (message: string, client: unknown) => unknown;
-
 const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
 
-/** Play one session; resolves once the client has closed and the session's end is on the tape (or could not be). */
+/**
+ * Play one decided session (`ws-settle.ts`: from the tape, its tee opened, the fault that closes it if a rule picked
+ * one); resolves once the client has closed and the session's end is on the tape (or could not be).
+ */
 export async function playSession(
   up: WsUpgrade,
-  play: SessionPlay,
+  session: Decided<PlayDecision>,
   opts: SessionPlayerOptions,
   wss: WebSocketServer,
   register: (stop: () => void) => () => void,
-  missEvent: MissEvent | undefined,
-  fault?: PickedFault,
 ): Promise<void> {
   const elapsed = (): number => roundMs(performance.now() - up.t0);
+  const { play, missEvent } = session.decision;
   const recorded = play.source;
   const head = recorded.response?.headers ?? {};
   const protocol = head['sec-websocket-protocol'];
@@ -50,14 +50,7 @@ export async function playSession(
     play.done();
     return;
   }
-  const tape = sessionTape(
-    opts.out.writer,
-    exchangeRecord(
-      wsCall(up),
-      { response: { status: 101, headers: head }, timing: { ttfbMs: elapsed(), durationMs: 0 } },
-      { match: { kind: 'exact', source: recorded.id, stage: 'session', reason: 'session replayed message by message' } },
-    ),
-  );
+  const tape = sessionTape(session.tee.begin({ response: { status: 101, headers: head }, timing: { ttfbMs: elapsed(), durationMs: 0 } }));
   const s: Played = {
     up,
     play,
@@ -66,9 +59,11 @@ export async function playSession(
     tape,
     elapsed,
     missEvent,
-    faultClose: fault?.then.close,
+    faultClose: session.disturb?.close,
     queue: Promise.resolve(),
+    out: Promise.resolve(),
     closed: false,
+    ending: false,
     served: 0,
     answered: 0,
     firstMiss: undefined,
@@ -76,7 +71,7 @@ export async function playSession(
   if (s.faultClose !== undefined && (s.faultClose.afterMessages ?? 0) === 0) s.queue = s.queue.then(() => closeByFault(s));
   sendAtPace(s, play.opening(), recorded.timing.ttfbMs ?? 0);
   const { code, reason } = await playUntilClosed(s, register);
-  await endPlayed(s, code, reason, fault);
+  await endPlayed(s, code, reason, session.disturb);
 }
 
 /** A session being played: what the server's queue, the client's messages and the session's end share. */
@@ -90,14 +85,18 @@ interface Played {
   readonly elapsed: () => number;
   readonly missEvent: MissEvent | undefined;
   /** A fault that closes the session after N server messages: the Nth goes out, then the close. */
-  readonly faultClose: PickedFault['then']['close'];
+  readonly faultClose: Injected['close'];
   /**
    * Everything the server says goes out through one queue, in order, each message at its (scaled) recorded gap from
    * the client message it answers.
    */
   queue: Promise<void>;
+  /** The last server message (or close) handed to the client: each goes once it is on the tape, after the one before. */
+  out: Promise<void>;
   /** The client has closed: nothing more goes out. */
   closed: boolean;
+  /** The server's close is on its way (a strict miss, a fault, the recorded close): nothing goes out after it. */
+  ending: boolean;
   /** Server messages sent so far (for the fault's count). */
   served: number;
   /** Client messages answered from the recording. */
@@ -127,35 +126,44 @@ async function playUntilClosed(s: Played, register: (stop: () => void) => () => 
   return closed;
 }
 
-/** Put a frame on the replay tape; a frame that cannot be written is dropped (replay goes on). */
-function record(s: Played, frame: WsFrame | Promise<WsFrame>): void {
-  void s.tape.add(frame).catch(() => undefined);
+/** Put a frame on the replay tape; resolves once it is there, or could not be (replay goes on: the frame is dropped). */
+function record(s: Played, frame: WsFrame | Promise<WsFrame>): Promise<void> {
+  return s.tape.add(frame).catch(() => undefined);
 }
 
-/** Send one server message (or the close) now, unless the client is gone, and put it on the replay tape. */
+/**
+ * Send one server message (or the close), unless the client is gone: on the replay tape first, then to the client,
+ * in order (what a client has, the tape has first; the writes of one turn go out together).
+ */
 function deliver(s: Played, f: WsFrame): void {
-  if (s.closed || s.client.readyState !== WebSocket.OPEN) return;
+  if (s.closed || s.ending || s.client.readyState !== WebSocket.OPEN) return;
   if (f.kind === 'close') {
-    record(s, {
+    s.ending = true;
+    const frame: WsFrame = {
       from: 'server',
       offsetMs: s.elapsed(),
       kind: 'close',
       ...(f.code !== undefined ? { code: f.code } : {}),
       ...(f.reason ? { reason: f.reason } : {}),
-    });
-    closeWith(s.client, f.code, f.reason ?? '');
+    };
+    toClient(s, frame, () => closeWith(s.client, f.code, f.reason ?? ''));
     return;
   }
   const bytes = frameBytes(f);
-  s.client.send(bytes, { binary: f.kind === 'binary' });
-  // A large message goes on the replay tape as it is, from the bytes just sent (`message-body.ts`).
-  record(
-    s,
-    spillsWhole(bytes, s.opts.spill)
-      ? messageFrame('server', s.elapsed(), bytes, f.kind === 'binary', s.opts.spill)
-      : { ...f, offsetMs: s.elapsed() },
-  );
+  // A large message goes on the replay tape as it is, from the bytes about to be sent (`message-body.ts`).
+  const frame = spillsWhole(bytes, s.opts.spill)
+    ? messageFrame('server', s.elapsed(), bytes, f.kind === 'binary', s.opts.spill)
+    : { ...f, offsetMs: s.elapsed() };
+  toClient(s, frame, () => s.client.send(bytes, { binary: f.kind === 'binary' }));
   if (s.faultClose !== undefined && ++s.served === s.faultClose.afterMessages) closeByFault(s);
+}
+
+/** `send` runs once `frame` is on the replay tape and everything before it has been handed to the client. */
+function toClient(s: Played, frame: WsFrame | Promise<WsFrame>, send: () => void): void {
+  const stored = record(s, frame);
+  s.out = Promise.all([s.out, stored]).then(() => {
+    if (!s.closed && s.client.readyState === WebSocket.OPEN) send();
+  });
 }
 
 function closeByFault(s: Played): void {
@@ -177,7 +185,7 @@ function sendAtPace(s: Played, frames: readonly WsFrame[], from: number): void {
 /** A client message: on the replay tape, then answered from the recording, or as a miss. */
 function fromClient(s: Played, data: Buffer, binary: boolean): void {
   const frame: WsFrame = { from: 'client', offsetMs: s.elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
-  record(s, spillsWhole(data, s.opts.spill) ? messageFrame('client', frame.offsetMs, data, binary, s.opts.spill) : frame);
+  void record(s, spillsWhole(data, s.opts.spill) ? messageFrame('client', frame.offsetMs, data, binary, s.opts.spill) : frame);
   const outcome = s.play.next(frame);
   if (outcome.kind === 'match') {
     s.answered++;
@@ -214,9 +222,9 @@ function answerMiss(s: Played, reason: string, data: Buffer, binary: boolean): v
 }
 
 /** The client's close and the session's end line: answered from the recording, or the first miss. */
-async function endPlayed(s: Played, code: number, reason: Buffer, fault: PickedFault | undefined): Promise<void> {
+async function endPlayed(s: Played, code: number, reason: Buffer, fault: Injected | undefined): Promise<void> {
   if (code !== 1006)
-    record(s, {
+    void record(s, {
       from: 'client',
       offsetMs: s.elapsed(),
       kind: 'close',
@@ -229,7 +237,7 @@ async function endPlayed(s: Played, code: number, reason: Buffer, fault: PickedF
     stage: 'session',
     reason: s.firstMiss ?? `${s.answered} client message(s) answered from recording #${s.play.source.id}`,
   };
-  const notes = fault === undefined ? {} : { notes: { fault: fault.description } };
+  const notes = fault === undefined ? {} : { notes: { fault: fault.rule } };
   await s.tape.end({ durationMs: s.elapsed(), match, ...notes }).catch(() => undefined);
 }
 

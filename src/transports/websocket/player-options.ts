@@ -9,7 +9,7 @@ import type { RedactOptions } from '../../tape/redaction/redact.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
 import type { BodySpill } from '../../http/body-spill.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
-import type { FaultPlan } from '../../engine/faults/fault-plan.js';
+import type { SettleContext } from '../../engine/settle.js';
 
 export interface SessionPlayerOptions {
   tape: LoadedTape;
@@ -22,7 +22,7 @@ export interface SessionPlayerOptions {
   /** For sessions that go live: how long the upstream may take to switch protocols. */
   handshakeMs: number;
   /** Faults injected into the run (`--faults`): a session a rule picks is closed with its code after N server messages. */
-  faults?: FaultPlan | undefined;
+  faults?: SettleContext['faults'];
   /** Modified replay: the overrides for a session whose LLM calls go live, or undefined to play it from the tape. */
   live?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
   /** For sessions that go live: where messages too large to hold twice go as they are (the replay tape's store). */

@@ -13,20 +13,21 @@ import type { Json, LlmOverrides, Rewritten } from '../../providers/types.js';
 import { missError } from '../../replay/miss.js';
 import { createSessionPool } from '../../replay/session-pool.js';
 import { createSecretDetector } from '../../tape/redaction/secrets.js';
+import type { Decided, SettleContext } from '../../engine/settle.js';
 import { createClientServer } from './client-server.js';
-import { refuseRaw } from '../../http/raw-answer.js';
-import { settled } from './recorder.js';
+import { sessionApi, sessionFacts, settled } from './recorder.js';
 import { relaySession, type RelayOptions } from './relay.js';
 import { playSession } from './play-session.js';
+import { injectedAnswer, refuseSession } from './refuse.js';
 import type { SessionHandler, WsUpgrade } from './types.js';
-import { wsCall } from './ws-call.js';
 import type { SessionPlayerOptions } from './player-options.js';
-import { elapsedSince } from '../../engine/call.js';
-import { exchangeRecord } from '../../engine/record.js';
+import { decideSession, liveAsAsked, type LiveDecision, type MissDecision, type WsDecision } from './ws-settle.js';
 
 export type { SessionPlayerOptions } from './player-options.js';
 
 export { MISS_CLOSE_CODE } from './play-session.js';
+
+type SessionApi = ReturnType<typeof detectSession>;
 
 export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler {
   const wss = createClientServer();
@@ -40,36 +41,59 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
     stops.add(stop);
     return () => void stops.delete(stop);
   };
-  const relay = (up: WsUpgrade, extra: Pick<RelayOptions, 'match' | 'notes' | 'rewrite' | 'endNotes'>): void =>
-    opts.out.track(
-      relaySession(up, {
-        writer: opts.out.writer,
-        wss,
-        log: opts.log,
-        handshakeMs: opts.handshakeMs,
-        onTapeFailure: 'serve',
-        register,
-        ...(opts.spill ? { spill: opts.spill } : {}),
-        ...extra,
-      }),
+  // A replay goes on when its replay tape cannot be written: what could not be kept is lost, not the session.
+  const ctx: SettleContext = { log: opts.out, faults: opts.faults, onTapeFailure: 'serve' };
+  const relay: RelayOptions = {
+    settle: ctx,
+    wss,
+    log: opts.log,
+    handshakeMs: opts.handshakeMs,
+    register,
+    ...(opts.spill ? { spill: opts.spill } : {}),
+  };
+
+  /** The session's decision: relayed with overrides (modified replay), played from the tape, live on a miss, or a miss. */
+  const decide = (up: WsUpgrade, api: SessionApi): WsDecision => {
+    if (api !== undefined && opts.live !== undefined) {
+      const request = { method: 'GET', path: up.path, query: up.query, headers: {}, body: { kind: 'empty' as const } };
+      const overrides = opts.live({ route: up.route.prefix, provider: api.provider, model: api.reader.modelOf?.(request) });
+      if (overrides !== undefined) return liveRewritten(up, api.reader, overrides);
+    }
+    const play = pool.open(up.route.prefix, up.path, up.query);
+    if (play !== undefined)
+      return {
+        from: 'tape',
+        play,
+        missEvent: api?.reader.missEvent,
+        match: { kind: 'exact', source: play.source.id, stage: 'session', reason: 'session replayed message by message' },
+      };
+    if (opts.onMiss === 'live') return liveAsAsked(up, { kind: 'live', reason: 'no session recorded here: forwarded on a miss' });
+    const reason = 'the tape has no WebSocket session recorded at this route, path and query';
+    return {
+      from: 'miss',
+      reason,
+      match: { kind: 'miss', reason },
+      api: api === undefined ? undefined : { provider: api.provider, api: api.adapter.api },
+    };
+  };
+
+  const deliver = async (up: WsUpgrade, d: Decided<WsDecision>, api: SessionApi): Promise<void> => {
+    const { decision } = d;
+    if (decision.from === 'live') return relaySession(up, { ...d, decision }, relay);
+    if (decision.from === 'tape') return playSession(up, { ...d, decision }, opts, wss, register);
+    if (decision.from === 'miss') return refuse(up, { ...d, decision }, opts);
+    await refuseSession(
+      up,
+      d,
+      injectedAnswer(decision.fault, api === undefined ? sessionApi(up) : { provider: api.provider, api: api.adapter.api }),
     );
+  };
 
   return {
     handle(up) {
       const api = detectSession(up.route.prefix, up.path, up.route.upstream);
-      if (api !== undefined && opts.live !== undefined) {
-        const request = { method: 'GET', path: up.path, query: up.query, headers: {}, body: { kind: 'empty' as const } };
-        const overrides = opts.live({ route: up.route.prefix, provider: api.provider, model: api.reader.modelOf?.(request) });
-        if (overrides !== undefined) return relayLive(up, api.reader, overrides, relay);
-      }
-      const play = pool.open(up.route.prefix, up.path, up.query);
-      if (play === undefined) {
-        if (opts.onMiss === 'live') return relay(up, { match: { kind: 'live', reason: 'no session recorded here: forwarded on a miss' } });
-        return refuse(up, opts, api?.provider === undefined ? undefined : { provider: api.provider, api: api.adapter.api });
-      }
-      const facts = { route: up.route.prefix, provider: api?.provider, api: api?.adapter.api };
-      const fault = opts.faults?.pick(facts, 'websocket');
-      opts.out.track(settled(opts.log, up, playSession(up, play, opts, wss, register, api?.reader.missEvent, fault)));
+      const work = decideSession(up, ctx, sessionFacts(up), () => decide(up, api)).then((d) => deliver(up, d, api));
+      opts.out.track(settled(opts.log, up, work));
     },
     closeAll() {
       for (const stop of stops) stop();
@@ -78,43 +102,38 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
 }
 
 /** A live session with modified replay's overrides in its URL and its configuring messages; the replay tape says what changed. */
-function relayLive(
-  up: WsUpgrade,
-  reader: NonNullable<ReturnType<typeof detectSession>>['reader'],
-  overrides: LlmOverrides,
-  relay: (up: WsUpgrade, extra: Pick<RelayOptions, 'match' | 'notes' | 'rewrite' | 'endNotes'>) => void,
-): void {
+function liveRewritten(up: WsUpgrade, reader: NonNullable<SessionApi>['reader'], overrides: LlmOverrides): LiveDecision {
   const applied: Rewritten['applied'] = {};
-  const rewrite: NonNullable<RelayOptions['rewrite']> = {
-    query: (q) => {
-      if (reader.overrideQuery === undefined) return q;
-      const out = reader.overrideQuery(q, overrides);
-      Object.assign(applied, out.applied);
-      return out.query;
-    },
-    clientJson: (json) => {
-      if (reader.overrideMessage === undefined || json === null || typeof json !== 'object' || Array.isArray(json)) return json;
-      const out = reader.overrideMessage(json as Json, overrides);
-      Object.assign(applied, out.applied);
-      return out.json;
-    },
+  let query = up.query;
+  if (reader.overrideQuery !== undefined) {
+    const out = reader.overrideQuery(up.query, overrides);
+    Object.assign(applied, out.applied);
+    query = out.query;
+  }
+  const clientJson = (json: unknown): unknown => {
+    if (reader.overrideMessage === undefined || json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+    const out = reader.overrideMessage(json as Json, overrides);
+    Object.assign(applied, out.applied);
+    return out.json;
   };
   const changed = Object.keys(overrides).filter((k) => overrides[k as keyof LlmOverrides] !== undefined);
-  relay(up, {
+  return {
+    from: 'live',
+    query,
+    clientJson,
     match: {
       kind: 'live',
       reason: changed.length > 0 ? `llm live with ${changed.join(', ')} overridden` : 'llm live: the model is asked again',
     },
     notes: { llm: 'live' },
-    rewrite,
     endNotes: () => (Object.keys(applied).length > 0 ? { overrides: applied } : undefined),
-  });
+  };
 }
 
-/** No session recorded where this one connects: refused like an HTTP miss, and written to the replay tape as one. */
-function refuse(up: WsUpgrade, opts: SessionPlayerOptions, api: { provider: string; api: string } | undefined): void {
+/** No session recorded where this one connects: refused like an HTTP miss, on the replay tape first. */
+async function refuse(up: WsUpgrade, d: Decided<MissDecision>, opts: SessionPlayerOptions): Promise<void> {
   const asked = `WebSocket ${up.route.prefix}${up.path}`;
-  const reason = 'the tape has no WebSocket session recorded at this route, path and query';
+  const { reason, api } = d.decision;
   const miss = missError({
     tape: opts.tape.name,
     asked,
@@ -125,12 +144,6 @@ function refuse(up: WsUpgrade, opts: SessionPlayerOptions, api: { provider: stri
     details: { tape: opts.tape.name, onMiss: opts.onMiss, asked, reason },
     headers: { 'x-tapedeck-match': 'miss', 'x-should-retry': 'false' },
   });
-  const answer = httpError(miss, api);
-  refuseRaw(up.socket, answer);
-  const call = wsCall(up);
-  const response = { status: answer.status, headers: answer.headers, body: { kind: 'json' as const, json: answer.body } };
-  opts.out.writer
-    .append(exchangeRecord(call, { response, timing: { durationMs: elapsedSince(call) } }, { match: { kind: 'miss', reason } }))
-    .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket session'));
   opts.log.info({ route: up.route.prefix, path: up.path }, 'replay miss: no WebSocket session recorded here');
+  await refuseSession(up, d, httpError(miss, api));
 }

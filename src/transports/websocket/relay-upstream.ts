@@ -115,15 +115,23 @@ async function upstreamOpened(ws: WebSocket): Promise<Opened> {
 }
 
 /**
- * Answer the client of an upgrade the upstream did not switch: its own answer as it is, or (when it could not be
- * reached) tapedeck's error in the API's shape, naming the upstream without credentials. Returns the answer for the tape.
+ * The answer to the client of an upgrade the upstream did not switch: its own answer as it is, or (when it could not
+ * be reached) tapedeck's error in the API's shape, naming the upstream without credentials. `response` is the answer
+ * for the tape; `send` answers the client (once it is on the tape).
  */
-export function answerRefused(up: WsUpgrade, opened: Extract<Opened, { ok: false }>, api: ApiId | undefined): NewExchange['response'] {
+export function refusedAnswer(
+  up: WsUpgrade,
+  opened: Extract<Opened, { ok: false }>,
+  api: ApiId | undefined,
+): { response: NonNullable<NewExchange['response']>; send: () => void } {
   if (opened.status !== undefined) {
+    const status = opened.status;
     const headers = opened.headers ?? {};
     const body = opened.body ?? Buffer.alloc(0);
-    answerRaw(up.socket, opened.status, headers, body);
-    return { status: opened.status, headers, body: encodeBody(body, headers['content-type']) };
+    return {
+      response: { status, headers, body: encodeBody(body, headers['content-type']) },
+      send: () => answerRaw(up.socket, status, headers, body),
+    };
   }
   const err = new TapedeckError(
     'UPSTREAM_ERROR',
@@ -134,6 +142,8 @@ export function answerRefused(up: WsUpgrade, opened: Extract<Opened, { ok: false
     },
   );
   const answer = httpError(err, api);
-  refuseRaw(up.socket, answer);
-  return { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } };
+  return {
+    response: { status: answer.status, headers: answer.headers, body: { kind: 'json', json: answer.body } },
+    send: () => refuseRaw(up.socket, answer),
+  };
 }

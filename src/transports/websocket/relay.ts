@@ -12,9 +12,10 @@ import type { Logger } from '../../log.js';
 import { detectLlmApi } from '../../providers/detect.js';
 import { httpError } from '../../providers/errors.js';
 import { upstreamUrl } from '../../tape/routes.js';
-import type { ExchangeError, MatchInfo, WsFrame } from '../../tape/schema.js';
+import type { ExchangeError, WsFrame } from '../../tape/schema.js';
 import { roundMs } from '../../tape/timing.js';
-import type { TapeWriter } from '../../tape/stores/tape-writer.js';
+import type { Decided, Injected, SettleContext } from '../../engine/settle.js';
+import type { TapeFailurePolicy } from '../../engine/tape-failure.js';
 import { chosenProtocol, upgradeHeaders } from './client-server.js';
 import { createFlow, type Flow } from './flow.js';
 import { messageFrame, spillsWhole } from './message-body.js';
@@ -22,45 +23,37 @@ import type { BodySpill } from '../../http/body-spill.js';
 import { refuseRaw } from '../../http/raw-answer.js';
 import { sessionTape, wsTapeHeaders, closeWith, type SessionTape } from './session-tape.js';
 import type { WsUpgrade } from './types.js';
-import { wsCall } from './ws-call.js';
-import { exchangeRecord, type RecordExtras } from '../../engine/record.js';
 import { acceptClient } from './accept-client.js';
-import { answerRefused, dialUpstream, type ServerMessage, type UpstreamDial } from './relay-upstream.js';
+import { refusedAnswer, dialUpstream, type ServerMessage, type UpstreamDial } from './relay-upstream.js';
+import type { LiveDecision } from './ws-settle.js';
 
 export interface RelayOptions {
-  writer: TapeWriter;
+  /** The tape the session goes on (whether it has failed) and what a failed tape does: `refuse` closes the session (1011), `serve` relays it unrecorded. */
+  settle: SettleContext;
   /** Accepts the client's side of the session (`createClientServer`). */
   wss: WebSocketServer;
   log: Logger;
   /** How long the upstream may take to switch protocols. */
   handshakeMs: number;
-  /** Once the tape cannot be written: `refuse` closes the session (1011), `serve` relays it unrecorded. */
-  onTapeFailure: 'refuse' | 'serve';
-  /** On a replay tape: how this session was answered, and notes (overrides applied). */
-  match?: MatchInfo;
-  notes?: Record<string, unknown>;
-  /** Notes known only at the end (the overrides a rewrite applied), added by the end line. */
-  endNotes?: () => Record<string, unknown> | undefined;
-  /** Modified replay: the query sent upstream, and each client message as sent upstream (JSON in, JSON out). */
-  rewrite?: { query?: (q: [string, string][]) => [string, string][]; clientJson?: (json: unknown) => unknown };
   /** Where messages above its limit go as they are (the tape's store): held once, not encoded (`message-body.ts`). */
   spill?: BodySpill;
   /** Registers a way to stop the session (tapedeck stopping); returns the unregister function. */
   register: (stop: () => void) => () => void;
 }
 
-/** Relay one session; resolves once it has ended and its end is on the tape (or could not be). Never rejects. */
-export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<void> {
+/**
+ * Relay one decided session (`ws-settle.ts`: live, its tee opened, the fault that closes it if a rule picked one);
+ * resolves once it has ended and its end is on the tape (or could not be). Never rejects.
+ */
+export async function relaySession(up: WsUpgrade, session: Decided<LiveDecision>, opts: RelayOptions): Promise<void> {
   const elapsed = (): number => roundMs(performance.now() - up.t0);
-  const query = opts.rewrite?.query ? opts.rewrite.query(up.query) : up.query;
-  const rawQuery = opts.rewrite?.query ? undefined : up.rawQuery;
-  const url = upstreamUrl(up.route, up.path, query, rawQuery).replace(/^http/i, 'ws');
-  const call = wsCall(up, query);
-  const extras: RecordExtras = { match: opts.match, notes: opts.notes };
+  const { decision: live, tee } = session;
+  const url = upstreamUrl(up.route, up.path, live.query, live.rawQuery).replace(/^http/i, 'ws');
   const api = detectLlmApi(up.route.prefix, up.path, 'GET', up.route.upstream);
+  const policy = opts.settle.onTapeFailure ?? 'refuse';
 
-  const cannot = opts.writer.failure;
-  if (cannot !== undefined && opts.onTapeFailure === 'refuse') {
+  const cannot = opts.settle.log.writer.failure;
+  if (cannot !== undefined && policy === 'refuse') {
     refuseRaw(up.socket, httpError(cannot, api));
     return;
   }
@@ -69,11 +62,13 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   const dial = dialUpstream(up, { url, handshakeMs: opts.handshakeMs, elapsed, onFlowChange });
   const opened = await dial.opened;
   if (!opened.ok) {
+    // The upstream's own answer (or tapedeck's error) reaches the client once it is on the tape.
     const ttfbMs = elapsed();
-    const response = answerRefused(up, opened, api);
-    await opts.writer
-      .append(exchangeRecord(call, { response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } }, extras))
-      .catch((err: unknown) => opts.log.error({ err: (err as Error).message }, 'could not write a refused WebSocket upgrade'));
+    const refused = refusedAnswer(up, opened, api);
+    await tee.finish(
+      { response: refused.response, error: opened.error, timing: { ttfbMs, durationMs: elapsed() } },
+      { end: refused.send, cut: () => up.socket.destroy() },
+    );
     return;
   }
 
@@ -82,10 +77,7 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   if (protocol !== '') chosenProtocol.set(up.req, protocol);
   const upgraded = dial.upgraded ?? {};
   upgradeHeaders.set(up.req, upgraded);
-  const tape = sessionTape(
-    opts.writer,
-    exchangeRecord(call, { response: { status: 101, headers: wsTapeHeaders(upgraded) }, timing: { ttfbMs, durationMs: 0 } }, extras),
-  );
+  const tape = sessionTape(tee.begin({ response: { status: 101, headers: wsTapeHeaders(upgraded) }, timing: { ttfbMs, durationMs: 0 } }));
   const client = await acceptClient(opts.wss, up);
   if (client === undefined) {
     dial.flow.end();
@@ -98,6 +90,8 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
   }
   const relay: Relay = {
     opts,
+    live,
+    policy,
     elapsed,
     client,
     upstream: dial.ws,
@@ -108,6 +102,9 @@ export async function relaySession(up: WsUpgrade, opts: RelayOptions): Promise<v
     failed: undefined,
     error: undefined,
     closes: 0,
+    faultClose: session.disturb?.close,
+    served: 0,
+    faultClosed: false,
   };
   await relayUntilClosed(relay, dial);
   await endRelay(relay);
@@ -128,6 +125,8 @@ interface Outgoing {
 /** A relayed session once both sides are open: what its two directions, its closes and its end share. */
 interface Relay {
   readonly opts: RelayOptions;
+  readonly live: LiveDecision;
+  readonly policy: TapeFailurePolicy;
   /** The session's clock (ms since the upgrade request arrived). */
   readonly elapsed: () => number;
   readonly client: WebSocket;
@@ -144,10 +143,17 @@ interface Relay {
   error: ExchangeError | undefined;
   /** Sides closed so far: a session one side has closed is ending, not cut, when tapedeck stops. */
   closes: number;
+  /** A fault that closes the session after N server messages: the Nth goes to the client, then the rule's close. */
+  readonly faultClose: Injected['close'];
+  /** Server messages relayed to the client so far (for the fault's count). */
+  served: number;
+  /** The fault's close is on its way: the server's later messages are neither relayed nor recorded. */
+  faultClosed: boolean;
 }
 
 /** Relay messages both ways until both sides have closed (or tapedeck stopped the session). */
 async function relayUntilClosed(r: Relay, dial: UpstreamDial): Promise<void> {
+  if (r.faultClose !== undefined && (r.faultClose.afterMessages ?? 0) === 0) closeByFault(r);
   dial.onMessage((m) => fromServer(r, m));
   r.client.on('message', (data: Buffer, binary: boolean) => fromClient(r, data, binary));
   r.client.on('error', () => undefined);
@@ -159,7 +165,7 @@ async function relayUntilClosed(r: Relay, dial: UpstreamDial): Promise<void> {
 
 /** The session's end line: how long it lasted, what went wrong, the notes known only now. */
 async function endRelay(r: Relay): Promise<void> {
-  const notes = r.opts.endNotes?.();
+  const notes = r.live.endNotes?.();
   await r.tape
     .end({ durationMs: r.elapsed(), ...(r.error ? { error: r.error } : {}), ...(notes ? { notes } : {}) })
     .catch((err: unknown) => {
@@ -171,7 +177,7 @@ async function endRelay(r: Relay): Promise<void> {
 function tapeFailed(r: Relay, err: unknown): void {
   if (r.failed !== undefined) return;
   r.failed = err instanceof TapedeckError ? err : new TapedeckError('TAPE_WRITE_FAILED', (err as Error).message, { cause: err });
-  if (r.opts.onTapeFailure === 'refuse') {
+  if (r.policy === 'refuse') {
     r.opts.log.error({ err: r.failed.message }, 'the tape cannot be written: closing the WebSocket session');
     r.client.close(1011, 'tapedeck cannot write the tape');
     r.upstream.close(1011, 'tapedeck cannot write the tape');
@@ -204,19 +210,33 @@ function queueToClient(r: Relay, frame: WsFrame | Promise<WsFrame>, send: () => 
 
 /** A message has left once handed to the client's socket (or dropped): `ws` calls back when it is written out. */
 function sendToClient(r: Relay, data: Buffer, binary: boolean, sent: () => void): void {
-  if (r.client.readyState === WebSocket.OPEN && (r.failed === undefined || r.opts.onTapeFailure === 'serve'))
+  if (r.client.readyState === WebSocket.OPEN && (r.failed === undefined || r.policy === 'serve'))
     r.client.send(data, { binary }, () => sent());
   else sent();
 }
 
 /** Server -> client: on the tape first, then sent, in arrival order. */
 function fromServer(r: Relay, m: ServerMessage): void {
+  // A fault rule closed the client's side: what the server says after is neither relayed nor on the tape.
+  if (r.faultClosed) return m.sent();
   queueToClient(r, frameOf(r, 'server', m.at, m.data, m.binary), () => sendToClient(r, m.data, m.binary, m.sent));
+  if (r.faultClose !== undefined && ++r.served === r.faultClose.afterMessages) closeByFault(r);
+}
+
+/** The fault's close, as the server's: on the tape, then to the client, after the messages before it. */
+function closeByFault(r: Relay): void {
+  const close = r.faultClose;
+  if (close === undefined || r.faultClosed) return;
+  r.faultClosed = true;
+  const reason = close.reason ?? 'tapedeck fault';
+  queueToClient(r, { from: 'server', offsetMs: r.elapsed(), kind: 'close', code: close.code, reason }, () =>
+    closeWith(r.client, close.code, reason),
+  );
 }
 
 /** Client -> server: held until it is on the tape and handed to the upstream's socket. */
 function fromClient(r: Relay, data: Buffer, binary: boolean): void {
-  const out = rewritten(r.opts, data, binary);
+  const out = rewritten(r, data, binary);
   const sent = r.toUpstreamFlow.take(data.byteLength);
   let parts = 2;
   const part = (): void => {
@@ -228,9 +248,9 @@ function fromClient(r: Relay, data: Buffer, binary: boolean): void {
 }
 
 /** Modified replay rewrites the configuring messages (JSON); a message too large to hold twice is not one. */
-function rewritten(opts: RelayOptions, data: Buffer, binary: boolean): Buffer {
-  const rewrite = opts.rewrite?.clientJson;
-  if (rewrite === undefined || binary || spillsWhole(data, opts.spill)) return data;
+function rewritten(r: Relay, data: Buffer, binary: boolean): Buffer {
+  const rewrite = r.live.clientJson;
+  if (rewrite === undefined || binary || spillsWhole(data, r.opts.spill)) return data;
   try {
     return Buffer.from(JSON.stringify(rewrite(JSON.parse(data.toString('utf8')) as unknown)));
   } catch {
@@ -265,6 +285,8 @@ function clientClosed(r: Relay, code: number, reason: Buffer): void {
 
 function upstreamClosed(r: Relay, code: number, reason: Buffer): void {
   r.toUpstreamFlow.end();
+  // The client was closed by a fault rule: the upstream's close answers the one passed on from the client.
+  if (r.faultClosed) return;
   if (code === 1006) r.error ??= { code: 'UPSTREAM_RESET', message: 'the upstream connection ended without a close', phase: 'stream' };
   // After the messages before it: the client is closed once they are sent.
   const frame: WsFrame = { from: 'server', offsetMs: r.elapsed(), kind: 'close', ...closeFields(code, reason) };

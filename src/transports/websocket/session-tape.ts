@@ -1,7 +1,7 @@
 /** Small pieces every WebSocket session path shares: its tape, its headers each way, how a close is passed on. */
 import { WebSocket } from 'ws';
 import type { EndLine, HeaderMap, WsFrame } from '../../tape/schema.js';
-import type { NewExchange, TapeWriter } from '../../tape/stores/tape-writer.js';
+import type { OpenExchange } from '../../tape/store.js';
 import { tapeHeaders, upstreamRequestHeaders } from '../../http/headers.js';
 
 /** A session's place on the tape: frames are added in call order even before its exchange line is written. */
@@ -16,8 +16,8 @@ export interface SessionTape {
   readonly id: Promise<string>;
 }
 
-export function sessionTape(writer: TapeWriter, head: NewExchange): SessionTape {
-  const opened = writer.begin({ ...head, websocket: { frames: [] } });
+/** `opened`: the session's first record, begun by its tee (`Tee.begin`). */
+export function sessionTape(opened: Promise<OpenExchange>): SessionTape {
   opened.catch(() => undefined);
   // The last frame handed over (or failed): the next one is handed over after it.
   let last: Promise<unknown> = opened;

@@ -10,6 +10,9 @@ import { WebSocket } from 'ws';
 import { createLogger } from '../../../src/log.js';
 import { createClientServer } from '../../../src/transports/websocket/client-server.js';
 import { relaySession } from '../../../src/transports/websocket/relay.js';
+import { decideSession, liveAsAsked, type LiveDecision } from '../../../src/transports/websocket/ws-settle.js';
+import type { WsUpgrade } from '../../../src/transports/websocket/types.js';
+import { createExchangeLog } from '../../../src/engine/exchange-log.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
 import type { TapeWriter } from '../../../src/tape/store.js';
 import { startWsUpstream } from '../../helpers/ws-upstream.js';
@@ -47,21 +50,27 @@ it('sends each server message to the client only once it is on the tape', async 
   };
   const wss = createClientServer();
   const server = createServer();
+  const log = createLogger('silent');
+  const settle = { log: createExchangeLog(writer, log), onTapeFailure: 'refuse' as const };
   server.on('upgrade', (req, socket, head) => {
-    void relaySession(
-      {
-        route: { prefix: '/x', upstream: upstream.url },
-        path: '/',
-        query: [],
-        headers: {},
-        startedAt: new Date(),
-        offsetMs: 0,
-        t0: performance.now(),
-        req,
-        socket,
-        head,
-      },
-      { writer, wss, log: createLogger('silent'), handshakeMs: 5000, onTapeFailure: 'refuse', register: () => () => undefined },
+    const up: WsUpgrade = {
+      route: { prefix: '/x', upstream: upstream.url },
+      path: '/',
+      query: [],
+      headers: {},
+      startedAt: new Date(),
+      offsetMs: 0,
+      t0: performance.now(),
+      req,
+      socket,
+      head,
+    };
+    void decideSession(up, settle, { route: '/x' }, () => liveAsAsked(up)).then((d) =>
+      relaySession(
+        up,
+        { ...d, decision: d.decision as LiveDecision },
+        { settle, wss, log, handshakeMs: 5000, register: () => () => undefined },
+      ),
     );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
