@@ -2,12 +2,14 @@
 // changes whose CPU-time difference is smaller than this machine's noise (20-40% between runs). Not part of
 // `npm run bench` (it takes about a minute a build and needs valgrind).
 //
-//   node bench/instructions.mjs [json|sse] [record|replay] [N] [BASE_CHECKOUT]
+//   node bench/instructions.mjs [json|sse|eventstream] [record|replay] [N] [BASE_CHECKOUT]
 //
 // Records the bench's 50 prompts against the zero-work upstream, then runs `tapedeck record` or `tapedeck replay`
 // under callgrind (node --single-threaded, so GC and compilation happen on the counted thread) twice: started and
 // stopped with no request, and with N requests (default 2000, 16 at a time). The difference over N is the cost of
 // one request. With BASE_CHECKOUT (a checkout with dist/ built) its build is counted the same way beside this one.
+// `eventstream` is Bedrock's ConverseStream from bench/bedrock-upstream.mjs (record signs each request again with SigV4,
+// with bench credentials), as in proxy.mjs.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,21 +24,40 @@ const N = Number(nText);
 
 /** One of the bench's 50 prompts (`proxy.mjs`), read to the end. */
 async function ask(pool, i) {
-  const res = await pool.request({
-    method: 'POST',
-    path: '/llm/v1/chat/completions',
-    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-    body: JSON.stringify({
-      model: 'bench-model',
-      stream,
-      messages: [
-        { role: 'system', content: 'You are terse.' },
-        { role: 'user', content: `Question number ${i % 50}: what is ${i % 50} squared?` },
-      ],
-    }),
-  });
-  await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
+  const question = `Question number ${i % 50}: what is ${i % 50} squared?`;
+  const res = await pool.request(
+    kind === 'eventstream'
+      ? {
+          method: 'POST',
+          path: '/llm/model/bench-model/converse-stream',
+          headers: {
+            'content-type': 'application/json',
+            'x-amz-date': '20261129T000000Z',
+            authorization:
+              'AWS4-HMAC-SHA256 Credential=AKIDBENCHCLIENT/20261129/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000',
+          },
+          body: JSON.stringify({
+            system: [{ text: 'You are terse.' }],
+            messages: [{ role: 'user', content: [{ text: question }] }],
+            inferenceConfig: { maxTokens: 64 },
+          }),
+        }
+      : {
+          method: 'POST',
+          path: '/llm/v1/chat/completions',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+          body: JSON.stringify({
+            model: 'bench-model',
+            stream,
+            messages: [
+              { role: 'system', content: 'You are terse.' },
+              { role: 'user', content: question },
+            ],
+          }),
+        },
+  );
+  const body = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${body.toString('utf8', 0, 300)}`);
 }
 
 function start(command, args) {
@@ -58,9 +79,12 @@ async function count(cli, upstream, n) {
   try {
     const rec = await start(process.execPath, [cli, 'record', '--tape', 't', '--dir', dir, '--port', '0', '--route', `/llm=${upstream}`]);
     const first = new Pool(rec.url, { connections: 1 });
-    for (let i = 0; i < 50; i++) await ask(first, i);
-    await first.close();
-    await stop(rec.child, 'SIGTERM');
+    try {
+      for (let i = 0; i < 50; i++) await ask(first, i);
+    } finally {
+      await first.close();
+      await stop(rec.child, 'SIGTERM');
+    }
     const args =
       mode === 'replay'
         ? [cli, 'replay', '--tape', 't', '--dir', dir, '--port', '0', '--save-as', 'r']
@@ -75,20 +99,34 @@ async function count(cli, upstream, n) {
     ]);
     const pool = new Pool(server.url, { connections: 16 });
     let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < n) await ask(pool, next++);
-      }),
-    );
-    await pool.close();
-    await stop(server.child, 'SIGINT');
+    try {
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < n) await ask(pool, next++);
+        }),
+      );
+    } finally {
+      // A failed request stops the count, never leaves the server under valgrind running.
+      await pool.close();
+      await stop(server.child, 'SIGINT');
+    }
     return Number(/summary: (\d+)/.exec(readFileSync(out, 'utf8'))?.[1]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const upstream = await start(process.execPath, [path.join(ROOT, 'bench/upstream-server.mjs')]);
+// tapedeck signs recorded Bedrock requests again with the credentials in its environment: bench ones.
+Object.assign(process.env, {
+  AWS_ACCESS_KEY_ID: 'AKIDBENCHTAPEDECK',
+  AWS_SECRET_ACCESS_KEY: 'bench-secret',
+  AWS_REGION: 'us-east-1',
+  AWS_EC2_METADATA_DISABLED: 'true',
+});
+delete process.env.AWS_SESSION_TOKEN;
+delete process.env.AWS_PROFILE;
+const upstreamServer = kind === 'eventstream' ? 'bench/bedrock-upstream.mjs' : 'bench/upstream-server.mjs';
+const upstream = await start(process.execPath, [path.join(ROOT, upstreamServer)]);
 try {
   for (const [label, root] of [...(base ? [['base', path.resolve(base)]] : []), ['this build', ROOT]]) {
     const cli = path.join(root, 'dist/cli/main.js');
