@@ -115,6 +115,7 @@ export const mcpStdioCommand: Command = {
           stderr: ctx.stderr,
           log,
           env: ctx.env,
+          onTapeFailure: config.whenTapeFails,
           ...maxLineBytes,
         });
         await writer.close();
@@ -160,6 +161,7 @@ export const mcpStdioCommand: Command = {
           policy: policyForTape(loaded.exchanges, file),
           onMiss,
           ...(faults ? { faults: faults.plan } : {}),
+          onTapeFailure: config.whenTapeFails,
           out,
           stdin: process.stdin,
           stdout: ctx.stdout,

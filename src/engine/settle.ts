@@ -21,9 +21,10 @@ import { createTee, type Tee, type TeeOptions } from './tee.js';
 import type { TapeFailurePolicy } from './tape-failure.js';
 
 // What a transport needs of the fault stage, from here rather than from `faults/` (the settle picks; a transport passes
-// a `SettleContext` on and frames what was picked): the plan's type, what a rule matches a call on, an MCP rule's answer.
+// a `SettleContext` on and frames what was picked): the plan's type, what a rule matches a call on, a rule's answer in
+// the provider's error shape or MCP's.
 export type { FaultFacts, FaultLevel, FaultPlan, PickedFault } from './faults/fault-plan.js';
-export { faultRpcAnswer } from './faults/fault-answers.js';
+export { faultRpcAnswer, faultStatusAnswer } from './faults/fault-answers.js';
 export type { Injected } from './decision.js';
 
 /** What every settle of a session shares: the tape, the faults of the run, and what a failed tape does. */

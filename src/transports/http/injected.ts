@@ -1,14 +1,14 @@
 /**
  * A fault's answer in HTTP's framing (`--faults`): an injected status is the provider's own error (status, body and
- * headers, so an official SDK reads it and retries it, or not, as it would the real API's: `engine/faults/
- * fault-answers.ts`), a reset is the connection closed before any byte, an MCP rule's tool error (or JSON-RPC error)
+ * headers, so an official SDK reads it and retries it, or not, as it would the real API's: the fault stage's
+ * `fault-answers.ts`, re-exported by `engine/settle.ts`), a reset is the connection closed before any byte, an MCP rule's tool error (or JSON-RPC error)
  * the answer to the JSON-RPC request the POST carries. The settle picked the fault and marks the
  * record as injected (`match.kind: "fault"`); this only frames it.
  */
 import { elapsedSince, type Call } from '../../engine/call.js';
 import type { Injected } from '../../engine/decision.js';
 import type { Answer } from '../../engine/record.js';
-import { faultRpcAnswer, faultStatusAnswer } from '../../engine/faults/fault-answers.js';
+import { faultRpcAnswer, faultStatusAnswer } from '../../engine/settle.js';
 import type { ResponderAnswer } from '../../http/types.js';
 import type { Message } from '../../providers/mcp.js';
 import type { ApiId } from '../../providers/types.js';
