@@ -171,6 +171,8 @@ export async function openProxySession(opts: SessionSpec, ctx: SessionContext): 
         ...(opts.sessionLive ? { live: opts.sessionLive } : {}),
         spill,
         faults: opts.faults,
+        // A Responses-over-WebSocket call is matched as replay matches an HTTP call (`replay/session-calls.ts`).
+        callMatcher: (steps) => opts.matcher?.({ ...tape, exchanges: [...steps] }) ?? createMatcher(steps),
       }),
     log,
     out.track,

@@ -254,4 +254,10 @@ export interface SessionReader {
   modelOf?(request: RequestRecord): string | undefined;
   /** The session's responses, in order. */
   responses(provider: LlmProvider, request: RequestRecord, frames: readonly WsFrame[]): SessionResponse[];
+  /**
+   * For APIs that ask for one response per client message (Responses over WebSocket: `response.create`): the request
+   * body a client message carries (as an HTTP call of the adapter's API would), or undefined when it asks for none.
+   * Replay then matches each such message like an HTTP call (`replay/session-calls.ts`), not message by message.
+   */
+  callOf?(message: unknown): Json | undefined;
 }

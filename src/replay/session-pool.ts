@@ -6,10 +6,13 @@
  * message that does not match it matches another recording from the start (concurrent sessions that connected in
  * another order), it moves to that one; when none matches, it is a miss.
  */
-import type { Exchange, WsFrame } from '../tape/schema.js';
+import type { SessionApi } from '../providers/sessions/detect.js';
+import type { Exchange, MatchInfo, WsFrame } from '../tape/schema.js';
 import { isSecretQueryName } from '../tape/redaction/secret-query.js';
 import type { SecretDetector } from '../tape/redaction/secrets.js';
 import { bindIds, compareFrame, newIdMap, withNewIds, type IdMap } from './frame-match.js';
+import type { Matcher } from './matcher.js';
+import { matchCall, recordedCalls, type SessionCalls } from './session-calls.js';
 
 /** One client message of a recording and the server messages that followed it (until the next client message). */
 export interface Turn {
@@ -41,9 +44,10 @@ export function scriptOf(exchange: Exchange): RecordedSession {
   return { exchange, opening, turns };
 }
 
+/** `call`: for a session matched one call at a time (`session-calls.ts`), how this message's call was matched. */
 export type PlayOutcome =
-  | { kind: 'match'; replies: WsFrame[]; turn: Turn; index: number }
-  | { kind: 'miss'; reason: string; closest?: { id: string; difference: string } };
+  | { kind: 'match'; replies: WsFrame[]; turn: Turn; index: number; call?: MatchInfo }
+  | { kind: 'miss'; reason: string; closest?: { id: string; difference: string }; call?: MatchInfo };
 
 /** One live session playing a recording. */
 export interface SessionPlay {
@@ -51,8 +55,8 @@ export interface SessionPlay {
   readonly source: Exchange;
   /** The server messages to send on connect. */
   opening(): WsFrame[];
-  /** A client message: the server messages that answer it, or why none does. */
-  next(frame: WsFrame): PlayOutcome;
+  /** A client message: the server messages that answer it, or why none does (a call matched semantically takes a while). */
+  next(frame: WsFrame): PlayOutcome | Promise<PlayOutcome>;
   /** The session ended: its recording is used (a later session takes another one first). */
   done(): void;
 }
@@ -68,6 +72,10 @@ export interface SessionPoolOptions {
   secrets: SecretDetector;
   /** Per-run identifier fields of the API a session speaks. */
   idKeys: (ex: Exchange) => readonly string[];
+  /** The API a recorded session speaks: one whose reader has `callOf` is played one call at a time (`session-calls.ts`). */
+  api?: (ex: Exchange) => SessionApi | undefined;
+  /** The matcher over a place's recorded calls (replay's: exact, then semantic, with the run's settings). */
+  callMatcher?: (steps: readonly Exchange[]) => Matcher;
 }
 
 const REDACTED_VALUE = /^\[REDACTED(?::\d+)?\]$/;
@@ -88,13 +96,74 @@ export function createSessionPool(exchanges: readonly Exchange[], opts: SessionP
   const redacted = redactedQueryKeys(recorded);
   const byPlace = sessionsByPlace(recorded, redacted);
   const state: PoolState = { owner: new Map(), used: new Set(), opts };
+  const calls = new Map<string, { api: SessionApi; calls: SessionCalls } | undefined>();
+  /** The calls recorded at a place, when its API is matched one call at a time (built once per place). */
+  const callsAt = (place: string, candidates: RecordedSession[]): { api: SessionApi; calls: SessionCalls } | undefined => {
+    if (!calls.has(place)) {
+      const first = candidates[0] as RecordedSession;
+      const api = opts.api?.(first.exchange);
+      const made =
+        api?.reader.callOf === undefined || opts.callMatcher === undefined
+          ? undefined
+          : {
+              api,
+              calls: recordedCalls(
+                candidates.map((c) => c.exchange),
+                api,
+                opts.callMatcher,
+              ),
+            };
+      calls.set(place, made);
+    }
+    return calls.get(place);
+  };
   return {
     size: recorded.length,
     open(route, path, query) {
-      const candidates = byPlace.get(placeOf(route, path, query, redacted.get(route)));
-      return candidates === undefined || candidates.length === 0 ? undefined : new Play(candidates, state);
+      const place = placeOf(route, path, query, redacted.get(route));
+      const candidates = byPlace.get(place);
+      if (candidates === undefined || candidates.length === 0) return undefined;
+      const byCall = callsAt(place, candidates);
+      if (byCall !== undefined)
+        return new CallPlay(candidates[0] as RecordedSession, byCall.api, byCall.calls, { route, path, query: [...query] });
+      return new Play(candidates, state);
     },
   };
+}
+
+/**
+ * A live session of an API that asks for one call per client message: each message matched like an HTTP call
+ * against every call recorded at this place (`session-calls.ts`). It connects as the first recording there did.
+ */
+class CallPlay implements SessionPlay {
+  constructor(
+    private readonly first: RecordedSession,
+    private readonly api: SessionApi,
+    private readonly calls: SessionCalls,
+    private readonly place: { route: string; path: string; query: [string, string][] },
+  ) {}
+
+  get source(): Exchange {
+    return this.first.exchange;
+  }
+
+  opening(): WsFrame[] {
+    return this.first.opening;
+  }
+
+  async next(frame: WsFrame): Promise<PlayOutcome> {
+    const out = await matchCall(this.calls, this.api, this.place, frame);
+    if (out.kind === 'miss')
+      return {
+        kind: 'miss',
+        reason: out.reason,
+        ...(out.match !== undefined ? { call: out.match } : {}),
+        ...(out.closest !== undefined ? { closest: out.closest } : {}),
+      };
+    return { kind: 'match', replies: out.replies, turn: { client: out.ask, replies: out.replies }, index: 0, call: out.match };
+  }
+
+  done(): void {}
 }
 
 /** Query keys the tape has redacted anywhere on a route (an API key in the URL is not part of where it connected). */

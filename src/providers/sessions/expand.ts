@@ -3,7 +3,8 @@
  * view built from the session, never written to the tape), so show, the timeline, debrief, diff, cost and the viewer
  * treat a Realtime or Live response like any LLM call. A session of a plain WebSocket API stays one exchange.
  */
-import type { Exchange } from '../../tape/schema.js';
+import type { Exchange, MatchInfo } from '../../tape/schema.js';
+import { isObj } from '../json.js';
 import { detectSession } from './detect.js';
 
 /** `ex` alone, or for a session its responses after it (ids `<session>.1`, `<session>.2`, ...). */
@@ -18,6 +19,7 @@ export function sessionSteps(ex: Exchange): Exchange[] {
     return [ex];
   }
   const out: Exchange[] = [ex];
+  const calls = Array.isArray(ex.notes?.calls) ? (ex.notes.calls as unknown[]) : undefined;
   responses.forEach((r, i) => {
     const n = i + 1;
     const step: Exchange = {
@@ -43,7 +45,10 @@ export function sessionSteps(ex: Exchange): Exchange[] {
     if (ex.response !== undefined) step.response = { status: ex.response.status, headers: {} };
     if (!r.complete)
       step.error = ex.error ?? { code: 'RESPONSE_CUT', message: 'the session ended before this response did', phase: 'stream' };
-    if (ex.match !== undefined)
+    // A session replayed one call at a time says how each call was matched (`replay/session-calls.ts`).
+    const own = calls?.[i];
+    if (isObj(own) && typeof own.kind === 'string') step.match = own as MatchInfo;
+    else if (ex.match !== undefined)
       step.match = { ...ex.match, ...(ex.match.source !== undefined ? { source: `${ex.match.source}.${n}` } : {}) };
     out.push(step);
   });

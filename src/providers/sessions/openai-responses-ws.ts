@@ -44,6 +44,7 @@ const session: SessionReader = {
   idKeys: ['event_id', 'id', 'item_id', 'call_id', 'response_id', 'previous_response_id'],
   missEvent: (message) => responsesMissEvent(message),
   responses: (provider, request, frames) => readResponses(provider, request, frames),
+  callOf: (message) => (isObj(message) && message.type === RESPONSE_CREATE ? responseBody(message) : undefined),
 };
 
 interface Open {

@@ -7,7 +7,7 @@
  */
 import { WebSocket, type WebSocketServer } from 'ws';
 import { scaledDelay } from '../../replay/modes.js';
-import type { SessionPlay } from '../../replay/session-pool.js';
+import type { PlayOutcome, SessionPlay } from '../../replay/session-pool.js';
 import { encodeFrameData, frameBytes } from '../../tape/frame.js';
 import type { MatchInfo, WsFrame } from '../../tape/schema.js';
 import { roundMs } from '../../tape/timing.js';
@@ -67,6 +67,8 @@ export async function playSession(
     served: 0,
     answered: 0,
     firstMiss: undefined,
+    decided: Promise.resolve(),
+    calls: [],
   };
   if (s.faultClose !== undefined && (s.faultClose.afterMessages ?? 0) === 0) s.queue = s.queue.then(() => closeByFault(s));
   sendAtPace(s, play.opening(), recorded.timing.ttfbMs ?? 0);
@@ -103,6 +105,10 @@ interface Played {
   answered: number;
   /** Why the first client message that matched nothing did not. */
   firstMiss: string | undefined;
+  /** The client messages' outcomes, decided one after the other in the order they came (a call's match may take a while). */
+  decided: Promise<void>;
+  /** For a session matched one call at a time: how each call was matched, in order (the end line's `notes.calls`). */
+  calls: MatchInfo[];
 }
 
 /**
@@ -122,6 +128,7 @@ async function playUntilClosed(s: Played, register: (stop: () => void) => () => 
   const closed = await done;
   s.closed = true;
   unregister();
+  await s.decided;
   s.play.done();
   return closed;
 }
@@ -186,7 +193,17 @@ function sendAtPace(s: Played, frames: readonly WsFrame[], from: number): void {
 function fromClient(s: Played, data: Buffer, binary: boolean): void {
   const frame: WsFrame = { from: 'client', offsetMs: s.elapsed(), kind: binary ? 'binary' : 'text', data: encodeFrameData(data, binary) };
   void record(s, spillsWhole(data, s.opts.spill) ? messageFrame('client', frame.offsetMs, data, binary, s.opts.spill) : frame);
-  const outcome = s.play.next(frame);
+  s.decided = s.decided
+    .then(() => s.play.next(frame))
+    .then(
+      (outcome) => answer(s, outcome, data, binary),
+      (err: unknown) => answer(s, { kind: 'miss', reason: `matching failed: ${(err as Error).message}` }, data, binary),
+    );
+}
+
+/** A client message's outcome: the recorded server messages that answer it, at their pace, or the miss. */
+function answer(s: Played, outcome: PlayOutcome, data: Buffer, binary: boolean): void {
+  if (outcome.call !== undefined) s.calls.push(outcome.call);
   if (outcome.kind === 'match') {
     s.answered++;
     sendAtPace(s, outcome.replies, outcome.turn.client.offsetMs);
@@ -235,9 +252,16 @@ async function endPlayed(s: Played, code: number, reason: Buffer, fault: Injecte
     kind: s.firstMiss === undefined ? 'exact' : 'miss',
     source: s.play.source.id,
     stage: 'session',
-    reason: s.firstMiss ?? `${s.answered} client message(s) answered from recording #${s.play.source.id}`,
+    reason:
+      s.firstMiss ??
+      (s.calls.length > 0
+        ? `${s.answered} response(s) answered from the tape, each matched like an HTTP call`
+        : `${s.answered} client message(s) answered from recording #${s.play.source.id}`),
   };
-  const notes = fault === undefined ? {} : { notes: { fault: fault.rule } };
+  const notes =
+    fault === undefined && s.calls.length === 0
+      ? {}
+      : { notes: { ...(fault !== undefined ? { fault: fault.rule } : {}), ...(s.calls.length > 0 ? { calls: s.calls } : {}) } };
   await s.tape.end({ durationMs: s.elapsed(), match, ...notes }).catch(() => undefined);
 }
 

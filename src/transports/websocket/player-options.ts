@@ -7,6 +7,8 @@ import type { LlmOverrides } from '../../providers/types.js';
 import type { OnMiss, Timing } from '../../replay/modes.js';
 import type { RedactOptions } from '../../tape/redaction/redact.js';
 import type { LoadedTape } from '../../tape/tape-reader.js';
+import type { Exchange } from '../../tape/schema.js';
+import type { Matcher } from '../../replay/matcher.js';
 import type { BodySpill } from '../../http/body-spill.js';
 import type { ExchangeLog } from '../../engine/exchange-log.js';
 import type { SettleContext } from '../../engine/settle.js';
@@ -25,6 +27,11 @@ export interface SessionPlayerOptions {
   faults?: SettleContext['faults'];
   /** Modified replay: the overrides for a session whose LLM calls go live, or undefined to play it from the tape. */
   live?: (call: { route: string; provider: string; model?: string | undefined }) => LlmOverrides | undefined;
+  /**
+   * The matcher over the calls recorded in sessions of an API that asks for one call per message (Responses over
+   * WebSocket): replay's, with the run's semantic settings. Default: exact, then the semantic stages' defaults.
+   */
+  callMatcher?: (steps: readonly Exchange[]) => Matcher;
   /** For sessions that go live: where messages too large to hold twice go as they are (the replay tape's store). */
   spill?: BodySpill;
 }

@@ -11,6 +11,7 @@ import { detectSession, sessionIdKeys } from '../../providers/sessions/detect.js
 import { httpError } from '../../providers/errors.js';
 import type { Json, LlmOverrides, Rewritten } from '../../providers/types.js';
 import { missError } from '../../replay/miss.js';
+import { createReplayMatcher } from '../../replay/pipeline.js';
 import { createSessionPool } from '../../replay/session-pool.js';
 import { createSecretDetector } from '../../tape/redaction/secrets.js';
 import type { Decided, SettleContext } from '../../engine/settle.js';
@@ -35,6 +36,8 @@ export function createSessionPlayer(opts: SessionPlayerOptions): SessionHandler 
   const pool = createSessionPool(opts.tape.exchanges, {
     secrets,
     idKeys: (ex) => sessionIdKeys(detectSession(ex.route, ex.request.path, ex.upstream)),
+    api: (ex) => detectSession(ex.route, ex.request.path, ex.upstream),
+    callMatcher: opts.callMatcher ?? ((steps) => createReplayMatcher(steps, { secrets })),
   });
   const stops = new Set<() => void>();
   const register = (stop: () => void): (() => void) => {

@@ -99,6 +99,14 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(diff.stdout).toContain('same calls, same order, same arguments');
   });
 
+  it('questions asked in another order get their own answers', async () => {
+    const before = upstream.connections;
+    const rep = await runCli(['replay', '--tape', 'rws', '--dir', dir, '--save-as', 'rws-order', ...agent(HELLO, WEATHER)], env);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(texts(lines(rep.stdout))).toEqual([`Answer to "${HELLO}".`, 'It is sunny in Paris.']);
+    expect(upstream.connections).toBe(before);
+  });
+
   it('a changed question misses with the API error event, reported as a miss, never the next recorded answer', async () => {
     const before = upstream.connections;
     const rep = await runCli(
@@ -121,6 +129,32 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(out).toContainEqual({ error: expect.stringMatching(/tapedeck_miss|no recording/) });
     expect(upstream.connections).toBe(before);
     const tape = await readTape(path.join(dir, 'rws-miss.jsonl'));
-    expect(tape.exchanges[0]?.match?.kind).toBe('miss');
+    const session = tape.exchanges[0]!;
+    expect(session.match?.kind).toBe('miss');
+    // Each call says how it was matched: the first exactly (recording 000000.1 and its tool call's follow-up), the poem not at all.
+    const calls = session.notes?.calls as { kind: string; source?: string; reason?: string }[];
+    expect(calls.map((c) => [c.kind, c.source])).toEqual([
+      ['exact', '000000.1'],
+      ['exact', '000000.2'],
+      ['miss', undefined],
+    ]);
+    expect(calls[2]?.reason).toMatch(/no recorded response matches this response\.create/);
+    const show = await runCli(['show', 'rws-miss', '--dir', dir, '--json']);
+    const steps = (JSON.parse(show.stdout) as { steps: { kind: string; match: string | null }[] }).steps.filter((s) => s.kind === 'LLM');
+    expect(steps.map((s) => s.match)).toEqual([
+      expect.stringMatching(/^exact/),
+      expect.stringMatching(/^exact/),
+      expect.stringMatching(/^miss/),
+    ]);
+  });
+
+  it('a question worded a little differently is matched semantically and gets its recorded answer', async () => {
+    const before = upstream.connections;
+    const rep = await runCli(['replay', '--tape', 'rws', '--dir', dir, '--save-as', 'rws-semantic', ...agent(HELLO.toLowerCase())], env);
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(texts(lines(rep.stdout))).toEqual([`Answer to "${HELLO}".`]);
+    expect(upstream.connections).toBe(before);
+    const tape = await readTape(path.join(dir, 'rws-semantic.jsonl'));
+    expect(tape.exchanges[0]?.notes?.calls).toEqual([expect.objectContaining({ kind: 'semantic', source: '000000.3' })]);
   });
 });
