@@ -15,7 +15,11 @@ import { createDirStore } from '../tape/stores/dir-store.js';
 import { eventLines, readEvents } from '../tape/event-file.js';
 import type { RedactOptions } from '../tape/redaction/redact.js';
 import type { Exchange, Route, SseEvent, StoredEvents } from '../tape/schema.js';
-import type { NewExchange, StoredBody, TapeStore, TapeWriter } from '../tape/store.js';
+import type { StoredBody, TapeStore, TapeWriter } from '../tape/store.js';
+import { createExchangeLog } from '../engine/exchange-log.js';
+import { recordParts } from '../engine/record.js';
+import { createTee } from '../engine/tee.js';
+import { createLogger } from '../log.js';
 import type { PlannedCall } from './plan.js';
 import type { Scrubber } from './scrub.js';
 
@@ -84,10 +88,14 @@ export async function writeRefreshed(
     ...(opts.indexKey ? { indexKey: opts.indexKey } : {}),
   });
   const from = (p: StoredBody): Readable => home.get(p.sha256)?.() ?? parts.source.open(p);
+  // Every record goes on through a tee, as record writes (its meaning kept, not described again; already paired).
+  const out = createExchangeLog(writer, createLogger('silent'), { pairLegacyStreams: false });
   try {
     for (const [i, ex] of written.entries()) {
-      const { type: _t, id: _i, seq: _s, ...rest } = await withPartsIn(ex, store, writer, from, parts.scrub);
-      await writer.append({ ...rest, offsetMs: ordered[i]?.offsetMs ?? ex.offsetMs } as NewExchange);
+      const { call, answer, extras, meaning } = recordParts(await withPartsIn(ex, store, writer, from, parts.scrub));
+      const tee = createTee(out, { ...call, offsetMs: ordered[i]?.offsetMs ?? ex.offsetMs }, { ...extras, meaningOf: meaning });
+      if (!(await tee.commit(answer)))
+        throw writer.failure ?? new TapedeckError('TAPE_WRITE_FAILED', `could not write the refreshed tape "${target}"`);
     }
   } finally {
     await writer.close();

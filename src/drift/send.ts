@@ -9,7 +9,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { request, type Dispatcher } from 'undici';
 import { describeExchange } from '../providers/describe.js';
 import { forwardAndCapture } from '../upstream/forward.js';
-import { exchangeRecord } from '../engine/record.js';
+import { teeRecord } from '../engine/tee.js';
 import { httpCall } from '../http/http-call.js';
 import type { ResponseSink } from '../http/sink.js';
 import type { ProxyRequest } from '../http/types.js';
@@ -132,14 +132,15 @@ async function send(o: Outgoing, opts: SendOptions, session?: string): Promise<E
     if (open === undefined) throw new TapedeckError('INTERNAL', 'a request body stored apart reached drift without its store');
     req.large = { body: stored, open: () => open(stored) };
   }
-  // Captured as the live forward captures a recording, and made into a record by the one record builder.
+  // Captured as the live forward captures a recording, and made into the record a tee would commit (the refreshed tape
+  // is written through a tee, `refresh.ts`).
   const call = httpCall(req);
   const answer = await forwardAndCapture(req, discardSink(), {
     dispatcher: opts.dispatcher,
     call,
     ...(opts.spill ? { spill: opts.spill } : {}),
   });
-  return { ...describeExchange(exchangeRecord(call, answer)), type: 'exchange', id: ex.id, seq: ex.seq };
+  return { ...describeExchange(teeRecord(call, answer)), type: 'exchange', id: ex.id, seq: ex.seq };
 }
 
 /** What drift keeps of a fresh call: the keys it added are `[REDACTED]` again, as on the tape. */

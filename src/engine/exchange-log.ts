@@ -38,7 +38,15 @@ export interface ExchangeLog {
   drain(): Promise<void>;
 }
 
-export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog {
+export interface ExchangeLogOptions {
+  /**
+   * Pair a legacy MCP stream's events with their POSTs as it goes on a recording (default: a recording does). Off for a
+   * tape written from records already paired (drift's refreshed tape).
+   */
+  pairLegacyStreams?: boolean;
+}
+
+export function createExchangeLog(writer: TapeWriter, log: Logger, opts: ExchangeLogOptions = {}): ExchangeLog {
   const pending = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>): void => {
     pending.add(work);
@@ -58,7 +66,7 @@ export function createExchangeLog(writer: TapeWriter, log: Logger): ExchangeLog 
     return true;
   };
   // Recording: a legacy MCP stream's record says which of its events answered which POST (`legacy-pairing.ts`).
-  const pairing = writer.header.mode === 'record' ? new LegacyPairing() : undefined;
+  const pairing = writer.header.mode === 'record' && opts.pairLegacyStreams !== false ? new LegacyPairing() : undefined;
   const appendOne = (ex: NewExchange, described: boolean, known?: KnownRequestSide): Promise<boolean> => {
     let appended: Promise<Exchange>;
     try {

@@ -4,7 +4,7 @@
  * so what a tape line carries changes here and nowhere else. What the exchange means (LLM call, MCP message) is added
  * after, by the exchange log (`exchange-log.ts`).
  */
-import type { Body, ExchangeError, LlmMeaning, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
+import type { Body, Exchange, ExchangeError, LlmMeaning, MatchInfo, ResponseRecord, WsFrame } from '../tape/schema.js';
 import type { NewExchange, WireText } from '../tape/store.js';
 import type { Call } from './call.js';
 
@@ -51,4 +51,32 @@ export function exchangeRecord(call: Call, answer: Answer, extras: RecordExtras 
   if (call.requestBodyText !== undefined || answer.responseText !== undefined || answer.responseBodyText !== undefined)
     ex.wire = { requestBody: call.requestBodyText, response: answer.responseText, responseBody: answer.responseBodyText };
   return ex;
+}
+
+/**
+ * A stored record as the call, answer, extras and meaning it was made of: what `exchangeRecord` (with the meaning
+ * copied, `TeeOptions.meaningOf`) makes the same record of again. For a tape written from records already made (drift's
+ * refreshed tape), so that they go on it through a tee like every other record.
+ */
+export function recordParts(ex: Exchange): {
+  call: Call;
+  answer: Answer;
+  extras: RecordExtras;
+  meaning: Pick<Exchange, 'llm' | 'mcp'>;
+} {
+  const call: Call = {
+    transport: ex.transport,
+    route: ex.route,
+    upstream: ex.upstream,
+    startedAt: ex.startedAt,
+    offsetMs: ex.offsetMs,
+    t0: 0,
+    request: ex.request,
+  };
+  const answer: Answer = { response: ex.response, error: ex.error, timing: ex.timing };
+  const extras: RecordExtras = { match: ex.match, notes: ex.notes, frames: ex.websocket?.frames };
+  const meaning: Pick<Exchange, 'llm' | 'mcp'> = {};
+  if (ex.llm !== undefined) meaning.llm = ex.llm;
+  if (ex.mcp !== undefined) meaning.mcp = ex.mcp;
+  return { call, answer, extras, meaning };
 }

@@ -49,15 +49,21 @@ export interface Tee {
   begin(answer: Answer): Promise<OpenExchange>;
 }
 
+/**
+ * The record a tee commits for `answer`, made without committing it: for a caller that reads a call's record before
+ * any tape takes it (drift compares a fresh answer first, and writes the refreshed tape through a tee after).
+ */
+export function teeRecord(call: Call, answer: Answer, opts: TeeOptions = {}): NewExchange {
+  const ex = exchangeRecord(call, answer, opts);
+  if (opts.meaningOf?.llm !== undefined) ex.llm = opts.meaningOf.llm;
+  if (opts.meaningOf?.mcp !== undefined) ex.mcp = opts.meaningOf.mcp;
+  return ex;
+}
+
 export function createTee(log: ExchangeLog, call: Call, opts: TeeOptions = {}): Tee {
   const serveUnrecorded = opts.onTapeFailure === 'serve';
   const write = { known: opts.known, described: opts.meaningOf !== undefined };
-  const record = (answer: Answer): NewExchange => {
-    const ex = exchangeRecord(call, answer, opts);
-    if (opts.meaningOf?.llm !== undefined) ex.llm = opts.meaningOf.llm;
-    if (opts.meaningOf?.mcp !== undefined) ex.mcp = opts.meaningOf.mcp;
-    return ex;
-  };
+  const record = (answer: Answer): NewExchange => teeRecord(call, answer, opts);
   // Not tracked here: the transport tracks the whole answer, whose end waits for this.
   const commit = (answer: Answer): Promise<boolean> => {
     const committed = log.commit(record(answer), write);
