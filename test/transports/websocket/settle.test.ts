@@ -136,4 +136,39 @@ describe('WebSocket sessions settled by the engine', () => {
     expect(server.map((f) => f.kind)).toEqual(['text', 'text', 'close']);
     expect(server[2]).toMatchObject({ code: 1011, reason: 'overloaded' });
   });
+
+  it('replay: a session refused at its upgrade (a miss) is not counted by a close rule; the next session is closed', async () => {
+    const upstream = await counter();
+    const store = createMemoryStore();
+    const rec = await startProxy({
+      mode: 'record',
+      tape: 'count',
+      store,
+      port: 0,
+      log,
+      routes: [{ prefix: '/c', upstream: upstream.url }],
+    });
+    await talk(`${rec.url.replace('http', 'ws')}/c/ws`);
+    await rec.close();
+
+    const rule = parseFaultRule('{when: {route: /c, call: 1}, then: {close: {code: 4000, reason: first, afterMessages: 1}}}');
+    const faults = createFaultPlan([rule]);
+    const rep = await startProxy({ mode: 'replay', tape: 'count', store, port: 0, log, routes: [], saveAs: 'count-faulted', faults });
+    const base = rep.url.replace('http', 'ws');
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${base}/c/elsewhere`);
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('error', () => undefined);
+    });
+    expect(refused).toBe(404);
+    const { got, close } = await talk(`${base}/c/ws`);
+    await rep.close();
+    expect(got.map((g) => g.n)).toEqual([0]);
+    expect(close).toEqual({ code: 4000, reason: 'first' });
+    const out = await store.load('count-faulted');
+    expect(out.exchanges.map((ex) => [ex.match?.kind, ex.notes?.fault])).toEqual([
+      ['miss', undefined],
+      ['exact', '#1 /c call 1 -> close 4000'],
+    ]);
+  });
 });
