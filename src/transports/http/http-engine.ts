@@ -35,8 +35,6 @@ import type { ProxyRequest, ReplayContext, ResponderDecision, Timing } from '../
 import { decideReplay, LIVE, type HttpDecision, type ReplaySide } from './decide.js';
 import { deliverHttp, type DeliverOptions } from './deliver.js';
 
-export type { TapeFailurePolicy } from '../../engine/tape-failure.js';
-
 export interface HttpEngineOptions {
   /** The tape being written: the recording, or the replay tape. */
   out: ExchangeLog;
