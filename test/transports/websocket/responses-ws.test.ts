@@ -5,6 +5,7 @@
  * sees its tool calls; replay matches each one like an HTTP Responses call, so questions asked in another order get
  * their own answers and a changed question misses (the API's error event), never the next recorded events.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,20 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(session.error).toBeUndefined();
     const scan = await runCli(['scan', 'rws', '--dir', dir]);
     expect(scan.code, scan.stdout + scan.stderr).toBe(0);
+  });
+
+  it('an agent that exits as soon as it has asked to close: the session ends closed by the client, not cut by the stop', async () => {
+    const rec = await runCli(['record', '--tape', 'rws-exit', '--dir', dir, '--route', `/openai=${upstream.url}`, ...agent(HELLO)], {
+      ...env,
+      EXIT_AT_ONCE: '1',
+    });
+    expect(rec.code, rec.stderr).toBe(0);
+    const session = (await readTape(path.join(dir, 'rws-exit.jsonl'))).exchanges[0]!;
+    expect(session.error).toBeUndefined();
+    expect(session.websocket?.frames.filter((f) => f.kind === 'close').map((f) => [f.from, f.code])).toEqual([
+      ['client', 1000],
+      ['server', 1000],
+    ]);
   });
 
   it('show lists each response as a step with its model and tools; cost counts their usage', async () => {
@@ -156,5 +171,57 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(upstream.connections).toBe(before);
     const tape = await readTape(path.join(dir, 'rws-semantic.jsonl'));
     expect(tape.exchanges[0]?.notes?.calls).toEqual([expect.objectContaining({ kind: 'semantic', source: '000000.3' })]);
+  });
+});
+
+const python = spawnSync(
+  'python3',
+  ['-c', 'from openai import OpenAI; import websockets; OpenAI.responses; OpenAI(api_key="x").responses.connect'],
+  { encoding: 'utf8' },
+);
+const pyNote =
+  python.status === 0
+    ? ''
+    : ' (skipped: python3 cannot import openai >= 2.x with responses.connect and websockets; pip install "openai[realtime]")';
+describe.skipIf(python.status !== 0)(`the Python openai client's responses.connect()${pyNote}`, () => {
+  it('records and replays the same events with 0 upstream hits; another order gets its own answers', async () => {
+    const py = (...questions: string[]): string[] => [
+      '--',
+      'python3',
+      path.join(import.meta.dirname, 'fixtures', 'responses_ws_agent.py'),
+      ...questions,
+    ];
+    const rec = await runCli(
+      [
+        'record',
+        '--tape',
+        'rws-py',
+        '--dir',
+        dir,
+        '--route',
+        `/openai=${upstream.url}`,
+        ...py('What is the weather in Paris?', 'Say hello.'),
+      ],
+      env,
+    );
+    expect(rec.code, rec.stderr).toBe(0);
+    const recorded = lines(rec.stdout);
+    expect(texts(recorded)).toEqual(['It is sunny in Paris.', 'Answer to "Say hello.".']);
+    const before = upstream.connections;
+    const rep = await runCli(
+      ['replay', '--tape', 'rws-py', '--dir', dir, '--save-as', 'rws-py-replay', ...py('What is the weather in Paris?', 'Say hello.')],
+      env,
+    );
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(lines(rep.stdout)).toEqual(recorded);
+    const order = await runCli(
+      ['replay', '--tape', 'rws-py', '--dir', dir, '--save-as', 'rws-py-order', ...py('Say hello.', 'What is the weather in Paris?')],
+      env,
+    );
+    expect(order.code, order.stderr).toBe(0);
+    expect(texts(lines(order.stdout))).toEqual(['Answer to "Say hello.".', 'It is sunny in Paris.']);
+    expect(upstream.connections).toBe(before);
+    const scan = await runCli(['scan', 'rws-py', '--dir', dir]);
+    expect(scan.code, scan.stdout + scan.stderr).toBe(0);
   });
 });
