@@ -102,6 +102,7 @@ export async function relaySession(up: WsUpgrade, session: Decided<LiveDecision>
     failed: undefined,
     error: undefined,
     closes: 0,
+    stoppedOpen: false,
     faultClose: session.disturb?.close,
     served: 0,
     faultClosed: false,
@@ -143,6 +144,8 @@ interface Relay {
   error: ExchangeError | undefined;
   /** Sides closed so far: a session one side has closed is ending, not cut, when tapedeck stops. */
   closes: number;
+  /** Tapedeck stopped while neither side had closed. */
+  stoppedOpen: boolean;
   /** A fault that closes the session after N server messages: the Nth goes to the client, then the rule's close. */
   readonly faultClose: Injected['close'];
   /** Server messages relayed to the client so far (for the fault's count). */
@@ -278,6 +281,9 @@ function bothClosed(r: Relay): Promise<void> {
 function clientClosed(r: Relay, code: number, reason: Buffer): void {
   // Nothing more goes to the client: the upstream is read again (its close must be), and not paused again.
   r.toClientFlow.end();
+  // The client's answer to tapedeck's own close (1001), or none: the stop cut the session.
+  if (r.stoppedOpen && (code === 1001 || code === 1005 || code === 1006))
+    r.error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
   if (code === 1006) r.error ??= { code: 'CLIENT_RESET', message: 'the client connection ended without a close', phase: 'stream' };
   else void record(r, { from: 'client', offsetMs: r.elapsed(), kind: 'close', ...closeFields(code, reason) });
   closeWith(r.upstream, code, reason);
@@ -299,7 +305,9 @@ function upstreamClosed(r: Relay, code: number, reason: Buffer): void {
 
 /** Tapedeck is stopping: both sides are asked to close (1001, going away). */
 function stopRelay(r: Relay): void {
-  if (r.closes === 0) r.error ??= { code: 'SHUTDOWN', message: 'tapedeck stopped during the session', phase: 'stream' };
+  // Neither side had closed: the session is cut by the stop, unless the client's own close was already on its way
+  // (an agent that closes and exits at once: its close is read after the stop; `clientClosed` tells them apart).
+  if (r.closes === 0) r.stoppedOpen = true;
   // Both closes must be read.
   r.toClientFlow.end();
   r.toUpstreamFlow.end();

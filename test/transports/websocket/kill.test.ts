@@ -60,3 +60,23 @@ it('kill -9 mid-session: the messages the client had received are on the tape, a
   expect(onTape.slice(0, received.length)).toEqual(received);
   expect(session.websocket!.frames[0]).toMatchObject({ from: 'client', kind: 'text', data: { kind: 'json', json: { type: 'start' } } });
 });
+
+it('SIGTERM mid-session: the session reads as cut by the stop (SHUTDOWN), not as closed by the client', async () => {
+  const child = spawnCli(['record', '--tape', 'stopped', '--dir', dir, '--port', '0', '--route', `/live=${ticker.url}`]);
+  const url = await waitForListening(child);
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/live/stream`);
+  const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+  const exited = new Promise((r) => child.once('exit', r));
+  await new Promise<void>((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'start' })));
+    ws.once('message', () => {
+      child.kill('SIGTERM');
+      resolve();
+    });
+  });
+  await closed;
+  await exited;
+  const session = (await readTape(path.join(dir, 'stopped.jsonl'))).exchanges[0]!;
+  expect(session.error?.code).toBe('SHUTDOWN');
+});
