@@ -44,6 +44,12 @@ const session: SessionReader = {
   idKeys: ['event_id', 'id', 'item_id', 'call_id', 'response_id', 'previous_response_id'],
   missEvent: (message) => responsesMissEvent(message),
   responses: (provider, request, frames) => readResponses(provider, request, frames),
+  // Modified replay (`--llm live --model M`): each `response.create` as an HTTP Responses body is changed.
+  overrideMessage(json, o) {
+    if (json.type !== RESPONSE_CREATE) return { json, applied: {} };
+    const out = openaiResponses.applyOverrides({ ...json }, '', o, 'openai');
+    return { json: out.body, applied: out.applied };
+  },
   callOf: (message) => (isObj(message) && message.type === RESPONSE_CREATE ? responseBody(message) : undefined),
 };
 

@@ -114,6 +114,19 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(diff.stdout).toContain('same calls, same order, same arguments');
   });
 
+  it('modified replay (--llm live --model): each response.create goes live with the model changed', async () => {
+    const before = upstream.received.length;
+    const rep = await runCli(
+      ['replay', '--tape', 'rws', '--dir', dir, '--save-as', 'rws-live', '--llm', 'live', '--model', 'gpt-4.1', ...agent(HELLO)],
+      env,
+    );
+    expect(rep.code, rep.stderr).toBe(0);
+    expect(texts(lines(rep.stdout))).toEqual([`Answer to "${HELLO}".`]);
+    expect(upstream.received.slice(before)).toEqual([expect.objectContaining({ type: 'response.create', model: 'gpt-4.1' })]);
+    const session = (await readTape(path.join(dir, 'rws-live.jsonl'))).exchanges[0]!;
+    expect(session.notes?.overrides).toEqual({ model: { from: 'gpt-4.1-mini', to: 'gpt-4.1' } });
+  });
+
   it('questions asked in another order get their own answers', async () => {
     const before = upstream.connections;
     const rep = await runCli(['replay', '--tape', 'rws', '--dir', dir, '--save-as', 'rws-order', ...agent(HELLO, WEATHER)], env);
