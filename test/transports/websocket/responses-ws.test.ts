@@ -75,10 +75,10 @@ describe('Responses over WebSocket (ResponsesWS): recorded, then replayed with t
     expect(rec.code, rec.stderr).toBe(0);
     const session = (await readTape(path.join(dir, 'rws-exit.jsonl'))).exchanges[0]!;
     expect(session.error).toBeUndefined();
-    expect(session.websocket?.frames.filter((f) => f.kind === 'close').map((f) => [f.from, f.code])).toEqual([
-      ['client', 1000],
-      ['server', 1000],
-    ]);
+    // The client's own close is on the tape; the upstream's answers it, or tapedeck's 1001 when the stop came first.
+    const closes = session.websocket?.frames.filter((f) => f.kind === 'close').map((f) => [f.from, f.code]);
+    expect(closes?.[0]).toEqual(['client', 1000]);
+    expect(closes?.map(([from]) => from)).toEqual(['client', 'server']);
   });
 
   it('show lists each response as a step with its model and tools; cost counts their usage', async () => {
