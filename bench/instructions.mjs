@@ -16,46 +16,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { benchRequest, useBenchAwsCredentials } from './proxy.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const [kind = 'json', mode = 'replay', nText = '2000', base] = process.argv.slice(2);
-const stream = kind === 'sse';
 const N = Number(nText);
 
 /** One of the bench's 50 prompts (`proxy.mjs`), read to the end. */
 async function ask(pool, i) {
-  const question = `Question number ${i % 50}: what is ${i % 50} squared?`;
-  const res = await pool.request(
-    kind === 'eventstream'
-      ? {
-          method: 'POST',
-          path: '/llm/model/bench-model/converse-stream',
-          headers: {
-            'content-type': 'application/json',
-            'x-amz-date': '20261129T000000Z',
-            authorization:
-              'AWS4-HMAC-SHA256 Credential=AKIDBENCHCLIENT/20261129/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=0000000000000000000000000000000000000000000000000000000000000000',
-          },
-          body: JSON.stringify({
-            system: [{ text: 'You are terse.' }],
-            messages: [{ role: 'user', content: [{ text: question }] }],
-            inferenceConfig: { maxTokens: 64 },
-          }),
-        }
-      : {
-          method: 'POST',
-          path: '/llm/v1/chat/completions',
-          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-          body: JSON.stringify({
-            model: 'bench-model',
-            stream,
-            messages: [
-              { role: 'system', content: 'You are terse.' },
-              { role: 'user', content: question },
-            ],
-          }),
-        },
-  );
+  const res = await pool.request(benchRequest(kind, '/llm', i));
   const body = Buffer.from(await res.body.arrayBuffer());
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${body.toString('utf8', 0, 300)}`);
 }
@@ -116,15 +85,7 @@ async function count(cli, upstream, n) {
   }
 }
 
-// tapedeck signs recorded Bedrock requests again with the credentials in its environment: bench ones.
-Object.assign(process.env, {
-  AWS_ACCESS_KEY_ID: 'AKIDBENCHTAPEDECK',
-  AWS_SECRET_ACCESS_KEY: 'bench-secret',
-  AWS_REGION: 'us-east-1',
-  AWS_EC2_METADATA_DISABLED: 'true',
-});
-delete process.env.AWS_SESSION_TOKEN;
-delete process.env.AWS_PROFILE;
+useBenchAwsCredentials();
 const upstreamServer = kind === 'eventstream' ? 'bench/bedrock-upstream.mjs' : 'bench/upstream-server.mjs';
 const upstream = await start(process.execPath, [path.join(ROOT, upstreamServer)]);
 try {

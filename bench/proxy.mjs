@@ -82,9 +82,12 @@ const KINDS = {
 let KIND = 'json';
 const question = (i) => `Question number ${i % PROMPTS}: what is ${i % PROMPTS} squared?`;
 
-/** The request of one call: a chat completion, or (eventstream) a ConverseStream as an AWS SDK signs it. */
-function request(pathPrefix, i) {
-  if (KIND === 'eventstream')
+/**
+ * The request of one call of `kind`: a chat completion (`json`, `sse`), or (`eventstream`) a ConverseStream as an AWS
+ * SDK signs it. `instructions.mjs` sends the same ones.
+ */
+export function benchRequest(kind, pathPrefix, i) {
+  if (kind === 'eventstream')
     return {
       method: 'POST',
       path: `${pathPrefix}/model/bench-model/converse-stream`,
@@ -106,7 +109,7 @@ function request(pathPrefix, i) {
     headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
     body: JSON.stringify({
       model: 'bench-model',
-      stream: KIND === 'sse',
+      stream: kind === 'sse',
       messages: [
         { role: 'system', content: 'You are terse.' },
         { role: 'user', content: question(i) },
@@ -115,9 +118,21 @@ function request(pathPrefix, i) {
   };
 }
 
+/** tapedeck signs recorded Bedrock requests again (SigV4) with the credentials in its environment: bench ones. */
+export function useBenchAwsCredentials() {
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'AKIDBENCHTAPEDECK',
+    AWS_SECRET_ACCESS_KEY: 'bench-secret',
+    AWS_REGION: 'us-east-1',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+}
+
 export async function once(pool, pathPrefix, i) {
   const t0 = performance.now();
-  const res = await pool.request(request(pathPrefix, i));
+  const res = await pool.request(benchRequest(KIND, pathPrefix, i));
   await res.body.arrayBuffer();
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
   return performance.now() - t0;
@@ -270,15 +285,7 @@ export async function run() {
     'proxy overhead: a scripted OpenAI-compatible upstream, tapedeck and the load generator each in their own process on this machine',
   );
   const kinds = (process.env.BENCH_KINDS ?? Object.keys(KINDS).join(',')).split(',');
-  // tapedeck signs recorded Bedrock requests again (SigV4) with the credentials in its environment: bench ones.
-  Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: 'AKIDBENCHTAPEDECK',
-    AWS_SECRET_ACCESS_KEY: 'bench-secret',
-    AWS_REGION: 'us-east-1',
-    AWS_EC2_METADATA_DISABLED: 'true',
-  });
-  delete process.env.AWS_SESSION_TOKEN;
-  delete process.env.AWS_PROFILE;
+  useBenchAwsCredentials();
   try {
     for (const profile of PROFILES.filter((p) => !process.env.BENCH_PROFILE || p.name.startsWith(process.env.BENCH_PROFILE))) {
       for (const [server, ks] of [
