@@ -14,7 +14,7 @@ import { decideSession, liveAsAsked, type LiveDecision } from '../../../src/tran
 import type { WsUpgrade } from '../../../src/transports/websocket/types.js';
 import { createExchangeLog } from '../../../src/engine/exchange-log.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
-import type { TapeWriter } from '../../../src/tape/store.js';
+import { slowFrameWriter } from '../../helpers/slow-frames.js';
 import { startWsUpstream } from '../../helpers/ws-upstream.js';
 
 it('sends each server message to the client only once it is on the tape', async () => {
@@ -25,29 +25,7 @@ it('sends each server message to the client only once it is on the tape', async 
   });
   const real = await createMemoryStore().openWriter({ name: 'slow', header: { mode: 'record', routes: [] } });
   const written = new Map<number, number>();
-  const writer: TapeWriter = {
-    ...real,
-    path: real.path,
-    name: real.name,
-    header: real.header,
-    count: 0,
-    failure: undefined,
-    now: () => real.now(),
-    append: (ex) => real.append(ex),
-    close: () => real.close(),
-    async begin(ex) {
-      const open = await real.begin!(ex);
-      return {
-        exchange: open.exchange,
-        end: (f) => open.end(f),
-        async addFrames(frames) {
-          await open.addFrames(frames);
-          await new Promise((r) => setTimeout(r, 30));
-          for (const f of frames) if (f.from === 'server') written.set((f.data as { json: { n: number } }).json.n, performance.now());
-        },
-      };
-    },
-  };
+  const writer = slowFrameWriter(real, written);
   const wss = createClientServer();
   const server = createServer();
   const log = createLogger('silent');

@@ -10,7 +10,7 @@ import { parseFaultRule } from '../../../src/engine/faults/fault-rules.js';
 import { startProxy } from '../../../src/front/server.js';
 import { createLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/tape/stores/memory-store.js';
-import type { TapeStore, TapeWriter } from '../../../src/tape/store.js';
+import { slowFrameStore } from '../../helpers/slow-frames.js';
 import { startWsUpstream, type WsUpstream } from '../../helpers/ws-upstream.js';
 
 const log = createLogger('silent');
@@ -45,39 +45,6 @@ async function talk(url: string): Promise<{ got: { n: number; at: number }[]; cl
   return { got, close };
 }
 
-/** `store`, with writers whose session frames take 30 ms to be on the tape; `written` says when each server message was. */
-function slowFrames(store: TapeStore, written: Map<number, number>): TapeStore {
-  const slow = (real: TapeWriter): TapeWriter => ({
-    ...real,
-    path: real.path,
-    name: real.name,
-    header: real.header,
-    get count() {
-      return real.count;
-    },
-    get failure() {
-      return real.failure;
-    },
-    now: () => real.now(),
-    append: (ex) => real.append(ex),
-    close: () => real.close(),
-    async begin(ex) {
-      const open = await real.begin!(ex);
-      return {
-        exchange: open.exchange,
-        end: (f) => open.end(f),
-        async addFrames(frames) {
-          await open.addFrames(frames);
-          await new Promise((r) => setTimeout(r, 30));
-          for (const f of frames)
-            if (f.from === 'server' && f.kind === 'text') written.set((f.data as { json: { n: number } }).json.n, performance.now());
-        },
-      };
-    },
-  });
-  return { ...store, openWriter: async (o) => slow(await store.openWriter(o)) };
-}
-
 describe('WebSocket sessions settled by the engine', () => {
   it('replay: each server message reaches the client only once it is on the replay tape', async () => {
     const upstream = await counter();
@@ -98,7 +65,7 @@ describe('WebSocket sessions settled by the engine', () => {
     const rep = await startProxy({
       mode: 'replay',
       tape: 'count',
-      store: slowFrames(store, written),
+      store: slowFrameStore(store, written),
       port: 0,
       log,
       routes: [],
