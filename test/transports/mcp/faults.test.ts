@@ -27,23 +27,27 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Replay `tape` as `saveAs` with one rule: echo's first call gets the tool error "the echo service is down". */
+async function replayWithEchoDown(tape: string, saveAs: string): Promise<Awaited<ReturnType<typeof startProxy>>> {
+  const faults = createFaultPlan([parseFaultRule('{when: {tool: echo, call: 1}, then: {toolError: "the echo service is down"}}')]);
+  return startProxy({
+    mode: 'replay',
+    tape,
+    dir,
+    port: 0,
+    routes: [],
+    saveAs,
+    responders: [createMcpResponder({ faults })],
+    faults,
+    log: createLogger('silent'),
+  });
+}
+
 const textOf = (r: unknown): string => ((r as { content: { text: string }[] }).content[0]?.text ?? '').toString();
 
 describe('faults on MCP tool calls', () => {
   it('Streamable HTTP: echo gets the injected tool error once, then its recorded result; get-sum is untouched', async () => {
-    const rules = [parseFaultRule('{when: {tool: echo, call: 1}, then: {toolError: "the echo service is down"}}')];
-    const faults = createFaultPlan(rules);
-    const proxy = await startProxy({
-      mode: 'replay',
-      tape: 'mcp-http',
-      dir,
-      port: 0,
-      routes: [],
-      saveAs: 'mcp-http-faults',
-      responders: [createMcpResponder({ faults })],
-      faults,
-      log: createLogger('silent'),
-    });
+    const proxy = await replayWithEchoDown('mcp-http', 'mcp-http-faults');
     const client = new Client({ name: 'fixture-client', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${proxy.url}/everything/mcp`)));
     const first = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
@@ -68,19 +72,7 @@ describe('faults on MCP tool calls', () => {
   });
 
   it('legacy HTTP+SSE: the rule picked by the settle answers on the stream, the POST is on the tape as injected first', async () => {
-    const rules = [parseFaultRule('{when: {tool: echo, call: 1}, then: {toolError: "the echo service is down"}}')];
-    const faults = createFaultPlan(rules);
-    const proxy = await startProxy({
-      mode: 'replay',
-      tape: 'mcp-sse',
-      dir,
-      port: 0,
-      routes: [],
-      saveAs: 'mcp-sse-faults',
-      responders: [createMcpResponder({ faults })],
-      faults,
-      log: createLogger('silent'),
-    });
+    const proxy = await replayWithEchoDown('mcp-sse', 'mcp-sse-faults');
     const client = new Client({ name: 'fixture-client', version: '1.0.0' });
     await client.connect(new SSEClientTransport(new URL(`${proxy.url}/legacy/mcp/sse`)));
     const first = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
